@@ -1,0 +1,17 @@
+#!/bin/sh
+# Installs the Debian 12 packages rig builds with, where they are missing. Needs root
+# (or sudo). The CUDA toolkit is not a Debian package: the CUDA backend is built where
+# /usr/local/cuda/bin/nvcc exists and skipped with a message where not.
+set -eu
+packages="g++ cmake ninja-build pkg-config libgtest-dev libgmock-dev libbenchmark-dev libfmt-dev
+nlohmann-json3-dev libcli11-dev linux-libc-dev hipcc libamdhip64-dev libdrm-dev ccache pciutils valgrind"
+missing=""
+for p in $packages; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
+done
+[ -z "$missing" ] && exit 0
+sudo=""
+[ "$(id -u)" -ne 0 ] && sudo="sudo"
+echo "rig: installing$missing" >&2
+$sudo apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends $missing >/dev/null
