@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cstdint>
+#include <latch>
 #include <stdexcept>
 #include <thread>
 #include <vector>
@@ -73,14 +74,28 @@ TEST(Reserve, NotWholePagesThrows) {
 }
 
 TEST(Reserve, ThreadsReservingOverlappingRangesAllSucceed) {
-    const auto base = free_range(16);
+    // The range stays mapped until every thread has run the reserve path once (a
+    // sanitizer's lazy per-thread mappings land then, not in the range); then it is given
+    // back and the threads reserve it at once.
+    void* hold = ::mmap(nullptr, 16 * page, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    ASSERT_NE(hold, MAP_FAILED);
+    const auto base = reinterpret_cast<std::uintptr_t>(hold);
+    const auto warm = free_range(1);
+    ASSERT_TRUE(reserve_addresses(warm, page));
+    std::latch ready(4), start(1);
     std::vector<std::thread> threads;
     std::vector<int> failed(4, 0);
     for (int i = 0; i < 4; ++i)
         threads.emplace_back([&, i] {
-            // Each thread reserves [i*3, i*3 + 6) pages: neighbours overlap.
+            if (!reserve_addresses(warm, page)) failed[static_cast<std::size_t>(i)] = 2;
+            ready.count_down();
+            start.wait();
+            // Each thread reserves pages [3i, 3i + 6): neighbours overlap.
             if (!reserve_addresses(base + static_cast<std::uint64_t>(i) * 3 * page, 6 * page)) failed[static_cast<std::size_t>(i)] = 1;
         });
+    ready.wait();
+    ::munmap(hold, 16 * page);
+    start.count_down();
     for (auto& t : threads) t.join();
     EXPECT_EQ(failed, (std::vector<int>{0, 0, 0, 0}));
     EXPECT_TRUE(is_reserved(base, 15 * page));
