@@ -34,6 +34,8 @@ public:
     std::uint64_t size() const { return bytes_; }
     // Gives the memory back now (to the reservation where it was placed at a va).
     void reset();
+    // Forgets the memory without giving it back: for pages a device may still write.
+    void leak() { base_ = nullptr; }
 
 private:
     vfio::Kernel* kernel_ = nullptr;
