@@ -425,7 +425,11 @@ bool Function::interrupt(unsigned vector, std::chrono::nanoseconds timeout) cons
 
 Result<void> Function::reset() const {
     Use use(*state_);
-    return state_->ops->reset();
+    auto reset = state_->ops->reset();
+    if (!reset) return reset;
+    // The reset stopped whatever the device did for a dead process: what it left can go.
+    if (state_->inherited) return state_->ops->forget();
+    return {};
 }
 
 bool Function::release() const { return state_->release(); }
