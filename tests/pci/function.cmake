@@ -1,0 +1,3 @@
+# Function, the local VFIO path and their internal pieces (issue 4). Included from
+# tests/pci/CMakeLists.txt.
+rig_add_test(NAME pci_function_test SOURCES function_test.cpp LIBRARIES rig_pci rig_sim)
