@@ -1,3 +1,4 @@
 # Function, the local VFIO path and their internal pieces (issue 4). Included from
 # tests/pci/CMakeLists.txt.
 rig_add_test(NAME pci_function_test SOURCES function_test.cpp LIBRARIES rig_pci rig_sim)
+rig_add_test(NAME pci_function_transport_test SOURCES function_transport_test.cpp LIBRARIES rig_sim_faults)
