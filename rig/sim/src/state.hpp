@@ -203,9 +203,10 @@ struct System::State {
     Slot* find(std::string_view bus);
 
     // memory.cpp: give the pages of [host, host + bytes) physical pages (alloc_dma's:
-    // `memory` set; a pin's: null, reusing the frames pages already have). Contiguous:
-    // one physical run. nullopt where no physical memory below `below` is left.
-    std::optional<std::vector<std::uint64_t>> give_frames(std::uintptr_t host, std::uint64_t bytes, bool contiguous,
+    // `memory` set; a pin's: null, reusing the frames pages already have). Contiguous
+    // (alloc_dma only): one physical run. nullopt where no physical memory below `below`
+    // is left.
+    std::optional<std::vector<std::uint64_t>> give_frames(std::uintptr_t host, std::uint64_t bytes, pci::Contiguity contiguity,
                                                           std::uint64_t below, std::shared_ptr<pci::DmaMemory> memory);
     void take_frames(const std::vector<std::uint64_t>& frames);
     // Maps frames at IOVAs of the slot's domain below `below`: the IOVA of byte 0, or nullopt.
