@@ -103,4 +103,26 @@ inline constexpr std::uint16_t acs_direct_translated = 0x0040;    // DirectTrans
 inline constexpr std::uint16_t acs_redirect = acs_request_redirect | acs_completion_redirect | acs_egress_control;
 static_assert(acs_redirect == 0x002c);
 
+// §7.5.3.3–7.5.3.4: Device Capabilities and Device Control of the PCI Express capability.
+inline constexpr std::uint32_t express_device_capabilities = 0x4;  // 32 bits
+inline constexpr std::uint32_t express_device_control = 0x8;       // 16 bits
+inline constexpr std::uint32_t device_capabilities_flr = 0x1000'0000;  // Function Level Reset Capability
+inline constexpr std::uint16_t device_control_relaxed_ordering = 0x0010;  // Enable Relaxed Ordering
+inline constexpr std::uint16_t device_control_no_snoop = 0x0800;          // Enable No Snoop
+inline constexpr std::uint16_t device_control_flr = 0x8000;               // Initiate FLR; reads 0
+
+// §7.7.2: the MSI-X capability. The table has one 16-byte entry per vector, in the BAR
+// that Table BIR names at Table Offset; the Pending Bit Array likewise.
+inline constexpr std::uint32_t msix_message_control = 0x2;  // 16 bits
+inline constexpr std::uint32_t msix_table = 0x4;            // 32 bits: BIR and offset
+inline constexpr std::uint32_t msix_pba = 0x8;              // 32 bits: BIR and offset
+inline constexpr std::uint32_t msix_bytes = 0xc;
+inline constexpr wire::Field<0, 11> msix_table_size;        // vectors - 1
+inline constexpr std::uint16_t msix_function_mask = 0x4000;
+inline constexpr std::uint16_t msix_enable = 0x8000;
+inline constexpr wire::Field<0, 3> msix_bir;
+inline constexpr std::uint32_t msix_offset_mask = 0xffff'fff8;
+inline constexpr std::uint64_t msix_entry_bytes = 16;
+static_assert(msix_table_size.of(0x8007) == 7);
+
 }  // namespace rig::pci::config
