@@ -21,6 +21,10 @@ using rig::testing::SpaceStep;
 
 constexpr std::int64_t MiB = 1024 * 1024;
 
+// The free ranges of a space of [0, MiB): all of it, or all but [0, bytes).
+const std::vector<Range> all_free{{0, MiB}};
+std::vector<Range> all_but_first(std::int64_t bytes) { return {{bytes, MiB - bytes}}; }
+
 // Throws std::bad_alloc at the `nth` (from 0) occurrence of `step` once armed; counts
 // every step it sees. One per test: no state is shared between tests.
 struct Fault {
@@ -46,7 +50,16 @@ struct Fault {
     }
 };
 
-TEST(SpaceFaults, BadAllocAtAnyAllocationOfAFirstAllocTakesNothing) {
+// A space of [0, MiB) with a fault to arm, and two holders.
+class SpaceFaults : public ::testing::Test {
+protected:
+    Fault fault;
+    std::unique_ptr<rig::Space> space = rig::testing::make_space(0, MiB, fault.hook());
+    rig::Holder first;
+    rig::Holder second;
+};
+
+TEST(SpaceFaultsFirstAlloc, BadAllocAtAnyAllocationTakesNothing) {
     int points = 0;
     for (int nth = 0;; ++nth) {
         Fault fault;
@@ -58,11 +71,11 @@ TEST(SpaceFaults, BadAllocAtAnyAllocationOfAFirstAllocTakesNothing) {
             hold = rig::alloc(*space, holder, 4096);
         } catch (const std::bad_alloc&) {
             ++points;
-            EXPECT_EQ(free_ranges(*space), (std::vector<Range>{{0, MiB}})) << "allocation " << nth;
+            EXPECT_EQ(free_ranges(*space), all_free) << "allocation " << nth;
             hold = rig::alloc(*space, holder, 4096);  // disarmed now: works
             ASSERT_TRUE(hold);
             rig::release(holder);
-            EXPECT_EQ(free_ranges(*space), (std::vector<Range>{{0, MiB}})) << "allocation " << nth;
+            EXPECT_EQ(free_ranges(*space), all_free) << "allocation " << nth;
             continue;
         }
         ASSERT_TRUE(hold);
@@ -74,7 +87,7 @@ TEST(SpaceFaults, BadAllocAtAnyAllocationOfAFirstAllocTakesNothing) {
     EXPECT_GE(points, 3);
 }
 
-TEST(SpaceFaults, BadAllocGrowingThePoolsTakesNothing) {
+TEST(SpaceFaultsGrowth, BadAllocGrowingThePoolsTakesNothing) {
     Fault fault;
     auto space = rig::testing::make_space(0, 1024 * MiB, fault.hook());
     rig::Holder holder;
@@ -103,89 +116,70 @@ TEST(SpaceFaults, BadAllocGrowingThePoolsTakesNothing) {
     EXPECT_EQ(free_ranges(*space), (std::vector<Range>{{0, 1024 * MiB}}));
 }
 
-TEST(SpaceFaults, BadAllocAfterAllocTookLeavesTheRangeToRelease) {
-    Fault fault;
-    auto space = rig::testing::make_space(0, MiB, fault.hook());
-    rig::Holder holder;
+TEST_F(SpaceFaults, BadAllocAfterAllocTookLeavesTheRangeToRelease) {
     fault.arm(SpaceStep::took, 0);
-    EXPECT_THROW(rig::alloc(*space, holder, 64 * 1024), std::bad_alloc);
-    EXPECT_EQ(free_ranges(*space), (std::vector<Range>{{64 * 1024, MiB - 64 * 1024}}));  // taken, held
-    rig::release(holder);
-    EXPECT_EQ(free_ranges(*space), (std::vector<Range>{{0, MiB}}));
+    EXPECT_THROW(rig::alloc(*space, first, 64 * 1024), std::bad_alloc);
+    EXPECT_EQ(free_ranges(*space), all_but_first(64 * 1024));  // taken, held
+    rig::release(first);
+    EXPECT_EQ(free_ranges(*space), all_free);
 }
 
-TEST(SpaceFaults, BadAllocAfterShareTookLeavesTheHoldToRelease) {
-    Fault fault;
-    auto space = rig::testing::make_space(0, MiB, fault.hook());
-    rig::Holder first;
-    rig::Holder second;
+TEST_F(SpaceFaults, BadAllocAfterShareTookLeavesTheHoldToRelease) {
     auto hold = rig::alloc(*space, first, 64 * 1024);
     ASSERT_TRUE(hold);
     fault.arm(SpaceStep::took, 0);
     EXPECT_THROW(rig::share(second, *hold), std::bad_alloc);
     rig::release(first);
-    EXPECT_EQ(free_ranges(*space), (std::vector<Range>{{64 * 1024, MiB - 64 * 1024}}));  // second holds it
+    EXPECT_EQ(free_ranges(*space), all_but_first(64 * 1024));  // second holds it
     rig::release(second);
-    EXPECT_EQ(free_ranges(*space), (std::vector<Range>{{0, MiB}}));
+    EXPECT_EQ(free_ranges(*space), all_free);
 }
 
-TEST(SpaceFaults, BadAllocJoiningASecondHolderInShareHoldsNothing) {
-    Fault fault;
-    auto space = rig::testing::make_space(0, MiB, fault.hook());
-    rig::Holder first;
-    rig::Holder second;
+TEST_F(SpaceFaults, BadAllocJoiningASecondHolderInShareHoldsNothing) {
     auto hold = rig::alloc(*space, first, 64 * 1024);
     ASSERT_TRUE(hold);
     fault.arm(SpaceStep::allocate, 0);  // second's membership in the space
     EXPECT_THROW(rig::share(second, *hold), std::bad_alloc);
     EXPECT_EQ(fault.thrown, 1);
     rig::release(first);
-    EXPECT_EQ(free_ranges(*space), (std::vector<Range>{{0, MiB}}));
+    EXPECT_EQ(free_ranges(*space), all_free);
 }
 
-TEST(SpaceFaults, BadAllocInTheMiddleOfReleaseLeavesTheRestToTheNextRelease) {
-    Fault fault;
-    auto space = rig::testing::make_space(0, MiB, fault.hook());
-    rig::Holder holder;
-    for (int i = 0; i < 5; ++i) ASSERT_TRUE(rig::alloc(*space, holder, 64 * 1024));
+TEST_F(SpaceFaults, BadAllocInTheMiddleOfReleaseLeavesTheRestToTheNextRelease) {
+    for (int i = 0; i < 5; ++i) ASSERT_TRUE(rig::alloc(*space, first, 64 * 1024));
     fault.arm(SpaceStep::gave_back, 1);  // after the second hold went back
-    EXPECT_THROW(rig::release(holder), std::bad_alloc);
+    EXPECT_THROW(rig::release(first), std::bad_alloc);
     std::int64_t free_bytes = 0;
     for (const Range& range : free_ranges(*space)) free_bytes += range.bytes;
     EXPECT_EQ(free_bytes, MiB - 3 * 64 * 1024);  // two given back, three still held
-    rig::release(holder);
-    EXPECT_EQ(free_ranges(*space), (std::vector<Range>{{0, MiB}}));
+    rig::release(first);
+    EXPECT_EQ(free_ranges(*space), all_free);
 }
 
-TEST(SpaceFaults, BadAllocAtEveryStepOfReleaseStillEndsWithAllGivenBack) {
-    Fault fault;
-    auto space = rig::testing::make_space(0, MiB, fault.hook());
-    rig::Holder holder;
-    for (int i = 0; i < 8; ++i) ASSERT_TRUE(rig::alloc(*space, holder, 16 * 1024));
+TEST_F(SpaceFaults, BadAllocAtEveryStepOfReleaseStillEndsWithAllGivenBack) {
+    for (int i = 0; i < 8; ++i) ASSERT_TRUE(rig::alloc(*space, first, 16 * 1024));
     int interrupted = 0;
     for (;;) {
         fault.arm(SpaceStep::gave_back, 0);
         try {
-            rig::release(holder);
+            rig::release(first);
             break;
         } catch (const std::bad_alloc&) {
             ++interrupted;
         }
     }
     EXPECT_EQ(interrupted, 8);  // one hold per release, eight releases, then an empty one
-    EXPECT_EQ(free_ranges(*space), (std::vector<Range>{{0, MiB}}));
+    EXPECT_EQ(free_ranges(*space), all_free);
 }
 
-TEST(SpaceFaults, HolderGoingAwayGivesBackWithoutCallingFaults) {
-    Fault fault;
-    auto space = rig::testing::make_space(0, MiB, fault.hook());
+TEST_F(SpaceFaults, HolderGoingAwayGivesBackWithoutCallingFaults) {
     {
         rig::Holder holder;
         for (int i = 0; i < 3; ++i) ASSERT_TRUE(rig::alloc(*space, holder, 16 * 1024));
         fault.arm(SpaceStep::gave_back, 0);  // a destructor must not throw
     }
     EXPECT_EQ(fault.thrown, 0);
-    EXPECT_EQ(free_ranges(*space), (std::vector<Range>{{0, MiB}}));
+    EXPECT_EQ(free_ranges(*space), all_free);
 }
 
 }  // namespace

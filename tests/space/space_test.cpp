@@ -23,6 +23,10 @@ using ::testing::HasSubstr;
 
 constexpr std::int64_t KiB = 1024;
 constexpr std::int64_t MiB = 1024 * KiB;
+
+// The free ranges of a space of [0, MiB): all of it, or all but [0, bytes).
+const std::vector<Range> all_free{{0, MiB}};
+std::vector<Range> all_but_first(std::int64_t bytes) { return {{bytes, MiB - bytes}}; }
 constexpr std::int64_t max64 = std::numeric_limits<std::int64_t>::max();
 
 std::string message_of(auto&& call) {
@@ -71,7 +75,7 @@ TEST(Space, AllocWithAlignmentNotAPositivePowerOfTwoThrowsNamingIt) {
     EXPECT_THAT(message_of([&] { rig::alloc(space, holder, 4096, 0); }), HasSubstr("alignment 0"));
     EXPECT_THAT(message_of([&] { rig::alloc(space, holder, 4096, -4096); }), HasSubstr("alignment -4096"));
     EXPECT_THAT(message_of([&] { rig::alloc(space, holder, 4096, 3 * 4096); }), HasSubstr("alignment 12288"));
-    EXPECT_EQ(free_ranges(space), (std::vector<Range>{{0, MiB}}));  // nothing was taken
+    EXPECT_EQ(free_ranges(space), all_free);  // nothing was taken
 }
 
 TEST(Space, AddressOfADefaultHoldThrows) {
@@ -159,12 +163,19 @@ TEST(Space, HugeRequestsNearTheTopOfInt64AreSafe) {
     EXPECT_EQ(free_ranges(space), (std::vector<Range>{{0, max64}}));
 }
 
-TEST(Space, FreeGivesTheRangeBackAndMergesWithItsNeighbours) {
-    rig::Space space(0, MiB);
-    rig::Holder holder;
-    auto a = rig::alloc(space, holder, 64 * KiB);
-    auto b = rig::alloc(space, holder, 64 * KiB);
-    auto c = rig::alloc(space, holder, 64 * KiB);
+// A space of [0, MiB) and three holders, for the tests of holds, shares and releases.
+class SpaceHolds : public ::testing::Test {
+protected:
+    rig::Space space{0, MiB};
+    rig::Holder first;
+    rig::Holder second;
+    rig::Holder third;
+};
+
+TEST_F(SpaceHolds, FreeGivesTheRangeBackAndMergesWithItsNeighbours) {
+    auto a = rig::alloc(space, first, 64 * KiB);
+    auto b = rig::alloc(space, first, 64 * KiB);
+    auto c = rig::alloc(space, first, 64 * KiB);
     ASSERT_TRUE(a && b && c);
     EXPECT_EQ(rig::address(*a), 0);
     EXPECT_EQ(rig::address(*b), 64 * KiB);
@@ -173,84 +184,68 @@ TEST(Space, FreeGivesTheRangeBackAndMergesWithItsNeighbours) {
     rig::free(*c);
     EXPECT_EQ(free_ranges(space), (std::vector<Range>{{0, 64 * KiB}, {128 * KiB, MiB - 128 * KiB}}));
     rig::free(*b);
-    EXPECT_EQ(free_ranges(space), (std::vector<Range>{{0, MiB}}));
+    EXPECT_EQ(free_ranges(space), all_free);
 }
 
-TEST(Space, FreeTwiceDoesNothing) {
-    rig::Space space(0, MiB);
-    rig::Holder holder;
-    auto a = rig::alloc(space, holder, 64 * KiB);
+TEST_F(SpaceHolds, FreeTwiceDoesNothing) {
+    auto a = rig::alloc(space, first, 64 * KiB);
     ASSERT_TRUE(a);
     rig::free(*a);
-    auto b = rig::alloc(space, holder, 64 * KiB);  // the same range, likely the same entry
+    auto b = rig::alloc(space, first, 64 * KiB);  // the same range, likely the same entry
     ASSERT_TRUE(b);
     EXPECT_EQ(rig::address(*b), rig::address(*a));
     rig::free(*a);  // stale: must not give back b
-    EXPECT_EQ(free_ranges(space), (std::vector<Range>{{64 * KiB, MiB - 64 * KiB}}));
+    EXPECT_EQ(free_ranges(space), all_but_first(64 * KiB));
     rig::free(*b);
-    EXPECT_EQ(free_ranges(space), (std::vector<Range>{{0, MiB}}));
+    EXPECT_EQ(free_ranges(space), all_free);
 }
 
-TEST(Space, CopiesOfAHoldNameTheSameHold) {
-    rig::Space space(0, MiB);
-    rig::Holder holder;
-    auto a = rig::alloc(space, holder, 64 * KiB);
+TEST_F(SpaceHolds, CopiesOfAHoldNameTheSameHold) {
+    auto a = rig::alloc(space, first, 64 * KiB);
     ASSERT_TRUE(a);
     const rig::Hold copy = *a;
     EXPECT_EQ(rig::address(copy), rig::address(*a));
     rig::free(copy);
-    EXPECT_EQ(free_ranges(space), (std::vector<Range>{{0, MiB}}));
+    EXPECT_EQ(free_ranges(space), all_free);
     rig::free(*a);  // already given back through the copy
-    EXPECT_EQ(free_ranges(space), (std::vector<Range>{{0, MiB}}));
+    EXPECT_EQ(free_ranges(space), all_free);
 }
 
-TEST(Space, SharedRangeGoesBackWithItsLastHold) {
-    rig::Space space(0, MiB);
-    rig::Holder first;
-    rig::Holder second;
+TEST_F(SpaceHolds, SharedRangeGoesBackWithItsLastHold) {
     auto a = rig::alloc(space, first, 64 * KiB);
     ASSERT_TRUE(a);
     auto shared = rig::share(second, *a);
     ASSERT_TRUE(shared);
     EXPECT_EQ(rig::address(*shared), rig::address(*a));
     rig::free(*a);
-    EXPECT_EQ(free_ranges(space), (std::vector<Range>{{64 * KiB, MiB - 64 * KiB}}));
+    EXPECT_EQ(free_ranges(space), all_but_first(64 * KiB));
     rig::free(*shared);
-    EXPECT_EQ(free_ranges(space), (std::vector<Range>{{0, MiB}}));
+    EXPECT_EQ(free_ranges(space), all_free);
 }
 
-TEST(Space, ShareByTheSameHolderIsASecondHold) {
-    rig::Space space(0, MiB);
-    rig::Holder holder;
-    auto a = rig::alloc(space, holder, 64 * KiB);
+TEST_F(SpaceHolds, ShareByTheSameHolderIsASecondHold) {
+    auto a = rig::alloc(space, first, 64 * KiB);
     ASSERT_TRUE(a);
-    auto again = rig::share(holder, *a);
+    auto again = rig::share(first, *a);
     ASSERT_TRUE(again);
     rig::free(*a);
     EXPECT_EQ(free_ranges(space).size(), 1u);
     EXPECT_EQ(free_ranges(space)[0].address, 64 * KiB);
     rig::free(*again);
-    EXPECT_EQ(free_ranges(space), (std::vector<Range>{{0, MiB}}));
+    EXPECT_EQ(free_ranges(space), all_free);
 }
 
-TEST(Space, ShareOfAGivenBackHoldIsNothingAndHoldsNothing) {
-    rig::Space space(0, MiB);
-    rig::Holder first;
-    rig::Holder second;
+TEST_F(SpaceHolds, ShareOfAGivenBackHoldIsNothingAndHoldsNothing) {
     auto a = rig::alloc(space, first, 64 * KiB);
     ASSERT_TRUE(a);
     rig::release(first);
     EXPECT_FALSE(rig::share(second, *a));
-    EXPECT_EQ(free_ranges(space), (std::vector<Range>{{0, MiB}}));
+    EXPECT_EQ(free_ranges(space), all_free);
     rig::release(second);  // holds nothing: nothing changes
-    EXPECT_EQ(free_ranges(space), (std::vector<Range>{{0, MiB}}));
+    EXPECT_EQ(free_ranges(space), all_free);
 }
 
-TEST(Space, ShareOfAShareOutlivesTheOriginal) {
-    rig::Space space(0, MiB);
-    rig::Holder first;
-    rig::Holder second;
-    rig::Holder third;
+TEST_F(SpaceHolds, ShareOfAShareOutlivesTheOriginal) {
     auto a = rig::alloc(space, first, 64 * KiB);
     ASSERT_TRUE(a);
     auto b = rig::share(second, *a);
@@ -259,36 +254,31 @@ TEST(Space, ShareOfAShareOutlivesTheOriginal) {
     auto c = rig::share(third, *b);
     ASSERT_TRUE(c);
     rig::release(second);
-    EXPECT_EQ(free_ranges(space), (std::vector<Range>{{64 * KiB, MiB - 64 * KiB}}));
+    EXPECT_EQ(free_ranges(space), all_but_first(64 * KiB));
     rig::release(third);
-    EXPECT_EQ(free_ranges(space), (std::vector<Range>{{0, MiB}}));
+    EXPECT_EQ(free_ranges(space), all_free);
 }
 
-TEST(Space, ReleaseGivesBackEveryHoldOfTheHolderOnly) {
-    rig::Space space(0, MiB);
-    rig::Holder mine;
-    rig::Holder other;
-    for (int i = 0; i < 5; ++i) ASSERT_TRUE(rig::alloc(space, mine, 16 * KiB));
-    auto kept = rig::alloc(space, other, 16 * KiB);
+TEST_F(SpaceHolds, ReleaseGivesBackEveryHoldOfTheHolderOnly) {
+    for (int i = 0; i < 5; ++i) ASSERT_TRUE(rig::alloc(space, first, 16 * KiB));
+    auto kept = rig::alloc(space, second, 16 * KiB);
     ASSERT_TRUE(kept);
     EXPECT_EQ(rig::address(*kept), 5 * 16 * KiB);
-    rig::release(mine);
+    rig::release(first);
     EXPECT_EQ(free_ranges(space), (std::vector<Range>{{0, 5 * 16 * KiB}, {6 * 16 * KiB, MiB - 6 * 16 * KiB}}));
-    rig::release(mine);  // again: nothing left
+    rig::release(first);  // again: nothing left
     rig::free(*kept);
-    EXPECT_EQ(free_ranges(space), (std::vector<Range>{{0, MiB}}));
+    EXPECT_EQ(free_ranges(space), all_free);
 }
 
-TEST(Space, FreeAfterReleaseDoesNothing) {
-    rig::Space space(0, MiB);
-    rig::Holder holder;
-    auto a = rig::alloc(space, holder, 64 * KiB);
+TEST_F(SpaceHolds, FreeAfterReleaseDoesNothing) {
+    auto a = rig::alloc(space, first, 64 * KiB);
     ASSERT_TRUE(a);
-    rig::release(holder);
-    auto b = rig::alloc(space, holder, 64 * KiB);
+    rig::release(first);
+    auto b = rig::alloc(space, first, 64 * KiB);
     ASSERT_TRUE(b);
     rig::free(*a);
-    EXPECT_EQ(free_ranges(space), (std::vector<Range>{{64 * KiB, MiB - 64 * KiB}}));
+    EXPECT_EQ(free_ranges(space), all_but_first(64 * KiB));
 }
 
 TEST(Space, ReleaseCoversEverySpaceTheHolderHolds) {
@@ -311,7 +301,7 @@ TEST(Space, LastCopyOfAHolderGivesBackItsHolds) {
         hold = rig::alloc(space, copy, 64 * KiB);
         ASSERT_TRUE(hold);
     }
-    EXPECT_EQ(free_ranges(space), (std::vector<Range>{{0, MiB}}));
+    EXPECT_EQ(free_ranges(space), all_free);
     rig::free(*hold);  // stale: does nothing
     EXPECT_EQ(rig::address(*hold), 0);
 }
@@ -346,7 +336,7 @@ TEST(Space, AStaleHoldOfADeadSpaceLeavesALaterSpaceAlone) {
     ASSERT_TRUE(fresh);
     rig::free(*stale);
     EXPECT_FALSE(rig::share(holder, *stale));
-    EXPECT_EQ(free_ranges(later), (std::vector<Range>{{64 * KiB, MiB - 64 * KiB}}));
+    EXPECT_EQ(free_ranges(later), all_but_first(64 * KiB));
 }
 
 TEST(Space, ConstructingASpaceAllocatesNothing) {
