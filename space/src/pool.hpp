@@ -34,7 +34,7 @@ public:
     }
 
     // Whether at least n nodes are free (n is 1 or 2: a take needs no more). No count is
-    // kept, since every store on the hot path costs (space.cpp).
+    // kept, since every store on the hot path costs (space.cpp, Cost).
     bool has(std::size_t n) const {
         const Node* node = free_;
         for (std::size_t i = 0; i < n; ++i, node = node->pool_next)

@@ -71,6 +71,7 @@ private:
 class Hold {
 public:
     Hold() = default;
+    // For rig_space only: no one else can make a HoldKey.
     Hold(detail::HoldKey, detail::SpaceState* space, std::uint64_t life, detail::Entry* entry,
          std::uint64_t generation, std::int64_t address)
         : space_(space), life_(life), entry_(entry), generation_(generation), address_(address) {}
