@@ -77,7 +77,8 @@ public:
 
     // A block of exactly n bytes starting at a multiple of `align` (a power of two), with
     // holds = 1 and prev and next left to the caller; or null. Certain to succeed while a
-    // free block of at least 2 * (n + align) bytes exists (above). Precondition: blocks().has(spare_blocks).
+    // free block of at least 2 * (n + align) bytes exists (above).
+    // Precondition: blocks().has(spare_blocks).
     Block* take(std::uint64_t n, std::uint64_t align);
 
     // Makes a held block free again (precondition: its holds just fell to 0), merged with

@@ -80,7 +80,9 @@ struct SpaceState {
     std::uint64_t life = 0;        // guarded by lock; goes up when the space dies
     std::int64_t owners = 0;       // guarded by lock: the Space, and each Membership
     SpaceState* next_cached = nullptr;
-    alignas(64) std::optional<Books> books;  // guarded by lock; engaged while the space lives
+    // Guarded by lock; engaged while the space lives. On cache lines of its own: the
+    // lock's line is the one other threads spin on.
+    alignas(64) std::optional<Books> books;
 };
 
 // A shell for a new space, owned once (by its Space), and its life. May throw
