@@ -418,3 +418,30 @@ void settle(Node& a, Node& b) {
 }
 
 }  // namespace rig::bnxt::sim::test
+
+#include "pair.hpp"
+
+namespace rig::bnxt::sim::test {
+
+void Pair::open(PairConfig c) {
+    a.up();
+    b.up();
+    acq = a.create_cq(c.cq_size);
+    bcq = b.create_cq(c.cq_size);
+    aqp = a.create_qp(acq, acq, c.sq_size, c.rq_size);
+    bqp = b.create_qp(bcq, bcq, c.sq_size, c.rq_size);
+    akey = a.dma_mr(spec::mr_local_write | spec::mr_remote_read);
+    bkey = b.dma_mr(spec::mr_local_write | spec::mr_remote_read);
+    abuf = a.bus.alloc(c.buffer_bytes);
+    bbuf = b.bus.alloc(c.buffer_bytes);
+    Node::connect(a, aqp, b, bqp, c.mtu_code, c.access, c.rnr_retry, c.timeout, c.retry_cnt);
+}
+
+std::uint8_t qp_state(Node& n, const Qp& qp) {
+    const std::uint64_t sb = n.bus.alloc(4096);
+    const auto c = n.rcfw(Msg(24).put(0, 1, spec::op_query_qp).put(16, 4, qp.qpn), sb, 7);
+    if (!c || c->status != 0) return 0xFF;
+    return static_cast<std::uint8_t>(n.bus.get(sb + 12, 1) & 0xF);
+}
+
+}  // namespace rig::bnxt::sim::test
