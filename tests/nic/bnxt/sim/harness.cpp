@@ -3,6 +3,7 @@
 #include "harness.hpp"
 
 #include <stdexcept>
+#include <utility>
 
 namespace rig::bnxt::sim::test {
 
@@ -178,8 +179,14 @@ std::optional<Completion> Node::rcfw(Msg c, std::uint64_t side_buffer, std::uint
     cmdq_first = false;
     w32(0x700, 1);
     settle();
-    auto e = creq_take();
-    if (!e) return std::nullopt;
+    std::optional<Bytes> e;
+    for (;;) {
+        e = creq_take();
+        if (!e) return std::nullopt;
+        const auto event = get(*e, 9, 1);
+        if (event != 0xC0 && event != 0xC1) break;
+        pending_events.push_back(*e);
+    }
     Completion done;
     done.status = static_cast<std::uint8_t>(get(*e, 1, 1));
     done.xid = static_cast<std::uint32_t>(get(*e, 4, 4));
@@ -188,6 +195,11 @@ std::optional<Completion> Node::rcfw(Msg c, std::uint64_t side_buffer, std::uint
     EXPECT_EQ(get(*e, 9, 1), get(c.b, 0, 1)) << "CREQ event = opcode";
     EXPECT_EQ(get(*e, 2, 2), ck) << "CREQ cookie";
     return done;
+}
+
+std::vector<Bytes> Node::events() {
+    while (auto e = creq_take()) pending_events.push_back(*e);
+    return std::exchange(pending_events, {});
 }
 
 void Node::up(std::uint32_t depth) {
