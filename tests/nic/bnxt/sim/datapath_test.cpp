@@ -153,7 +153,8 @@ TEST_F(DatapathTest, UnsignaledSendWritesNoRequesterCqe) {
 TEST_F(DatapathTest, ThousandSmallSendsArriveInOrderThroughManyWraps) {
     open({.sq_size = 64, .rq_size = 65, .cq_size = 129});
     int sent = 0, received = 0, completed = 0, posted = 0;
-    while (completed < 1000) {
+    for (int round = 0; completed < 1000; ++round) {
+        ASSERT_LT(round, 1000) << "no progress: " << completed << " completed";
         while (posted < 1000 && posted - received < 60) {
             b.post_recv(bqp, static_cast<std::uint32_t>(posted), {{bbuf + 64 * (posted % 64), bkey, 64}});
             ++posted;
