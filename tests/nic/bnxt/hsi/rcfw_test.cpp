@@ -4,31 +4,15 @@
 
 #include <gtest/gtest.h>
 
-#include "bytes.hpp"
+#include "command.hpp"
 
 namespace rig::bnxt::hsi {
 namespace {
 
 using test::Bytes;
+using test::base;
+using test::base_bytes;
 using test::expect_layout;
-
-CmdqBase base(Opcode op, std::size_t bytes) {
-    CmdqBase h{};
-    h.opcode = static_cast<std::uint8_t>(op);
-    h.cmd_size = static_cast<std::uint8_t>((bytes + 15) / 16);
-    h.flags = 0;
-    h.cookie = 0x8005;
-    h.resp_size = 0;
-    h.resp_addr = 0;
-    return h;
-}
-
-// §4.4: opcode @0, cmd_size @1, flags @2, cookie @4, resp_size @6, reserved @7, resp_addr @8.
-Bytes base_bytes(std::size_t n, std::uint8_t opcode) {
-    Bytes b(n);
-    b.put(0, 1, opcode).put(1, 1, (n + 15) / 16).put(4, 2, 0x8005);
-    return b;
-}
 
 TEST(Rcfw, CmdqInitMatchesSpecTableAndPacksLevelAndDepth) {
     CmdqInit m{};

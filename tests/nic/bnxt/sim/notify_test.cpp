@@ -77,18 +77,7 @@ TEST_F(NotifyTest, UnarmedNqGetsTheEntryButNoInterruptUntilArmed) {
 }
 
 TEST_F(NotifyTest, PollModeNqNeverInterrupts) {
-    a.up();
-    b.up();
-    b.nq = b.ring_alloc(64, 2, 3);  // int_mode 3: poll
-    bcq = b.create_cq(64);
-    acq = a.create_cq(64);
-    aqp = a.create_qp(acq, acq, 16, 16);
-    bqp = b.create_qp(bcq, bcq, 16, 16);
-    akey = a.dma_mr(spec::mr_local_write);
-    bkey = b.dma_mr(spec::mr_local_write);
-    abuf = a.bus.alloc(4096);
-    bbuf = b.bus.alloc(4096);
-    Node::connect(a, aqp, b, bqp);
+    open({.nq_int_mode = 3});  // int_mode 3: poll, on vector 2
     b.ring(doorbell(spec::db_nq_arm, b.nq.id, 0, 0));
     b.ring(doorbell(spec::db_cq_armall, bcq.id, 0, 0));
     send_one(a, b, aqp, bqp, abuf, akey, bbuf, bkey);
