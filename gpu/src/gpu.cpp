@@ -26,11 +26,13 @@ constexpr std::uint64_t page = 4096;  // the unit of a NIC's runs (seeds/000, Re
 
 std::uint64_t round_up(std::uint64_t n, std::uint64_t to) { return (n + to - 1) / to * to; }
 
-// The Space range and the backend's memory at it, given back in that order reversed.
+// The backend's memory and the Space range it lies at, given back in that order. It keeps
+// a copy of the GPU's Holder: the last copy of a Holder gives back all its holds.
 struct Held {
     std::shared_ptr<Allocation> allocation;
     Hold hold;
-    Held(std::shared_ptr<Allocation> a, Hold h) : allocation(std::move(a)), hold(std::move(h)) {}
+    Holder holder;
+    Held(std::shared_ptr<Allocation> a, Hold h, Holder by) : allocation(std::move(a)), hold(std::move(h)), holder(std::move(by)) {}
     Held(const Held&) = delete;
     Held& operator=(const Held&) = delete;
     ~Held() {
@@ -112,10 +114,10 @@ Result<Dmabuf> Memory::dmabuf(std::uint64_t offset, std::uint64_t n) const {
     state_->check_range("Memory::dmabuf", offset, n);
     const auto held = state_->use("Memory::dmabuf");
     const std::uint64_t first = offset / page * page;
-    const std::uint64_t bytes = round_up(offset + n, page) - first;
-    auto fd = held->allocation->dmabuf(first, bytes);
-    if (!fd) return std::unexpected(std::move(fd).error());
-    return Dmabuf(*fd, bytes, offset - first);
+    auto buf = held->allocation->dmabuf(first, round_up(offset + n, page) - first);
+    if (!buf) return std::unexpected(std::move(buf).error());
+    const std::uint64_t bytes = buf->bytes(), at = buf->offset() + (offset - first);
+    return Dmabuf(buf->release(), bytes, at);
 }
 
 // Gpu
@@ -180,7 +182,7 @@ Result<Memory> Gpu::alloc(std::uint64_t bytes) const {
     memory->address = address;
     memory->bytes = bytes;
     memory->held = held;
-    memory->held_by = std::make_shared<Held>(std::move(*allocation), std::move(*hold));
+    memory->held_by = std::make_shared<Held>(std::move(*allocation), std::move(*hold), state_->holder);
     return Memory(std::move(memory));
 }
 
@@ -210,7 +212,7 @@ Result<Memory> Gpu::map(const Memory& memory) const {
     mapped->address = peer.address;
     mapped->bytes = peer.bytes;
     mapped->held = peer.held;
-    mapped->held_by = std::make_shared<Held>(std::move(*allocation), std::move(*hold));
+    mapped->held_by = std::make_shared<Held>(std::move(*allocation), std::move(*hold), state_->holder);
     return Memory(std::move(mapped));
 }
 

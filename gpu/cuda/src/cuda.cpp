@@ -65,7 +65,7 @@ public:
     Memory& operator=(const Memory&) = delete;
 
     Result<std::vector<pci::Run>> runs(std::uint64_t offset, std::uint64_t bytes) const override;
-    Result<int> dmabuf(std::uint64_t offset, std::uint64_t bytes) const override;
+    Result<Dmabuf> dmabuf(std::uint64_t offset, std::uint64_t bytes) const override;
 
     CUdeviceptr address() const { return address_; }
     const Device& device() const { return device_; }
@@ -89,7 +89,7 @@ public:
     Mapping& operator=(const Mapping&) = delete;
 
     Result<std::vector<pci::Run>> runs(std::uint64_t offset, std::uint64_t bytes) const override { return owner_->runs(offset, bytes); }
-    Result<int> dmabuf(std::uint64_t offset, std::uint64_t bytes) const override { return owner_->dmabuf(offset, bytes); }
+    Result<Dmabuf> dmabuf(std::uint64_t offset, std::uint64_t bytes) const override { return owner_->dmabuf(offset, bytes); }
     CUdeviceptr address() const { return memory_.address(); }
     const std::shared_ptr<Allocation>& owner() const { return owner_; }
     const Memory& memory() const { return memory_; }
@@ -273,7 +273,7 @@ Result<std::vector<pci::Run>> Memory::runs(std::uint64_t offset, std::uint64_t b
                 hex(static_cast<std::int64_t>(address_ + offset)), "): export it with Memory::dmabuf for the NIC's kernel driver");
 }
 
-Result<int> Memory::dmabuf(std::uint64_t offset, std::uint64_t bytes) const {
+Result<Dmabuf> Memory::dmabuf(std::uint64_t offset, std::uint64_t bytes) const {
     if (const auto bar = device_.bar1(); bar && bytes > *bar)
         return fail(device_.label(), ": BAR1 is ", text::bytes(*bar), ", too small for a dma-buf of ", text::bytes(bytes));
     int fd = -1;
@@ -282,7 +282,7 @@ Result<int> Memory::dmabuf(std::uint64_t offset, std::uint64_t bytes) const {
     if (s != CUDA_SUCCESS)
         return fail(device_.label(), ": no dma-buf through BAR1 of ", text::bytes(bytes), " at ",
                     hex(static_cast<std::int64_t>(address_ + offset)), ": ", device_.driver.describe(s));
-    return fd;
+    return Dmabuf(fd, bytes, 0);
 }
 
 Mapping::~Mapping() { device_.unmapped(memory_.address(), bytes_); }

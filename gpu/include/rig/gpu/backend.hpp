@@ -33,9 +33,10 @@ public:
     // The bus address runs of bytes [offset, offset + bytes) on the owner's bus, in order,
     // adjacent runs merged.
     virtual Result<std::vector<pci::Run>> runs(std::uint64_t offset, std::uint64_t bytes) const = 0;
-    // The file descriptor of a dma-buf of bytes [offset, offset + bytes), which the
-    // caller owns (Memory wraps it in a Dmabuf).
-    virtual Result<int> dmabuf(std::uint64_t offset, std::uint64_t bytes) const = 0;
+    // A dma-buf over at least bytes [offset, offset + bytes), its offset() the place of
+    // byte `offset` in it (0 where the platform exports exactly the range, the byte's
+    // place in the allocation where it exports only whole allocations).
+    virtual Result<Dmabuf> dmabuf(std::uint64_t offset, std::uint64_t bytes) const = 0;
 };
 
 class Backend {

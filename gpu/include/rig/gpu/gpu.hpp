@@ -33,6 +33,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "rig/pci/dma.hpp"
@@ -60,8 +61,12 @@ struct Runs {
 };
 
 // A dma-buf exported for a byte range of GPU memory: an owned file descriptor (closed by
-// the destructor) over the range's pages, rounded as Runs rounds them, and the byte
-// `offset` of the range's first byte in it. Move-only.
+// the destructor) of `bytes` bytes that hold the range, and the byte `offset` of the
+// range's first byte in it. Where the platform exports exactly a range (CUDA) the
+// dma-buf is the range's pages, rounded as Runs rounds them; where it exports only
+// whole allocations (amdgpu) it is the allocation, and `offset` is where the range
+// starts in it: a NIC registering it at offset 0 would reach the wrong bytes (case B13).
+// Move-only.
 class Dmabuf {
 public:
     Dmabuf(int fd, std::uint64_t bytes, std::uint64_t offset) : fd_(fd), bytes_(bytes), offset_(offset) {}
@@ -74,6 +79,8 @@ public:
     int fd() const { return fd_; }
     std::uint64_t bytes() const { return bytes_; }  // of the dma-buf, a multiple of 4096
     std::uint64_t offset() const { return offset_; }
+    // Gives up the descriptor, which the caller then owns; fd() is -1 afterwards.
+    int release() { return std::exchange(fd_, -1); }
 
 private:
     int fd_ = -1;
