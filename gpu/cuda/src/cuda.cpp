@@ -59,7 +59,7 @@ class Device;
 // Memory this device created, mapped at its Space address.
 class Memory final : public Allocation {
 public:
-    Memory(const Device& device, CUdeviceptr address, std::uint64_t bytes) : device_(device), address_(address), bytes_(bytes) {}
+    Memory(std::shared_ptr<const Device> device, CUdeviceptr address, std::uint64_t bytes) : device_(std::move(device)), address_(address), bytes_(bytes) {}
     ~Memory() override;
     Memory(const Memory&) = delete;
     Memory& operator=(const Memory&) = delete;
@@ -68,13 +68,13 @@ public:
     Result<Dmabuf> dmabuf(std::uint64_t offset, std::uint64_t bytes) const override;
 
     CUdeviceptr address() const { return address_; }
-    const Device& device() const { return device_; }
+    const Device& device() const { return *device_; }
 
     CUmemGenericAllocationHandle handle = 0;
     bool created = false, mapped = false;
 
 private:
-    const Device& device_;  // alive: Memory::State keeps the backend
+    const std::shared_ptr<const Device> device_;  // kept while the memory lives, mapped by peers included
     CUdeviceptr address_;
     std::uint64_t bytes_;
 };
@@ -82,8 +82,8 @@ private:
 // A peer's Memory this device was granted access to.
 class Mapping final : public Allocation {
 public:
-    Mapping(const Device& device, std::shared_ptr<Allocation> owner, const Memory& memory, std::uint64_t bytes)
-        : device_(device), owner_(std::move(owner)), memory_(memory), bytes_(bytes) {}
+    Mapping(std::shared_ptr<const Device> device, std::shared_ptr<Allocation> owner, const Memory& memory, std::uint64_t bytes)
+        : device_(std::move(device)), owner_(std::move(owner)), memory_(memory), bytes_(bytes) {}
     ~Mapping() override;
     Mapping(const Mapping&) = delete;
     Mapping& operator=(const Mapping&) = delete;
@@ -95,7 +95,7 @@ public:
     const Memory& memory() const { return memory_; }
 
 private:
-    const Device& device_;
+    const std::shared_ptr<const Device> device_;
     std::shared_ptr<Allocation> owner_;
     const Memory& memory_;  // *owner_
     std::uint64_t bytes_;
@@ -106,7 +106,7 @@ CUdeviceptr address_of(const Allocation& a) {
     return static_cast<const Mapping&>(a).address();
 }
 
-class Device final : public Backend {
+class Device final : public Backend, public std::enable_shared_from_this<Device> {
 public:
     Device(const Driver& d, int number, std::string name, std::string bus, std::uint64_t granularity, bool rdma)
         : Backend(std::move(name), std::move(bus)), driver(d), ordinal(number), granularity_(granularity), rdma_(rdma),
@@ -139,7 +139,7 @@ public:
         const auto want = static_cast<CUdeviceptr>(address);
         if (CUresult s = driver.cuMemAddressReserve(&placed, bytes, granularity_, want, 0); s != CUDA_SUCCESS)
             return failed("could not reserve the Space address " + hex(address) + " for", bytes, s);
-        auto memory = std::make_shared<Memory>(*this, placed, bytes);
+        auto memory = std::make_shared<Memory>(shared_from_this(), placed, bytes);
         if (placed != want)
             return fail(label(), ": CUDA placed the reservation of ", text::bytes(bytes), " at ", hex(static_cast<std::int64_t>(placed)),
                         ", not at the Space address ", hex(address),
@@ -189,7 +189,7 @@ public:
             }
         }
         ++peers_[memory->address()];
-        return std::make_shared<Mapping>(*this, std::move(owner), *memory, bytes);
+        return std::make_shared<Mapping>(shared_from_this(), std::move(owner), *memory, bytes);
     }
 
     // A Mapping went: the last one of a peer's memory takes this device's access away.
@@ -262,30 +262,30 @@ private:
 };
 
 Memory::~Memory() {
-    const Driver& d = device_.driver;
+    const Driver& d = device_->driver;
     if (mapped) d.cuMemUnmap(address_, bytes_);
     if (created) d.cuMemRelease(handle);
     d.cuMemAddressFree(address_, bytes_);
 }
 
 Result<std::vector<pci::Run>> Memory::runs(std::uint64_t offset, std::uint64_t bytes) const {
-    return fail(device_.label(), ": a process cannot see the bus addresses of CUDA memory (", text::bytes(bytes), " at ",
+    return fail(device_->label(), ": a process cannot see the bus addresses of CUDA memory (", text::bytes(bytes), " at ",
                 hex(static_cast<std::int64_t>(address_ + offset)), "): export it with Memory::dmabuf for the NIC's kernel driver");
 }
 
 Result<Dmabuf> Memory::dmabuf(std::uint64_t offset, std::uint64_t bytes) const {
-    if (const auto bar = device_.bar1(); bar && bytes > *bar)
-        return fail(device_.label(), ": BAR1 is ", text::bytes(*bar), ", too small for a dma-buf of ", text::bytes(bytes));
+    if (const auto bar = device_->bar1(); bar && bytes > *bar)
+        return fail(device_->label(), ": BAR1 is ", text::bytes(*bar), ", too small for a dma-buf of ", text::bytes(bytes));
     int fd = -1;
-    const CUresult s = device_.driver.cuMemGetHandleForAddressRange(&fd, address_ + offset, bytes, CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD,
+    const CUresult s = device_->driver.cuMemGetHandleForAddressRange(&fd, address_ + offset, bytes, CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD,
                                                                    CU_MEM_RANGE_FLAG_DMA_BUF_MAPPING_TYPE_PCIE);
     if (s != CUDA_SUCCESS)
-        return fail(device_.label(), ": no dma-buf through BAR1 of ", text::bytes(bytes), " at ",
-                    hex(static_cast<std::int64_t>(address_ + offset)), ": ", device_.driver.describe(s));
+        return fail(device_->label(), ": no dma-buf through BAR1 of ", text::bytes(bytes), " at ",
+                    hex(static_cast<std::int64_t>(address_ + offset)), ": ", device_->driver.describe(s));
     return Dmabuf(fd, bytes, 0);
 }
 
-Mapping::~Mapping() { device_.unmapped(memory_.address(), bytes_); }
+Mapping::~Mapping() { device_->unmapped(memory_.address(), bytes_); }
 
 Result<int> device_count(const Driver&) {
     int n = 0;

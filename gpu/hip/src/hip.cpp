@@ -68,7 +68,7 @@ class Device;
 // A BO this device allocated, mapped at its Space address.
 class Memory final : public Allocation {
 public:
-    Memory(const Device& device, std::uint64_t address, std::uint64_t bytes) : device_(device), address_(address), bytes_(bytes) {}
+    Memory(std::shared_ptr<const Device> device, std::uint64_t address, std::uint64_t bytes) : device_(std::move(device)), address_(address), bytes_(bytes) {}
     ~Memory() override;
     Memory(const Memory&) = delete;
     Memory& operator=(const Memory&) = delete;
@@ -76,7 +76,7 @@ public:
     Result<std::vector<pci::Run>> runs(std::uint64_t offset, std::uint64_t bytes) const override;
     Result<Dmabuf> dmabuf(std::uint64_t offset, std::uint64_t bytes) const override;
 
-    const Device& device() const { return device_; }
+    const Device& device() const { return *device_; }
     std::uint64_t address() const { return address_; }
 
     amdgpu_bo_handle bo = nullptr;
@@ -86,15 +86,15 @@ public:
     Imported hip;
 
 private:
-    const Device& device_;  // alive: Memory::State keeps the backend
+    const std::shared_ptr<const Device> device_;  // kept while the memory lives, mapped by peers included
     std::uint64_t address_, bytes_;
 };
 
 // A peer's BO imported into this device's render node and HIP, at the same address.
 class Mapping final : public Allocation {
 public:
-    Mapping(const Device& device, std::shared_ptr<Allocation> owner, const Memory& memory, std::uint64_t bytes)
-        : device_(device), owner_(std::move(owner)), memory_(memory), bytes_(bytes) {}
+    Mapping(std::shared_ptr<const Device> device, std::shared_ptr<Allocation> owner, const Memory& memory, std::uint64_t bytes)
+        : device_(std::move(device)), owner_(std::move(owner)), memory_(memory), bytes_(bytes) {}
     ~Mapping() override;
     Mapping(const Mapping&) = delete;
     Mapping& operator=(const Mapping&) = delete;
@@ -109,7 +109,7 @@ public:
     Imported hip;
 
 private:
-    const Device& device_;
+    const std::shared_ptr<const Device> device_;
     std::shared_ptr<Allocation> owner_;
     const Memory& memory_;  // *owner_
     std::uint64_t bytes_;
@@ -127,7 +127,7 @@ void forget(int ordinal, Imported& imported) {
     imported = {};
 }
 
-class Device final : public Backend {
+class Device final : public Backend, public std::enable_shared_from_this<Device> {
 public:
     Device(int number, std::string name, std::string bus, std::unique_ptr<Node> node)
         : Backend(std::move(name), std::move(bus)), ordinal(number), node_(std::move(node)) {}
@@ -182,7 +182,7 @@ public:
             return failed_drm("could not read the CPU-visible VRAM for", bytes, r);
         if (bytes > visible.heap_size)
             return fail(label(), ": the BAR reaches ", text::bytes(visible.heap_size), " of VRAM, too little for ", text::bytes(bytes));
-        auto memory = std::make_shared<Memory>(*this, address, bytes);
+        auto memory = std::make_shared<Memory>(shared_from_this(), address, bytes);
         amdgpu_bo_alloc_request request{};
         request.alloc_size = bytes;
         request.phys_alignment = page;
@@ -220,7 +220,7 @@ public:
         }
         if (memory == nullptr) throw std::invalid_argument("hip: " + label() + " cannot map memory of another kind of GPU at " + hex(address));
         if (&memory->device() == this) throw std::invalid_argument("hip: the memory at " + hex(address) + " is already " + label() + "'s");
-        auto mapping = std::make_shared<Mapping>(*this, std::move(owner), *memory, bytes);
+        auto mapping = std::make_shared<Mapping>(shared_from_this(), std::move(owner), *memory, bytes);
         amdgpu_bo_import_result imported_bo{};
         if (int r = amdgpu_bo_import(drm(), amdgpu_bo_handle_type_dma_buf_fd, static_cast<std::uint32_t>(memory->dmabuf_fd), &imported_bo); r != 0)
             return failed_drm("could not import the peer's " + memory->device().label() + " BO of", bytes, r);
@@ -283,7 +283,7 @@ private:
 };
 
 Memory::~Memory() {
-    forget(device_.ordinal, hip);
+    forget(device_->ordinal, hip);
     if (dmabuf_fd >= 0) ::close(dmabuf_fd);
     if (cpu != nullptr) amdgpu_bo_cpu_unmap(bo);
     if (va_mapped) amdgpu_bo_va_op(bo, 0, bytes_, address_, 0, AMDGPU_VA_OP_UNMAP);
@@ -291,7 +291,7 @@ Memory::~Memory() {
 }
 
 Mapping::~Mapping() {
-    forget(device_.ordinal, hip);
+    forget(device_->ordinal, hip);
     if (va_mapped) amdgpu_bo_va_op(bo, 0, bytes_, memory_.address(), 0, AMDGPU_VA_OP_UNMAP);
     if (bo != nullptr) amdgpu_bo_free(bo);
 }
@@ -304,22 +304,22 @@ Result<std::vector<pci::Run>> Memory::runs(std::uint64_t offset, std::uint64_t b
     const pci::Window view = pci::Window::mapped(static_cast<std::byte*>(cpu), bytes_);
     for (std::uint64_t at = offset; at < offset + bytes; at += page) (void)view.read8(at);
     const int map = ::open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
-    if (map < 0) return fail(device_.label(), ": cannot read /proc/self/pagemap for the runs of ", text::bytes(bytes), ": ", std::strerror(errno));
+    if (map < 0) return fail(device_->label(), ": cannot read /proc/self/pagemap for the runs of ", text::bytes(bytes), ": ", std::strerror(errno));
     std::vector<std::uint64_t> entries(bytes / page);
     const auto first = (reinterpret_cast<std::uintptr_t>(cpu) + offset) / page;
     const auto want = static_cast<ssize_t>(entries.size() * sizeof(std::uint64_t));
     const ssize_t got = ::pread(map, entries.data(), static_cast<std::size_t>(want), static_cast<off_t>(first * sizeof(std::uint64_t)));
     const int error = errno;
     ::close(map);
-    if (got != want) return fail(device_.label(), ": cannot read /proc/self/pagemap for the runs of ", text::bytes(bytes), ": ", std::strerror(error));
+    if (got != want) return fail(device_->label(), ": cannot read /proc/self/pagemap for the runs of ", text::bytes(bytes), ": ", std::strerror(error));
     std::vector<pci::Run> runs;
     for (std::uint64_t i = 0; i < entries.size(); ++i) {
         const std::uint64_t frame = entries[i] & ((std::uint64_t{1} << 55) - 1);
         if ((entries[i] >> 63) == 0)
-            return fail(device_.label(), ": page ", std::to_string(i), " of the ", text::bytes(bytes), " at ", hex(address_ + offset),
+            return fail(device_->label(), ": page ", std::to_string(i), " of the ", text::bytes(bytes), " at ", hex(address_ + offset),
                         " is not present in the BAR mapping");
         if (frame == 0)
-            return fail(device_.label(), ": this process may not read physical frame numbers (/proc/self/pagemap needs CAP_SYS_ADMIN), so "
+            return fail(device_->label(), ": this process may not read physical frame numbers (/proc/self/pagemap needs CAP_SYS_ADMIN), so "
                         "the bus addresses of ", text::bytes(bytes), " at ", hex(address_ + offset), " are unknown: use Memory::dmabuf");
         const pci::DmaAddress at{frame * page};
         if (!runs.empty() && runs.back().address + runs.back().bytes == at)
@@ -332,7 +332,7 @@ Result<std::vector<pci::Run>> Memory::runs(std::uint64_t offset, std::uint64_t b
 
 Result<Dmabuf> Memory::dmabuf(std::uint64_t offset, std::uint64_t) const {
     const int fd = ::fcntl(dmabuf_fd, F_DUPFD_CLOEXEC, 0);
-    if (fd < 0) return fail(device_.label(), ": could not duplicate the dma-buf of ", text::bytes(bytes_), ": ", std::strerror(errno));
+    if (fd < 0) return fail(device_->label(), ": could not duplicate the dma-buf of ", text::bytes(bytes_), ": ", std::strerror(errno));
     return Dmabuf(fd, bytes_, offset);  // the whole BO: amdgpu exports no part of one
 }
 
