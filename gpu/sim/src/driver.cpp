@@ -148,7 +148,7 @@ public:
         std::uint64_t status = registers_.read64(reg::status);
         while (status == std::to_underlying(Status::busy)) {
             if (std::chrono::steady_clock::now() > deadline)
-                return fail(label(), ": the engine did not finish ", what, " ", text::bytes(bytes), " within ", text::duration(engine_timeout));
+                return fail(label(), ": the engine did not finish ", what, " within ", text::duration(engine_timeout));
             std::this_thread::yield();
             status = registers_.read64(reg::status);
         }
@@ -157,10 +157,10 @@ public:
             const auto kind = static_cast<FaultKind>(registers_.read64(reg::fault_kind));
             const std::uint64_t at = registers_.read64(reg::fault_address);
             const char* where = kind == FaultKind::translation ? "VA " : "bus address ";
-            return fail(label(), ": the engine faulted ", what, " ", text::bytes(bytes), " at ", where, hex(at), ": ", to_string(kind));
+            return fail(label(), ": the engine faulted ", what, " at ", where, hex(at), ": ", to_string(kind));
         }
-        if (auto why = registers_.failed()) return fail(label(), ": stopped answering ", what, " ", text::bytes(bytes), ": ", *why);
-        return fail(label(), ": the engine reads status ", hex(status), " ", what, " ", text::bytes(bytes), " (the GPU stopped answering)");
+        if (auto why = registers_.failed()) return fail(label(), ": stopped answering ", what, ": ", *why);
+        return fail(label(), ": the engine reads status ", hex(status), " ", what, " (the GPU stopped answering)");
     }
 
     // Backend.
@@ -235,22 +235,22 @@ public:
 
     Result<void> copy_to_host(Allocation& a, std::uint64_t offset, const HostBuffer& host, std::uint64_t host_offset,
                               std::uint64_t n) override {
-        return copy_host(a, offset, host, host_offset, n, Opcode::copy_to_bus, "copying to host memory");
+        return copy_host(a, offset, host, host_offset, n, Opcode::copy_to_bus, "copying " + text::bytes(n) + " to host memory");
     }
     Result<void> copy_from_host(const HostBuffer& host, std::uint64_t host_offset, Allocation& a, std::uint64_t offset,
                                 std::uint64_t n) override {
-        return copy_host(a, offset, host, host_offset, n, Opcode::copy_from_bus, "copying from host memory");
+        return copy_host(a, offset, host, host_offset, n, Opcode::copy_from_bus, "copying " + text::bytes(n) + " from host memory");
     }
 
     Result<void> fill(Allocation& a, std::uint64_t offset, std::uint64_t n, std::uint64_t seed) override {
         std::lock_guard lock(mutex_);
-        auto r = run(Opcode::fill, owned(a).address + offset, 0, n, seed, "filling");
+        auto r = run(Opcode::fill, owned(a).address + offset, 0, n, seed, "filling " + text::bytes(n));
         if (!r) return std::unexpected(std::move(r).error());
         return {};
     }
     Result<std::uint64_t> checksum(Allocation& a, std::uint64_t offset, std::uint64_t n) override {
         std::lock_guard lock(mutex_);
-        return run(Opcode::checksum, owned(a).address + offset, 0, n, 0, "checksumming");
+        return run(Opcode::checksum, owned(a).address + offset, 0, n, 0, "checksumming " + text::bytes(n));
     }
 
     pci::DmaAddress bar() const { return bar_; }
@@ -296,10 +296,10 @@ private:
 
     // One engine command per piece of a host run that [host_offset, host_offset + n) covers.
     Result<void> copy_host(Allocation& a, std::uint64_t offset, const HostBuffer& host, std::uint64_t host_offset, std::uint64_t n,
-                           Opcode opcode, const char* what) {
+                           Opcode opcode, const std::string& what) {
         if (host.runs.empty())
             return fail(label(), ": the engine reaches host memory only by DMA, at bus addresses; this HostBuffer has no runs (",
-                        text::bytes(n), " ", what, ")");
+                        what, ")");
         const std::uint64_t va = owned(a).address + offset;
         std::lock_guard lock(mutex_);
         std::uint64_t skip = host_offset, done = 0;
