@@ -1,6 +1,8 @@
 // Building a simulated machine, and its Ops: listing, taking and reserving (system.hpp).
 #include "rig/sim/system.hpp"
 
+#include <unistd.h>
+
 #include <cstdlib>
 #include <stdexcept>
 
@@ -33,9 +35,11 @@ void add_less(pci::RangeAllocator& to, std::uint64_t start, std::uint64_t end, s
     if (cut_end < end) to.add(cut_end, end);
 }
 
+// $TMPDIR, else /dev/shm (the tree is small and read often), else /tmp.
 fs::path make_temp_dir(const std::string& name) {
     const char* base = std::getenv("TMPDIR");
-    std::string pattern = std::string(base && *base ? base : "/tmp") + "/rig-sim-XXXXXX";
+    std::string dir = base && *base ? base : ::access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp";
+    std::string pattern = dir + "/rig-sim-XXXXXX";
     if (::mkdtemp(pattern.data()) == nullptr)
         throw std::runtime_error(name + ": cannot make a temporary directory for the sysfs tree at " + pattern);
     return pattern;
