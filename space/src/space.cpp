@@ -44,7 +44,7 @@ namespace {
 // Under the space's lock: unlinks a live hold (a held block's first hold, or a share:
 // fits.hpp) from its holder's ring, makes every Hold naming it stale, and gives its range
 // back with the last hold on it.
-void give_back(Books& books, Block* hold) {
+[[gnu::always_inline]] inline void give_back(Books& books, Block* hold) {
     hold->prev->next = hold->next;
     hold->next->prev = hold->prev;
     ++hold->generation;
@@ -53,21 +53,27 @@ void give_back(Books& books, Block* hold) {
         range = hold->after;
         books.fits.blocks().give_back(hold);
     }
-    if (--range->holds == 0) books.fits.give_back(range);
+    if (range->holds == 1) books.fits.give_back(range);
+    else --range->holds;
 }
 
 // Under the space's lock: links a hold into a holder's ring.
-void link(Membership& membership, Block* hold) {
+[[gnu::always_inline]] inline void link(Membership& membership, Block* hold) {
     hold->prev = &membership.holds;
     hold->next = membership.holds.next;
     membership.holds.next->prev = hold;
     membership.holds.next = hold;
 }
 
+// Under the space's lock: free's step, for the hold (life, node, generation).
+[[gnu::always_inline]] inline void give_back_if_live(SpaceState& state, std::uint64_t life, Block* node, std::uint64_t generation) {
+    if (state.life == life && node->generation == generation) give_back(*state.books, node);
+}
+
 // Called with `lock` held, returns with it held and `nodes` nodes in the pool. A chunk is
 // made with the lock let go; if that throws, the lock is not held and nothing has changed.
 // The caller owns the space, so its books stay meanwhile.
-[[gnu::noinline]] void grow(detail::SpinLock& lock, Books& books, std::size_t nodes) {
+[[gnu::noinline, gnu::cold]] void grow(detail::SpinLock& lock, Books& books, std::size_t nodes) {
     do {
         lock.unlock();
         auto chunk = books.make<Blocks::Chunk>();
@@ -82,6 +88,12 @@ bool give_back_one(Membership& membership) {
     if (membership.holds.next == &membership.holds) return false;
     give_back(*membership.space->books, membership.holds.next);
     return true;
+}
+
+// alloc's std::invalid_argument, out of the hot path.
+[[noreturn, gnu::cold, gnu::noinline]] void reject(std::int64_t n, std::int64_t align) {
+    if (n <= 0) throw std::invalid_argument("rig::alloc: " + std::to_string(n) + " addresses asked; the count must be positive");
+    throw std::invalid_argument("rig::alloc: alignment " + std::to_string(align) + " is not a positive power of two");
 }
 
 // The shells of dead spaces, for later spaces (state.hpp). Constant-initialized and
@@ -113,6 +125,52 @@ namespace detail {
 
 struct Steps {
     static HoldKey key() { return {}; }
+
+    // The end of alloc, with the lock held and `range` just taken: the step links it into
+    // the membership's ring (its block is its first hold), so that from here on it is the
+    // holder's; then the lock goes and the hold is named.
+    [[gnu::always_inline]] static std::optional<Hold> hold(SpaceState& state, std::uint64_t life,
+                                                           Membership& membership, Block* range) {
+        link(membership, range);
+        const std::uint64_t generation = range->generation;
+        const auto address = static_cast<std::int64_t>(range->start);
+        state.lock.unlock();
+        return std::optional<Hold>(std::in_place, key(), &state, life, range, generation, address);
+    }
+
+    // alloc after its fast path (there): also makes the space's state and the holder's
+    // membership on first use, waits for the lock, grows the pool and calls the test's
+    // faults.
+    [[gnu::noinline]] static std::optional<Hold> alloc(Space& space, const Holder& holder, std::uint64_t bytes,
+                                                       std::uint64_t aligned_to) {
+        SpaceState& state = space.state();
+        Membership* membership = holder.state_->in(state, space.life_);  // not null: the Space owns the state
+        Books& books = *state.books;
+        // The lock by hand: nothing between lock and unlock throws but grow, which returns
+        // without the lock when it throws.
+        state.lock.lock();
+        if (!books.fits.blocks().has(Fits::spare_blocks)) grow(state.lock, books, Fits::spare_blocks);
+        Block* range = books.fits.take(bytes, aligned_to);
+        if (range == nullptr) {
+            state.lock.unlock();
+            return std::nullopt;
+        }
+        std::optional<Hold> made = hold(state, space.life_, *membership, range);
+        books.at(SpaceStep::took);
+        return made;
+    }
+
+    // alloc's fast path for a block that does not split low (fits.hpp), out of line.
+    [[gnu::noinline]] static std::optional<Hold> alloc_carving(SpaceState& state, Membership& membership, Block* block,
+                                                               std::uint64_t bytes, std::uint64_t aligned_to) {
+        return hold(state, state.life, membership, state.books->fits.carve(block, bytes, aligned_to));
+    }
+
+    // free of a hold whose space's lock another thread holds.
+    [[gnu::noinline]] static void free(SpaceState& state, std::uint64_t life, Block* node, std::uint64_t generation) {
+        std::lock_guard lock(state.lock);
+        give_back_if_live(state, life, node, generation);
+    }
 };
 
 Books::Books(std::uint64_t base, std::uint64_t bytes, std::shared_ptr<Faults> test_faults)
@@ -198,12 +256,12 @@ Space::~Space() {
     if (SpaceState* state = published_.load(std::memory_order_acquire)) detail::drop_owner(*state);
 }
 
-SpaceState& Space::state() {
-    if (SpaceState* made = published_.load(std::memory_order_acquire)) return *made;
+inline SpaceState& Space::state() {
+    if (SpaceState* made = published_.load(std::memory_order_acquire)) [[likely]] return *made;
     return make_state();
 }
 
-SpaceState& Space::make_state() {
+[[gnu::noinline]] SpaceState& Space::make_state() {
     std::lock_guard lock(creating_);
     if (SpaceState* made = published_.load(std::memory_order_relaxed)) return *made;
     if (faults_) faults_->at(SpaceStep::allocate);
@@ -215,33 +273,32 @@ SpaceState& Space::make_state() {
 }
 
 std::optional<Hold> alloc(Space& space, const Holder& holder, std::int64_t n, std::int64_t align) {
-    if (n <= 0) throw std::invalid_argument("rig::alloc: " + std::to_string(n) + " addresses asked; the count must be positive");
     const auto align_bits = static_cast<std::uint64_t>(align);
-    if (align <= 0 || (align_bits & (align_bits - 1)) != 0)
-        throw std::invalid_argument("rig::alloc: alignment " + std::to_string(align) + " is not a positive power of two");
+    if (n <= 0 || align <= 0 || (align_bits & (align_bits - 1)) != 0) [[unlikely]] reject(n, align);
     if (n > space.length()) return std::nullopt;
     const auto bytes = static_cast<std::uint64_t>(n);
     const std::uint64_t aligned_to = std::max(align_bits, std::bit_floor(bytes));
-
-    SpaceState& state = space.state();
-    Membership* membership = holder.state_->in(state, space.life_);  // not null: the Space owns the state
-    Books& books = *state.books;
-    // The lock by hand: nothing between lock and unlock throws but grow, which returns
-    // without the lock when it throws.
-    state.lock.lock();
-    if (!books.fits.blocks().has(Fits::spare_blocks)) grow(state.lock, books, Fits::spare_blocks);
-    Block* range = books.fits.take(bytes, aligned_to);
-    if (range == nullptr) {
-        state.lock.unlock();
+    // The fast path (see Cost): loads and checks, then the step. Anything else (a space's
+    // first alloc, a holder's first in it, a test's faults, a lock held elsewhere, a pool
+    // to grow) goes to Steps::alloc, which starts over; nothing has been done by then.
+    SpaceState* state = space.published_.load(std::memory_order_acquire);
+    Membership* membership = nullptr;
+    if (state != nullptr) membership = holder.state_->member(*state);
+    if (membership == nullptr || state->books->faults || !state->lock.try_lock()) [[unlikely]]
+        return detail::Steps::alloc(space, holder, bytes, aligned_to);
+    Books& books = *state->books;
+    if (!books.fits.blocks().has(Fits::spare_blocks)) [[unlikely]] {
+        state->lock.unlock();
+        return detail::Steps::alloc(space, holder, bytes, aligned_to);
+    }
+    Block* block = books.fits.find(bytes, aligned_to);
+    if (block == nullptr) [[unlikely]] {
+        state->lock.unlock();
         return std::nullopt;
     }
-    link(*membership, range);  // the step: from here on the range is the holder's
-    const std::uint64_t generation = range->generation;
-    state.lock.unlock();
-    books.at(SpaceStep::took);
-    // Made in place: see Cost above.
-    return std::optional<Hold>(std::in_place, detail::Steps::key(), &state, space.life_, range, generation,
-                               static_cast<std::int64_t>(range->start));
+    if (!Fits::splits_low(*block, bytes, aligned_to)) [[unlikely]]
+        return detail::Steps::alloc_carving(*state, *membership, block, bytes, aligned_to);
+    return detail::Steps::hold(*state, state->life, *membership, books.fits.split_low(block, bytes));
 }
 
 std::int64_t address(const Hold& hold) {
@@ -278,10 +335,14 @@ std::optional<Hold> share(const Holder& holder, const Hold& hold) {
 }
 
 void free(const Hold& hold) {
-    if (hold.space_ == nullptr) return;
-    SpaceState& state = *hold.space_;
-    std::lock_guard lock(state.lock);
-    if (state.life == hold.life_ && hold.node_->generation == hold.generation_) give_back(*state.books, hold.node_);
+    SpaceState* state = hold.space_;
+    if (state == nullptr) return;
+    // Waiting for the lock is out of line, so the fast path keeps its values in registers
+    // and stores nothing on the stack (see Cost).
+    if (!state->lock.try_lock()) [[unlikely]]
+        return detail::Steps::free(*state, hold.life_, hold.node_, hold.generation_);
+    give_back_if_live(*state, hold.life_, hold.node_, hold.generation_);
+    state->lock.unlock();
 }
 
 void release(const Holder& holder) {

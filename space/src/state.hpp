@@ -35,20 +35,27 @@
 namespace rig::detail {
 
 // A lock for critical sections of a few dozen instructions: one atomic exchange to take,
-// one store to give back (a std::mutex costs twice that here). A waiter spins a little,
-// then yields, so a holder descheduled on a busy machine gets the CPU back.
+// one store to give back (a std::mutex costs twice that here). A waiter spins reading the
+// lock (test and test-and-set: its cache line stays shared until the holder gives it
+// back), then yields, so a holder descheduled on a busy machine gets the CPU back. The
+// wait is out of line, so lock() adds no call, register or stack store to its callers.
 class SpinLock {
 public:
     void lock() {
-        while (locked_.exchange(true, std::memory_order_acquire)) {
-            for (int spins = 0; locked_.load(std::memory_order_relaxed); ++spins) {
-                if (spins >= 64) std::this_thread::yield();
-            }
-        }
+        if (!try_lock()) [[unlikely]] wait();
     }
+    bool try_lock() { return !locked_.exchange(true, std::memory_order_acquire); }
     void unlock() { locked_.store(false, std::memory_order_release); }
 
 private:
+    [[gnu::noinline, gnu::cold]] void wait() {
+        do {
+            for (int spins = 0; locked_.load(std::memory_order_relaxed); ++spins) {
+                if (spins >= 64) std::this_thread::yield();
+            }
+        } while (locked_.exchange(true, std::memory_order_acquire));
+    }
+
     std::atomic<bool> locked_{false};
 };
 
@@ -62,7 +69,7 @@ struct Books {
 
     // The test's fault at `step`, if the space has one (space_testing.hpp).
     void at(testing::SpaceStep step) const {
-        if (faults) faults->at(step);
+        if (faults) [[unlikely]] faults->at(step);
     }
     // Every heap allocation of a live space and its holders' records goes through here.
     template <class T, class... Args>
@@ -109,9 +116,14 @@ struct HolderState {
     // The membership in `space`, made on first use if the space is still in its life
     // `life`; null if it is not. May throw std::bad_alloc (the test's allocate fault).
     Membership* in(SpaceState& space, std::uint64_t life) {
+        if (Membership* m = member(space)) return m;
+        return join(space, life);
+    }
+    // The membership in `space`, or null if there is none yet.
+    Membership* member(const SpaceState& space) const {
         for (Membership* m = memberships.load(std::memory_order_acquire); m != nullptr; m = m->next)
             if (m->space == &space) return m;  // it owns the space, so the space lives
-        return join(space, life);
+        return nullptr;
     }
     Membership* join(SpaceState& space, std::uint64_t life);
 

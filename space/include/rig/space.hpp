@@ -62,6 +62,7 @@ private:
     friend std::optional<Hold> alloc(Space&, const Holder&, std::int64_t, std::int64_t);
     friend std::optional<Hold> share(const Holder&, const Hold&);
     friend void release(const Holder&);
+    friend struct detail::Steps;
     std::shared_ptr<detail::HolderState> state_;
 };
 
@@ -105,6 +106,7 @@ public:
 private:
     friend std::optional<Hold> alloc(Space&, const Holder&, std::int64_t, std::int64_t);
     friend struct detail::SpaceAccess;
+    friend struct detail::Steps;
     Space(std::int64_t base, std::int64_t bytes, std::shared_ptr<detail::Faults> faults);
     // The state, made by the first call (which may throw std::bad_alloc).
     detail::SpaceState& state();
