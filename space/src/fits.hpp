@@ -49,7 +49,8 @@ namespace rig::detail {
 
 // A node of a space's books. Most are blocks, which tile the space; a node with bytes = 0
 // is a share instead (space.cpp): a second or later hold on a block. Its roles:
-//  - free block: prev and next link its class's free list; holds = 0;
+//  - free block: prev and next link its class's free list (a head's prev is not
+//    kept); holds = 0;
 //  - held block: holds > 0; the block itself is its range's first hold, and prev and
 //    next link it into its holder's ring while that hold lasts (space.cpp);
 //  - share: `after` is the held block, prev and next link it into its holder's ring;
@@ -278,8 +279,9 @@ inline void Fits::resize(Block* block, std::uint64_t bytes) {
     enlist(block, fits::class_of(bytes));
 }
 
+// A list's head keeps no prev (it would be one more store, on another block's cache line,
+// each time the head changes): unlist knows the head by lists_[c] instead.
 inline void Fits::enlist(Block* block, int c) {
-    block->prev = nullptr;
     block->next = lists_[c];
     if (lists_[c] != nullptr) lists_[c]->prev = block;
     else nonempty_ |= std::uint64_t{1} << c;
@@ -287,10 +289,13 @@ inline void Fits::enlist(Block* block, int c) {
 }
 
 inline void Fits::unlist(Block* block, int c) {
-    if (block->prev != nullptr) block->prev->next = block->next;
-    else lists_[c] = block->next;
+    if (lists_[c] == block) {
+        lists_[c] = block->next;
+        if (block->next == nullptr) nonempty_ &= ~(std::uint64_t{1} << c);
+        return;
+    }
+    block->prev->next = block->next;
     if (block->next != nullptr) block->next->prev = block->prev;
-    if (lists_[c] == nullptr) nonempty_ &= ~(std::uint64_t{1} << c);
 }
 
 }  // namespace rig::detail
