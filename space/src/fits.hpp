@@ -35,7 +35,7 @@
 // So no two free blocks are ever neighbours, and each step above touches a fixed number
 // of blocks: a take and a give back cost the same with 16 free blocks or 2^20. A part or
 // merge that stays in its class (the common case next to a long free tail) costs no list
-// work at all: every store before the space's lock is given back costs (space.cpp, Cost).
+// work at all, and every store saved under the lock counts (space.cpp, Cost).
 #pragma once
 
 #include "pool.hpp"
@@ -55,7 +55,7 @@ namespace rig::detail {
 //    next link it into its holder's ring while that hold lasts (space.cpp);
 //  - share: `after` is the held block, prev and next link it into its holder's ring;
 //  - pooled: `before` links the pool; the other fields are left as they were (holds
-//    too: whoever takes a node sets it).
+//    too: a node taken for a block has it set; a share's is not read).
 // generation goes up each time the hold a node is (first hold or share) is given back, and
 // survives the pool: a Hold naming the node with an older generation is stale.
 struct alignas(64) Block {

@@ -1,22 +1,29 @@
 // space/src/space.cpp: rig::Space, its holders and holds (rig/space.hpp), on the books of
-// state.hpp and the allocation rule of fits.cpp.
+// state.hpp and the allocation rule of fits.hpp.
 //
 // Steps, each under the space's lock once (state.hpp):
 //  - alloc: find the holder's membership (made on first use), make sure the pool has the
 //    nodes a take may need (allocating outside the lock), then in one step take the range
-//    and link its block, which is also its first hold (fits.hpp), into the holder's ring. The range is the holder's from
-//    that step on; an exception after it (the test's `took` fault) leaves it to release.
+//    and link its block, which is also its first hold (fits.hpp), into the holder's ring.
+//    The range is the holder's from that step on; an exception after it (the test's
+//    `took` fault) leaves it to release.
 //  - share: the same, except the step checks that the shared hold is still live and links
 //    a share node holding its range instead of taking one.
 //  - free: if the hold is live, unlink it, bump its node's generation (making every copy
 //    of the Hold stale), and give the range back to the fits once its last hold goes.
 //  - release: one hold per step, each under the lock anew, so an exception between two
 //    steps (the `gave_back` fault) leaves the rest for the next release.
-// Cost: an alloc and a free are two lock exchanges and the work between them. On x86 a
-// locked exchange first waits for every earlier store to drain, so the hot path keeps its
-// stores few (a range's first hold is its block, the pool keeps no count) and makes the returned Hold in place: built in a
-// local and copied out, it cost a store-forwarding stall per alloc (43 ns against 27 ns
-// for alloc + free in bench_space on the 2-core build machine).
+// Cost: an alloc and a free are two lock exchanges and the work between them. A locked
+// exchange costs about 6 ns on the 2-core build machine however little it guards (12 of
+// the ~21 ns an alloc + free takes in bench_space), and first waits for every earlier
+// store to drain; so the hot paths keep their stores few, above all stores to other
+// cache lines: a range's first hold is its block, the pool keeps no count, a free block
+// keeps its node and its list while it stays in its class (fits.hpp), and the returned
+// Hold is made in place (built in a local and copied out, it cost a store-forwarding
+// stall per alloc: 43 ns against 27). alloc and free are fast paths of loads, checks and
+// the step, which GCC compiles with no calls and little stack; everything rare (a first
+// use, a lock held elsewhere, a pool to grow, a test's faults, an uncommon carve) is out
+// of line in Steps, so it costs the fast path nothing.
 #include "rig/space.hpp"
 
 #include "rig/text.hpp"
