@@ -10,8 +10,9 @@
 // Not thread-safe: the space's lock guards it.
 //
 // A request is n bytes at alignment a (a power of two). A free block [s, s + L) holds an
-// a-aligned run of n bytes iff (align_up(s, a) - s) + n <= L; since align_up(s, a) - s is
-// at most a - 1, every block of at least reach = n + a - 1 bytes holds one.
+// a-aligned run of n bytes iff pad(s, a) + n <= L, where pad(s, a) = -s mod a is how far
+// the first multiple of a from s on lies; since pad is at most a - 1, every block of at
+// least reach = n + a - 1 bytes holds one.
 // Let c = ceil(log2(reach)). take looks at two blocks, no more:
 //  1. the first block of class c - 1 (blocks of [2^(c-1), 2^c) bytes): it may be shorter
 //     than reach and still hold an aligned run, if its start lies well (an exactly
@@ -132,12 +133,11 @@ inline int class_of(std::uint64_t bytes) { return 63 - __builtin_clzll(bytes); }
 // Whether a and b (both > 0) are of one class: their highest set bits are the same bit.
 inline bool same_class(std::uint64_t a, std::uint64_t b) { return (a ^ b) <= (a & b); }
 
-inline std::uint64_t align_up(std::uint64_t address, std::uint64_t align) {
-    return (address + align - 1) & ~(align - 1);
-}
+// pad(address, align) above: from address to the first multiple of align.
+inline std::uint64_t pad(std::uint64_t address, std::uint64_t align) { return (0 - address) & (align - 1); }
 
 inline bool holds_run(const Block& block, std::uint64_t n, std::uint64_t align) {
-    return align_up(block.start, align) - block.start + n <= block.bytes;
+    return pad(block.start, align) + n <= block.bytes;
 }
 
 }  // namespace fits
@@ -177,8 +177,8 @@ inline Fits::Fits(std::uint64_t base, std::uint64_t bytes, std::unique_ptr<Block
 // Out of line: it is most of the code and little of the calls.
 [[gnu::noinline]] inline Block* Fits::carve(Block* block, std::uint64_t n, std::uint64_t align) {
     const std::uint64_t start = block->start;
-    const std::uint64_t run_start = fits::align_up(start, align);
-    const std::uint64_t below = run_start - start;
+    const std::uint64_t below = fits::pad(start, align);
+    const std::uint64_t run_start = start + below;
     const std::uint64_t above = block->bytes - below - n;
     if (below == 0 && above == 0) {
         unlist(block, fits::class_of(n));

@@ -167,6 +167,19 @@ struct Steps {
         return made;
     }
 
+    // alloc's fast path, with the lock held, for a pool to grow first.
+    [[gnu::noinline]] static std::optional<Hold> alloc_growing(SpaceState& state, Membership& membership,
+                                                               std::uint64_t bytes, std::uint64_t aligned_to) {
+        Books& books = *state.books;
+        grow(state.lock, books, Fits::spare_blocks);
+        Block* range = books.fits.take(bytes, aligned_to);
+        if (range == nullptr) {
+            state.lock.unlock();
+            return std::nullopt;
+        }
+        return hold(state, state.life, membership, range);
+    }
+
     // alloc's fast path for a block that does not split low (fits.hpp), out of line.
     [[gnu::noinline]] static std::optional<Hold> alloc_carving(SpaceState& state, Membership& membership, Block* block,
                                                                std::uint64_t bytes, std::uint64_t aligned_to) {
@@ -285,24 +298,23 @@ std::optional<Hold> alloc(Space& space, const Holder& holder, std::int64_t n, st
     if (n > space.length()) return std::nullopt;
     const auto bytes = static_cast<std::uint64_t>(n);
     const std::uint64_t aligned_to = std::max(align_bits, std::bit_floor(bytes));
-    // The fast path (see Cost): loads and checks, then the step. Anything else (a space's
-    // first alloc, a holder's first in it, a test's faults, a lock held elsewhere, a pool
-    // to grow) goes to Steps::alloc, which starts over; nothing has been done by then.
+    // The fast path (see Cost): loads and checks, then the step. A space's first alloc, a
+    // holder's first in it, a test's faults or a lock held elsewhere go to Steps::alloc,
+    // which starts over (nothing has been done by then); a pool to grow or an uncommon
+    // carve, to the Steps that go on from there.
     SpaceState* state = space.published_.load(std::memory_order_acquire);
     Membership* membership = nullptr;
     if (state != nullptr) membership = holder.state_->member(*state);
     if (membership == nullptr || state->books->faults || !state->lock.try_lock()) [[unlikely]]
         return detail::Steps::alloc(space, holder, bytes, aligned_to);
     Books& books = *state->books;
-    if (!books.fits.blocks().has(Fits::spare_blocks)) [[unlikely]] {
-        state->lock.unlock();
-        return detail::Steps::alloc(space, holder, bytes, aligned_to);
-    }
     Block* block = books.fits.find(bytes, aligned_to);
     if (block == nullptr) [[unlikely]] {
         state->lock.unlock();
         return std::nullopt;
     }
+    if (!books.fits.blocks().has(Fits::spare_blocks)) [[unlikely]]
+        return detail::Steps::alloc_growing(*state, *membership, bytes, aligned_to);
     if (!Fits::splits_low(*block, bytes, aligned_to)) [[unlikely]]
         return detail::Steps::alloc_carving(*state, *membership, block, bytes, aligned_to);
     return detail::Steps::hold(*state, state->life, *membership, books.fits.split_low(block, bytes));
