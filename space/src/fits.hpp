@@ -112,6 +112,8 @@ public:
     const Block* first() const { return first_; }
 
 private:
+    friend struct SpaceAccess;  // testing.cpp checks the lists
+
     void enlist(Block* block, int c);
     void unlist(Block* block, int c);
     // block->bytes becomes `bytes`; it changes lists if it changes class.
