@@ -111,7 +111,8 @@ public:
     // Waits up to `timeout` for MSI-X vector `vector`; true if it fired.
     bool interrupt(unsigned vector, std::chrono::nanoseconds timeout) const;
 
-    // A Function Level Reset.
+    // A Function Level Reset. Where the function was inherited, the memory a dead process
+    // left it reaching is then forgotten (FunctionOps::forget).
     Result<void> reset() const;
 
     // Turns bus mastering off and gives back windows, DMA memory and pins. false if memory

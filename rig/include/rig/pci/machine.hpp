@@ -71,6 +71,7 @@ struct Route {
     std::string provider_host_bridge;   // "pci0000:40"
     std::string client_host_bridge;
     bool cpu_rule = false;              // AMD family >= 0x17 allowed it (cpu_supports_p2pdma)
+    std::string cpu;                    // the boot CPU as /proc/cpuinfo gave it, where the CPU rule was consulted
     std::string host_bridge_rule;       // what the allow-list said, in words, where consulted
     bool forwards() const { return verdict == Verdict::BusAddress || verdict == Verdict::ThroughHostBridge; }
     // The whole explanation in a few lines of text, naming bridges and bits.

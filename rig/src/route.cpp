@@ -1,0 +1,330 @@
+// Peer-to-peer routes: Machine::forwards, distance and route. This file is rig's whole
+// copy of Linux's p2pdma policy (drivers/pci/p2pdma.c: calc_map_type_and_dist(),
+// host_bridge_whitelist(), cpu_supports_p2pdma(); spec/p2pdma.md §1–§3, §6). The
+// question: may the client's requests reach a BAR of the provider?
+//
+// The ways up. Each function climbs pci_upstream_bridge(): to the bridge that owns its
+// bus, then that bridge's, up to the last one, which sits on a root bus. A VF climbs from
+// its PF's bus (the PF itself is not on its way). A host bridge is never on a way; a
+// function's host bridge is the nearest pciDDDD:BB directory above it, so a VMD domain
+// (pci10000:e0 nested under 0000:00:0e.0) is a host bridge of its own. Example:
+//
+//        pci0000:00 (host bridge H)                         pci0000:40 (host bridge K)
+//         |                         |                              |
+//      00:01.0 root port         00:02.0 root port              40:01.1 root port
+//         |                         |                              |
+//      01:00.0 switch upstream   03:00.0 F                      41:00.0 G
+//         |              |
+//      02:08.0        02:10.0    switch downstream ports
+//         |              |
+//      05:00.0 A      06:00.0 B, 06:00.1 B' (two functions of one device)
+//
+// Step A (distance). Walk the provider's way; the first node that is also on the
+// client's way is the common node; Linux's distance counts the hops to it on both ways.
+//   A with A    common A itself, 0 hops        Switch (Bridge where A sits on a root bus)
+//   B with B'   common 02:10.0, 2 hops         Switch
+//   A with B    common 01:00.0, 4 hops         Switch (+2 per further switch level)
+//   a VF with another VF or its PF: common = the PF's upstream bridge, 2 hops: Switch
+//   A with F    no common node, same host bridge       Bridge
+//   A with G    no common node, two host bridges       System
+// Distance never depends on ACS.
+//
+// Step B (ACS), only where there is a common node. Every node checked: the provider's
+// way up to and including the common node, and the client's way below it (A with B:
+// 05:00.0, 02:08.0, 01:00.0, 06:00.0, 02:10.0; A with A: A alone). A node whose ACS
+// Control has P2P Request Redirect, P2P Completion Redirect or P2P Egress Control set
+// (ctrl & 0x2c; PCIe 6.0 §7.7.8.3) sends the requests up to the root complex.
+//   no node redirects                      PCI_P2PDMA_MAP_BUS_ADDR: forwards
+//   some node redirects                    Step C
+//   a node's config gave fewer than 256 bytes (no CAP_SYS_ADMIN: sysfs gives 64), so
+//   its ACS Control is unknown             Step C alone decides, as the page says
+//
+// Step C (the root complex), where there is no common node or Step B sent it here:
+//   the boot CPU is AuthenticAMD, family 0x17 or later      THRU_HOST_BRIDGE: forwards
+//   (HygonGenuine, Intel, no /proc/cpuinfo: not this rule)
+//   else the host-bridge allow-list, on each host bridge's representative: the first
+//   device on its root bus (lowest devfn), taken only if it is at 00.0 or is a root port
+//   (pci_host_bridge_dev(); port type from the PCI Express capability, or class 0x0604
+//   where the capability cannot be read). The first entry matching its vendor and device:
+//     one host bridge, representative listed                         THRU_HOST_BRIDGE
+//     two host bridges, both listed without REQ_SAME_HOST_BRIDGE     THRU_HOST_BRIDGE
+//     two host bridges, either one listed with REQ_SAME_HOST_BRIDGE  NOT_SUPPORTED
+//     a representative missing or not listed                         NOT_SUPPORTED
+//
+// A function that cannot be read (not a bus address, no function of the machine, a file
+// on its way unreadable or malformed, every function of a transport without sysfs files)
+// is unread: forwards is false and distance nullopt. Nothing is cached: ACS Control
+// changes at run time (setpci, pci=config_acs), and each answer reads the files anew.
+#include <fmt/format.h>
+
+#include <array>
+#include <string>
+
+#include "machine_state.hpp"
+#include "rig/text.hpp"
+#include "sysfs.hpp"
+
+namespace rig::pci {
+namespace {
+
+using sysfs::Node;
+using sysfs::Way;
+
+// spec/p2pdma.md §3: pci_p2pdma_whitelist[], in the kernel's order (the first match
+// decides). device nullopt: PCI_ANY_ID.
+struct Allowed {
+    std::uint16_t vendor;
+    std::optional<std::uint16_t> device;
+    bool same_host_bridge_only;  // REQ_SAME_HOST_BRIDGE
+    const char* what;
+};
+constexpr std::array<Allowed, 30> allow_list{{
+    {0x8086, 0x3c00, true, "Intel Sandy Bridge-EP"},
+    {0x8086, 0x3c01, true, "Intel Sandy Bridge-EP"},
+    {0x8086, 0x2f00, true, "Intel Haswell-EP"},
+    {0x8086, 0x2f01, true, "Intel Haswell-EP"},
+    {0x8086, 0x2030, false, "Intel Skylake-SP root port"},
+    {0x8086, 0x2031, false, "Intel Skylake-SP root port"},
+    {0x8086, 0x2032, false, "Intel Skylake-SP root port"},
+    {0x8086, 0x2033, false, "Intel Skylake-SP root port"},
+    {0x8086, 0x2020, false, "Intel Skylake-SP"},
+    {0x8086, 0x09a2, false, "Intel Ice Lake-SP and later Xeon"},
+    {0x8086, 0x0b25, false, "Intel DSA (Sapphire Rapids)"},
+    {0x8086, 0x0cfe, false, "Intel IAA (Sapphire Rapids)"},
+    {0x8086, 0x11fb, false, "Intel DSA (Granite Rapids-D)"},
+    {0x8086, 0x1212, false, "Intel DSA (Diamond Rapids)"},
+    {0x8086, 0x1216, false, "Intel IAA (Diamond Rapids)"},
+    {0x8086, 0x4940, false, "Intel QAT 4xxx"},
+    {0x8086, 0x4942, false, "Intel QAT 401xx"},
+    {0x8086, 0x4944, false, "Intel QAT 402xx"},
+    {0x8086, 0x4946, false, "Intel QAT 420xx"},
+    {0x8086, 0x4948, false, "Intel QAT 6xxx"},
+    {0x1ae0, std::nullopt, false, "Google SoC"},
+    {0x10de, 0x2f95, false, "NVIDIA CPU"},
+    {0x10de, 0x2f96, false, "NVIDIA CPU"},
+    {0x10de, 0x2f97, false, "NVIDIA CPU"},
+    {0x10de, 0x2f98, false, "NVIDIA CPU"},
+    {0x1d17, 0x1003, true, "Zhaoxin"},
+    {0x1d17, 0x1005, true, "Zhaoxin"},
+    {0x1d17, 0x1006, true, "Zhaoxin"},
+    {0x1d17, 0x1007, true, "Zhaoxin"},
+    {0x1d17, 0x1008, false, "Zhaoxin"},
+}};
+
+// x86 family of AMD's Zen (spec/p2pdma.md §2 step 8).
+constexpr unsigned amd_zen_family = 0x17;
+
+std::string ids(const Node& node) { return fmt::format("{:04x}:{:04x}", node.header.vendor, node.header.device); }
+
+struct HostBridgeAnswer {
+    bool allowed = false;
+    std::string why;
+};
+
+// __host_bridge_whitelist(): whether the host bridge above `way` is listed, given
+// whether both functions share it.
+HostBridgeAnswer host_bridge_allowed(const Way& way, bool same_host_bridge) {
+    const std::string& name = way.host_bridge;
+    auto first = sysfs::first_device(way.host_bridge_dir);
+    if (!first) return {false, name + ": its first device cannot be read: " + first.error()};
+    if (!*first) return {false, name + " has no device on its root bus"};
+    const Node& device = **first;
+    const auto address = BusAddress::parse(device.bus);
+    const bool at_zero = address && address->device == 0 && address->function == 0;
+    const bool root_port = device.header.capabilities_read
+                               ? device.header.port_type == config::PortType::RootPort
+                               : (device.header.class_code >> 8) == 0x0604;
+    if (!at_zero && !root_port)
+        return {false, fmt::format("{} has no representative: its first device {} ({}) is neither at 00.0 nor a root port",
+                                   name, device.bus, ids(device))};
+    for (const Allowed& entry : allow_list) {
+        if (entry.vendor != device.header.vendor || (entry.device && *entry.device != device.header.device)) continue;
+        if (entry.same_host_bridge_only && !same_host_bridge)
+            return {false, fmt::format("{}'s first device {} ({}, {}) is allowed only within its own host bridge",
+                                       name, device.bus, ids(device), entry.what)};
+        return {true, fmt::format("{}'s first device {} ({}, {}) is in the allow-list", name, device.bus, ids(device),
+                                  entry.what)};
+    }
+    return {false, fmt::format("{}'s first device {} ({}) is not in the allow-list", name, device.bus, ids(device))};
+}
+
+// Step C: the root complex's rule.
+void root_complex_rule(Route& r, const Way& provider, const Way& client, const std::filesystem::path& root) {
+    const sysfs::Cpu cpu = sysfs::read_cpu(root);
+    if (!cpu.error.empty()) r.cpu = "unknown (" + cpu.error + ")";
+    else r.cpu = (cpu.vendor.empty() ? std::string("no vendor_id") : cpu.vendor) +
+                 (cpu.family ? fmt::format(" family {:#x}", *cpu.family) : std::string(" without a cpu family"));
+    if (cpu.vendor == "AuthenticAMD" && cpu.family && *cpu.family >= amd_zen_family) {
+        r.cpu_rule = true;
+        r.verdict = Verdict::ThroughHostBridge;
+        return;
+    }
+    bool allowed = false;
+    if (provider.host_bridge_dir == client.host_bridge_dir) {
+        const auto answer = host_bridge_allowed(provider, true);
+        allowed = answer.allowed;
+        r.host_bridge_rule = answer.why;
+    } else {
+        const auto p = host_bridge_allowed(provider, false);
+        const auto c = host_bridge_allowed(client, false);
+        allowed = p.allowed && c.allowed;
+        r.host_bridge_rule = p.why + "; " + c.why;
+    }
+    r.verdict = allowed ? Verdict::ThroughHostBridge : Verdict::NotSupported;
+}
+
+// Step A: where the first node of the provider's way that is also on the client's way
+// lies on each (the number of hops to it), or nullopt.
+struct Common {
+    std::size_t provider = 0, client = 0;
+};
+std::optional<Common> common_node(const Way& provider, const Way& client) {
+    for (std::size_t i = 0; i < provider.nodes.size(); ++i)
+        for (std::size_t j = 0; j < client.nodes.size(); ++j)
+            if (provider.nodes[i].dir == client.nodes[j].dir) return Common{i, j};
+    return std::nullopt;
+}
+
+Distance distance_of(const Way& provider, const Way& client, const std::optional<Common>& common) {
+    if (!common) return provider.host_bridge_dir == client.host_bridge_dir ? Distance::Bridge : Distance::System;
+    // A function with itself: Switch where it has an upstream bridge, Bridge on a root bus.
+    const bool same_function = common->provider == 0 && common->client == 0;
+    return same_function && provider.nodes.size() == 1 ? Distance::Bridge : Distance::Switch;
+}
+
+Route decide(std::string_view provider_bus, std::string_view client_bus, const Way& provider, const Way& client,
+             const std::filesystem::path& root) {
+    Route r;
+    r.provider = std::string(provider_bus);
+    r.client = std::string(client_bus);
+    r.provider_host_bridge = provider.host_bridge;
+    r.client_host_bridge = client.host_bridge;
+    const auto common = common_node(provider, client);
+    r.distance = distance_of(provider, client, common);
+    if (!common) {
+        root_complex_rule(r, provider, client, root);
+        return r;
+    }
+    r.common = provider.nodes[common->provider].bus;
+
+    // Step B: the provider's way up to and including the common node, the client's below it.
+    auto check = [&r](const Node& node) {
+        if (!node.header.capabilities_read) r.acs_read = false;
+        else if (node.header.redirects()) r.redirects.push_back({node.bus, *node.header.acs_control});
+    };
+    for (std::size_t i = 0; i <= common->provider; ++i) check(provider.nodes[i]);
+    for (std::size_t j = 0; j < common->client; ++j) check(client.nodes[j]);
+    if (r.acs_read && r.redirects.empty()) {
+        r.verdict = Verdict::BusAddress;
+        return r;
+    }
+    root_complex_rule(r, provider, client, root);
+    return r;
+}
+
+// "ReqRedir CmpltRedir" for the bits of `control` that redirect (lspci's names).
+std::string redirect_bits(std::uint16_t control) {
+    std::string out;
+    auto add = [&](std::uint16_t bit, const char* name) {
+        if ((control & bit) == 0) return;
+        if (!out.empty()) out += ' ';
+        out += name;
+    };
+    add(config::acs_request_redirect, "ReqRedir");
+    add(config::acs_completion_redirect, "CmpltRedir");
+    add(config::acs_egress_control, "EgressCtrl");
+    return out;
+}
+
+}  // namespace
+
+Route Machine::route(std::string_view provider, std::string_view client) const {
+    Route r;
+    r.provider = std::string(provider);
+    r.client = std::string(client);
+    if (!state_->root) {
+        r.unread = *state_->name + ": the transport sent no sysfs files, so every function is unread";
+        return r;
+    }
+    const auto& root = *state_->root;
+    auto p = sysfs::read_way(root, provider);
+    if (!p) {
+        r.unread = p.error();
+        return r;
+    }
+    auto c = sysfs::read_way(root, client);
+    if (!c) {
+        r.unread = c.error();
+        return r;
+    }
+    return decide(provider, client, *p, *c, root);
+}
+
+bool Machine::forwards(std::string_view provider, std::string_view client) const {
+    return route(provider, client).forwards();
+}
+
+std::optional<Distance> Machine::distance(std::string_view a, std::string_view b) const {
+    if (!state_->root) return std::nullopt;
+    auto p = sysfs::read_way(*state_->root, a);
+    auto c = p ? sysfs::read_way(*state_->root, b) : p;
+    if (!p || !c) return std::nullopt;
+    return distance_of(*p, *c, common_node(*p, *c));
+}
+
+std::string Route::explain() const {
+    std::string out = fmt::format("{} -> BAR of {}: {}", client, provider, to_string(verdict));
+    switch (verdict) {
+    case Verdict::Unread: return out + "\n  " + unread + "\n";
+    case Verdict::BusAddress: out += " (PCI_P2PDMA_MAP_BUS_ADDR)\n"; break;
+    case Verdict::ThroughHostBridge: out += " (PCI_P2PDMA_MAP_THRU_HOST_BRIDGE)\n"; break;
+    case Verdict::NotSupported: out += " (PCI_P2PDMA_MAP_NOT_SUPPORTED)\n"; break;
+    }
+    out += fmt::format("  host bridges: provider {}, client {}\n", provider_host_bridge, client_host_bridge);
+    out += fmt::format("  distance: {}", distance ? to_string(*distance) : "unknown");
+    if (common) out += fmt::format(", common upstream node {}\n", *common);
+    else out += ", no common upstream bridge: the requests cross the root complex\n";
+    if (common) {
+        if (!acs_read)
+            out += "  ACS: configuration space past 64 bytes is unreadable (no CAP_SYS_ADMIN), so the root complex's "
+                   "rule alone decides\n";
+        if (!redirects.empty()) {
+            std::string list, names;
+            for (const Redirect& r : redirects) {
+                list += fmt::format("\n    {} ACSCtl {} ({})", r.bus, text::hex(r.control, 4), redirect_bits(r.control));
+                names += (names.empty() ? "" : ";") + r.bus;
+            }
+            out += "  ACS redirects the requests to the root complex at:" + list +
+                   "\n    (Linux lifts this with pci=disable_acs_redir=" + names + ")\n";
+        } else if (acs_read) {
+            out += "  ACS: no node on either way redirects peer-to-peer requests\n";
+        }
+    }
+    if (!cpu.empty())
+        out += fmt::format("  CPU: {}{}\n", cpu,
+                           cpu_rule ? ": AMD family 0x17 or later forwards every pair"
+                                    : ": not AMD family 0x17 or later, so the host-bridge allow-list decides");
+    if (!host_bridge_rule.empty()) out += "  allow-list: " + host_bridge_rule + "\n";
+    return out;
+}
+
+std::string_view to_string(Distance d) {
+    switch (d) {
+    case Distance::Switch: return "switch";
+    case Distance::Bridge: return "bridge";
+    case Distance::System: return "system";
+    }
+    return "unknown";
+}
+
+std::string_view to_string(Verdict v) {
+    switch (v) {
+    case Verdict::Unread: return "unread";
+    case Verdict::BusAddress: return "direct";
+    case Verdict::ThroughHostBridge: return "through host bridge";
+    case Verdict::NotSupported: return "not supported";
+    }
+    return "unknown";
+}
+
+}  // namespace rig::pci

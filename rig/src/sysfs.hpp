@@ -1,0 +1,100 @@
+// Reading a machine's sysfs files under a root directory (internal to rig_pci): "/" for
+// Machine::local(), a snapshot or fixture for Machine::at(). Linux's layout
+// (Documentation/ABI/testing/sysfs-bus-pci):
+//   sys/bus/pci/devices/<bus address> -> ../../../devices/pciDDDD:BB/<bridge>/.../<bus address>
+//   sys/devices/.../<bus address>/{vendor,device,class,config,numa_node,driver,iommu_group,physfn}
+//   proc/cpuinfo
+// A function's upstream bridges are the directories named by bus addresses above its
+// own; the nearest pciDDDD:BB directory above it is its host bridge (spec/p2pdma.md §1).
+//
+// Every path is resolved inside the root, as if the root were "/": symbolic links are
+// followed (absolute ones taken under the root), ".." never leaves it, and a chain of more
+// than 40 links is an Error, so a snapshot's links never reach this machine's files and a
+// link loop ends.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "config_space.hpp"
+#include "rig/pci/address.hpp"
+#include "rig/pci/machine.hpp"
+#include "rig/result.hpp"
+
+namespace rig::pci::sysfs {
+
+namespace fs = std::filesystem;
+
+// sys/bus/pci/devices below a root.
+inline fs::path devices_dir(const fs::path& root) { return root / "sys/bus/pci/devices"; }
+
+// `path` (relative to root) resolved inside `root`: the physical path of what it names.
+// Error naming the path where a component is missing, a link cannot be read, or links
+// nest deeper than 40.
+Result<fs::path> resolve(const fs::path& root, const fs::path& path);
+
+// The text of a small file, whole. Error naming the file.
+Result<std::string> read_text(const fs::path& file);
+// A file holding one hexadecimal number as sysfs writes it ("0x10de\n"), at most `max`.
+Result<std::uint32_t> read_hex(const fs::path& file, std::uint32_t max);
+// The name of the file a link points to ("vfio-pci" for a driver link), or nullopt
+// where there is no such link.
+std::optional<std::string> link_name(const fs::path& link);
+// Up to 4096 bytes of `dir`/config. Error naming the file.
+Result<std::vector<std::uint8_t>> read_config(const fs::path& dir);
+
+// The resolved directory of the function at `bus`. Error naming the bus where it is not a
+// bus address, no function of the machine, or its link cannot be resolved.
+Result<fs::path> function_dir(const fs::path& root, std::string_view bus);
+
+// The functions under root, in bus order: Ok({}) without sys/bus/pci; a function whose
+// link or vendor, device or class file cannot be read is left out; Error where
+// sys/bus/pci/devices cannot be listed.
+Result<std::vector<Id>> functions(const fs::path& root);
+
+// A host bridge directory's name, "pci0000:40" or "pci10000:e0": its domain and root bus.
+struct HostBridgeName {
+    std::uint32_t domain = 0;
+    std::uint8_t bus = 0;
+};
+std::optional<HostBridgeName> parse_host_bridge(std::string_view name);
+
+// One function on a way up: the function itself or one of its upstream bridges.
+struct Node {
+    std::string bus;  // its bus address, as its directory is named
+    fs::path dir;     // its resolved directory
+    Header header;    // its configuration space, read now
+};
+
+// A function's way up to its host bridge, as Linux's pci_upstream_bridge() climbs it.
+struct Way {
+    // nodes[0] is the function; then its upstream bridges, nearest first, the last one on
+    // a root bus. For an SR-IOV VF the bridges are its PF's (the PF is not on the way).
+    std::vector<Node> nodes;
+    std::string host_bridge;  // "pci0000:40": the nearest host bridge directory above it
+    fs::path host_bridge_dir;
+};
+
+// Reads the way up of the function at `bus`, with each node's configuration space read
+// now. Error naming the bus and the file where any of it cannot be read or makes no
+// tree (a directory on the way that is neither a bridge nor a host bridge).
+Result<Way> read_way(const fs::path& root, std::string_view bus);
+
+// The first device on a host bridge's root bus (lowest device and function among the
+// host bridge directory's children on that bus), as Linux's pci_host_bridge_dev() finds
+// it; nullopt where the root bus has none. Error where it cannot be read.
+Result<std::optional<Node>> first_device(const fs::path& host_bridge_dir);
+
+// The boot CPU as /proc/cpuinfo's first processor block gives it.
+struct Cpu {
+    std::string vendor;             // vendor_id: "AuthenticAMD", "GenuineIntel", "HygonGenuine"; empty if absent
+    std::optional<unsigned> family; // "cpu family", decimal in the file
+    std::string error;              // why it could not be read, if it could not
+};
+Cpu read_cpu(const fs::path& root);
+
+}  // namespace rig::pci::sysfs
