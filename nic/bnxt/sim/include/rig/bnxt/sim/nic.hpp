@@ -1,0 +1,115 @@
+// rig/bnxt/sim/nic.hpp: a device model of the RoCE function of a Broadcom BCM57508 (P5),
+// the firmware and DMA engine side of spec/bnxt-hsi.md, as a rig::sim::Device.
+//
+// What it decodes (§1): BAR0 registers (HWRM window and trigger, firmware status, CMDQ
+// mailbox, producer and trigger; 32-bit accesses only), BAR2 doorbells (one 8-byte store
+// each, in the doorbell pages from 0x10000 on), BAR4 (nothing: reads 0, writes dropped).
+// An access of another width, or to an offset nothing decodes, reads all ones, is dropped
+// and is counted (B23; testing::Faults::counters). It reads requests and writes responses,
+// CREQ/NQ entries, CQEs and data only through its Port, so a fault of the bus reaches the
+// driver as the hardware reports it, and every ring entry is written body first, then its
+// valid/phase byte as a separate 1-byte write (release).
+//
+// What it runs: every HWRM command of §3.5 the minimal driver sends (others answer
+// CMD_NOT_SUPPORTED), the RCFW channel (§4: CMDQ, CREQ with phase, side buffers, the
+// INITIALIZE_FW gate), NQs with arm state and MSI-X, the memory-region table (§6: keys,
+// page lists of levels 0/1/2, access rights), RC queue pairs with the MODIFY_QP state
+// machine, SEND, SEND with immediate, RDMA WRITE (with immediate) and RDMA READ over a
+// Wire, with PSNs, acknowledgements, retransmission on timeout, receiver-not-ready
+// retries, error CQEs, flush CQEs and QP error notifications. Doorbells are checked as
+// the HSI says (index in range, epoch = wrap parity, §5.8.2); one that fails is dropped
+// and counted. Where the model and the hardware differ, the source says so at the spot.
+//
+// How it runs: on its own thread (start) or stepped by hand (step, settle) for exact
+// interleavings; both may be mixed. Its timers compare against Options::clock. BAR
+// accesses and Port calls may come from any thread; the model's state changes only while
+// one thread runs a step.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <span>
+
+#include "rig/bnxt/sim/clock.hpp"
+#include "rig/sim/device.hpp"
+
+namespace rig::bnxt::sim {
+
+namespace testing {
+class Faults;
+}
+class Wire;
+
+// The limits QUERY_FUNC reports (§4.6.2) and the model enforces.
+struct Limits {
+    std::uint64_t max_mr_size = std::uint64_t{1} << 39;
+    std::uint32_t max_qp = 1024;        // excludes QP1
+    std::uint16_t max_qp_wr = 4096;     // WQEs per SQ/RQ
+    std::uint32_t max_cq = 1024;
+    std::uint32_t max_cqe = 65536;      // CQEs per CQ
+    std::uint8_t max_sge = 6;           // static WQE mode: at most 6
+    std::uint8_t max_qp_rd_atom = 16;   // responder depth
+    std::uint8_t max_qp_init_rd_atom = 16;  // initiator depth
+    std::uint32_t max_mr = 65536;
+    std::uint32_t max_inline_data = 96;
+    std::uint32_t max_gid = 256;
+    std::uint16_t max_rings = 64;       // NQ-type rings (CREQ and NQs), FUNC_QCAPS max_cmpl_rings
+    std::uint16_t max_stat_ctx = 64;
+};
+
+struct Options {
+    std::array<std::uint8_t, 6> mac{0x02, 0x00, 0x00, 0x00, 0x00, 0x01};  // FUNC_QCAPS/QCFG mac_address
+    unsigned msix_vectors = 16;
+    Limits limits{};
+    // Time for the model's timers; must outlive the Nic. nullptr: a SteadyClock of its own.
+    const Clock* clock = nullptr;
+    // RC flow control: packets a QP sends beyond the last acknowledged one.
+    std::uint32_t window_packets = 256;
+    // The requester asks for an acknowledgement at least every this many packets.
+    std::uint32_t ack_every = 16;
+};
+
+class Nic final : public rig::sim::Device {
+public:
+    explicit Nic(Options options = {});
+    ~Nic() override;  // stops the worker; unplugs the wire
+    Nic(const Nic&) = delete;
+    Nic& operator=(const Nic&) = delete;
+
+    // rig::sim::Device (device.hpp). identity: vendor 0x14E4, device 0x1750, class
+    // 0x020000, BAR0 64 KiB, BAR2 128 KiB, BAR4 16 KiB (all 64-bit), MSI-X vectors.
+    rig::sim::Identity identity() const override;
+    void attach(rig::sim::Port& port) override;
+    void detach() override;
+    std::uint64_t read(unsigned bar, std::uint64_t offset, unsigned width) override;
+    void write(unsigned bar, std::uint64_t offset, unsigned width, std::uint64_t value) override;
+    std::span<std::byte> memory(unsigned bar) override;
+    void reset() override;
+
+    // Starts the model's own thread, which steps whenever there is work and sleeps on a
+    // condition variable otherwise (waking at the next timer deadline, polled at 1 ms
+    // while one is pending). Idempotent. Throws std::logic_error before attach.
+    void start();
+    // Stops and joins the thread (idempotent). Work left pending stays for step or start.
+    void stop();
+    bool running() const;
+
+    // One unit of work on the caller's thread: the oldest BAR event (HWRM trigger, CMDQ
+    // trigger, doorbell) or wire frame, else one due timer. false when there was none.
+    // May run while the thread runs: steps are serialized.
+    bool step();
+    // Steps until step returns false or `max_steps` ran; returns the steps taken.
+    std::size_t settle(std::size_t max_steps = 1'000'000);
+
+    const Options& options() const;
+
+    struct Impl;
+
+private:
+    friend class Wire;
+    friend class testing::Faults;
+    std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace rig::bnxt::sim

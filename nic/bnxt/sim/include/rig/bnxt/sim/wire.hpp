@@ -1,0 +1,32 @@
+// rig/bnxt/sim/wire.hpp: a cable between the ports of two bnxt models, on one simulated
+// machine or on two. It carries Ethernet frames (RoCE packets: GRH, BTH, RETH, AETH,
+// immediate data, payload) in order and without loss, from the transmitting model's step
+// into the receiving model's inbox, where the receiver's next step takes them.
+//
+// Lifetime: a Wire joins the two Nics from construction to destruction; destroying it (or
+// either Nic) unplugs the cable, after which frames are dropped and counted. A Nic is
+// plugged into at most one Wire. Thread safety: frames may be sent from both models'
+// threads at once; constructing and destroying a Wire may race with both.
+#pragma once
+
+#include <memory>
+
+#include "rig/bnxt/sim/nic.hpp"
+
+namespace rig::bnxt::sim {
+
+class Wire {
+public:
+    // Throws std::invalid_argument if a and b are the same Nic or either is plugged.
+    Wire(Nic& a, Nic& b);
+    ~Wire();
+    Wire(const Wire&) = delete;
+    Wire& operator=(const Wire&) = delete;
+
+    struct Link;
+
+private:
+    std::shared_ptr<Link> link_;
+};
+
+}  // namespace rig::bnxt::sim

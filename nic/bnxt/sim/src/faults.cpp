@@ -1,0 +1,88 @@
+// Test-only fault injection (testing/faults.hpp) and the plan the Firmware consults.
+#include "rig/bnxt/sim/testing/faults.hpp"
+
+#include "impl.hpp"
+
+namespace rig::bnxt::sim {
+
+namespace detail {
+
+namespace {
+template <class Map, class Key>
+std::optional<PlannedFault> take(Map& map, Key key) {
+    auto it = map.find(key);
+    if (it == map.end()) return std::nullopt;
+    PlannedFault f = it->second;
+    if (it->second.times != testing::Faults::always && --it->second.times == 0) map.erase(it);
+    return f;
+}
+}  // namespace
+
+void FaultPlan::plan_hwrm(hsi::ReqType type, PlannedFault f) {
+    std::lock_guard lock(mutex_);
+    if (f.times > 0) hwrm_.emplace(static_cast<std::uint16_t>(type), f);
+}
+void FaultPlan::plan_rcfw(hsi::Opcode op, PlannedFault f) {
+    std::lock_guard lock(mutex_);
+    if (f.times > 0) rcfw_.emplace(static_cast<std::uint8_t>(op), f);
+}
+void FaultPlan::plan_frame_drops(unsigned count) {
+    std::lock_guard lock(mutex_);
+    frame_drops_ += count;
+}
+void FaultPlan::clear() {
+    std::lock_guard lock(mutex_);
+    hwrm_.clear();
+    rcfw_.clear();
+    frame_drops_ = 0;
+}
+std::optional<PlannedFault> FaultPlan::take_hwrm(std::uint16_t type) {
+    std::lock_guard lock(mutex_);
+    return take(hwrm_, type);
+}
+std::optional<PlannedFault> FaultPlan::take_rcfw(std::uint8_t op) {
+    std::lock_guard lock(mutex_);
+    return take(rcfw_, op);
+}
+bool FaultPlan::take_frame_drop() {
+    std::lock_guard lock(mutex_);
+    if (frame_drops_ == 0) return false;
+    --frame_drops_;
+    return true;
+}
+
+}  // namespace detail
+
+namespace testing {
+
+using detail::FaultKind;
+using detail::PlannedFault;
+
+Faults::Faults(Nic& nic) : impl_(nic.impl_.get()) {}
+
+void Faults::refuse(hsi::ReqType type, hsi::HwrmError error, unsigned times) {
+    impl_->faults.plan_hwrm(type, {FaultKind::refuse, static_cast<std::uint16_t>(error), times});
+}
+void Faults::drop(hsi::ReqType type, unsigned times) { impl_->faults.plan_hwrm(type, {FaultKind::drop, 0, times}); }
+void Faults::stale(hsi::ReqType type, unsigned times) { impl_->faults.plan_hwrm(type, {FaultKind::stale, 0, times}); }
+void Faults::truncate(hsi::ReqType type, unsigned times) {
+    impl_->faults.plan_hwrm(type, {FaultKind::truncate, 0, times});
+}
+void Faults::refuse(hsi::Opcode opcode, hsi::RcfwStatus status, unsigned times) {
+    impl_->faults.plan_rcfw(opcode, {FaultKind::refuse, static_cast<std::uint16_t>(status), times});
+}
+void Faults::drop(hsi::Opcode opcode, unsigned times) { impl_->faults.plan_rcfw(opcode, {FaultKind::drop, 0, times}); }
+void Faults::stale(hsi::Opcode opcode, unsigned times) {
+    impl_->faults.plan_rcfw(opcode, {FaultKind::stale, 0, times});
+}
+void Faults::drop_frames(unsigned count) { impl_->faults.plan_frame_drops(count); }
+void Faults::clear() { impl_->faults.clear(); }
+
+Counters Faults::counters() const {
+    std::lock_guard step_lock(impl_->step_mutex);
+    std::lock_guard lock(impl_->inbox_mutex);
+    return impl_->counters;
+}
+
+}  // namespace testing
+}  // namespace rig::bnxt::sim

@@ -1,0 +1,398 @@
+// firmware.hpp: the state behind a bnxt model's BARs and the code that changes it: the
+// HWRM and RCFW channels, NQs, CQs, the memory-region table and RC queue pairs
+// (spec/bnxt-hsi.md §3-§6). Private to rig_bnxt_sim.
+//
+// Threading: a Firmware is only touched by the thread that runs the model's step (the
+// Nic serializes steps), so nothing here locks. It reaches memory only through its Bus,
+// and the wire only through the `transmit` function it is given.
+#pragma once
+
+#include <array>
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <span>
+#include <vector>
+
+#include "dma.hpp"
+#include "packet.hpp"
+#include "ring.hpp"
+#include "rig/bnxt/hsi/cqe.hpp"
+#include "rig/bnxt/hsi/hwrm.hpp"
+#include "rig/bnxt/hsi/rcfw.hpp"
+#include "rig/bnxt/hsi/wqe.hpp"
+#include "rig/bnxt/sim/nic.hpp"
+
+namespace rig::bnxt::sim::detail {
+
+using Bytes = std::vector<std::byte>;
+using Nanoseconds = std::chrono::nanoseconds;
+
+// Faults a test planned (testing::Faults). Shared between the test's thread and the
+// step, so it locks.
+enum class FaultKind { refuse, drop, stale, truncate };
+struct PlannedFault {
+    FaultKind kind;
+    std::uint16_t code;  // HwrmError or RcfwStatus for refuse
+    unsigned times;
+};
+class FaultPlan {
+public:
+    void plan_hwrm(hsi::ReqType type, PlannedFault f);
+    void plan_rcfw(hsi::Opcode op, PlannedFault f);
+    void plan_frame_drops(unsigned count);
+    void clear();
+    std::optional<PlannedFault> take_hwrm(std::uint16_t type);
+    std::optional<PlannedFault> take_rcfw(std::uint8_t op);
+    bool take_frame_drop();
+
+private:
+    std::mutex mutex_;
+    std::multimap<std::uint16_t, PlannedFault> hwrm_;
+    std::multimap<std::uint8_t, PlannedFault> rcfw_;
+    unsigned frame_drops_ = 0;
+};
+
+// What arrives from the BARs and the wire, in order.
+struct Event {
+    enum class Kind { hwrm, cmdq_init, cmdq_trigger, doorbell, frame };
+    Kind kind;
+    std::uint64_t value = 0;  // cmdq_trigger: the producer register; doorbell: the value
+    Bytes bytes;              // hwrm: the window; cmdq_init: the mailbox; frame: the frame
+};
+
+// An NQ-type ring (§3.12): a RoCE NQ or the CREQ.
+struct NqRing {
+    std::uint16_t id = 0;
+    std::uint16_t logical_id = 0;  // MSI-X vector
+    hsi::IntMode int_mode = hsi::IntMode::POLL;
+    PageList memory;
+    std::uint32_t length = 0;  // 16-byte entries, a power of two
+    Position producer;
+    Position consumer;
+    bool armed = false;
+    std::size_t cq_users = 0;
+};
+
+enum class CqArm { none, solicited, all };
+
+struct Cq {
+    std::uint32_t id = 0;
+    std::uint64_t handle = 0;
+    PageList memory;
+    std::uint32_t size = 0;  // CQEs
+    std::uint16_t nq = 0;    // cnq_id
+    Position producer;
+    Position consumer;
+    CqArm arm = CqArm::none;
+    bool arm_enabled = false;             // CQ_ARMENA seen since the last notification
+    std::deque<Position> solicited;       // solicited or error CQEs not yet released
+    std::uint32_t notifications = 0;      // total_cnq_events
+    bool overflowed = false;
+    std::size_t qp_users = 0;
+};
+
+struct Mr {
+    std::uint32_t key = 0;
+    std::uint32_t pd = 0;
+    hsi::MrwType type = hsi::MrwType::MR;
+    std::uint64_t handle = 0;
+    bool registered = false;
+    std::uint64_t va = 0;
+    std::uint64_t size = 0;
+    std::uint8_t access = 0;  // mr_access encoding
+    bool relaxed = false;     // REGISTER_MR ENABLE_RO
+    unsigned log2_page = 12;
+    PageList pages;
+};
+
+struct GidEntry {
+    Gid gid{};  // wire order
+    Mac mac{};  // wire order
+    std::uint16_t vlan = 0;
+};
+
+struct Sge {
+    std::uint64_t va = 0;
+    std::uint32_t lkey = 0;
+    std::uint32_t size = 0;
+};
+
+// A send-queue WQE the requester took (§5.7.1), until it completes.
+struct SendWork {
+    std::uint32_t index = 0;  // SQ WQE index
+    hsi::WqeType type = hsi::WqeType::SEND;
+    bool signaled = false;
+    bool solicited = false;
+    std::uint64_t length = 0;
+    std::uint32_t immediate = 0;
+    std::uint64_t remote_va = 0;
+    std::uint32_t rkey = 0;
+    std::vector<Sge> sges;
+    Bytes inline_data;
+    bool is_inline = false;
+    std::uint32_t first_psn = 0;
+    std::uint32_t npkts = 0;
+    std::uint32_t sent = 0;   // packets (READ: request sent = npkts) transmitted since the last rewind
+    std::uint32_t acked = 0;  // packets acknowledged; READ: response packets placed
+    bool done = false;
+    hsi::CqeReqStatus status = hsi::CqeReqStatus::OK;
+    hsi::ReqErrStateReason reason = hsi::ReqErrStateReason::NO_ERROR;
+};
+
+// The RQ WQE an inbound SEND is filling.
+struct Receive {
+    bool active = false;
+    std::uint32_t wr_id = 0;
+    std::vector<Sge> sges;
+    std::uint64_t capacity = 0;
+    std::uint64_t offset = 0;
+};
+
+// The RDMA WRITE an inbound message is performing.
+struct InboundWrite {
+    bool active = false;
+    std::uint64_t va = 0;
+    std::uint32_t rkey = 0;
+    std::uint64_t length = 0;
+    std::uint64_t offset = 0;
+};
+
+// The outcome of a local memory access through SGEs.
+enum class LocalResult { ok, protection, bus };
+
+struct Qp {
+    std::uint32_t qpn = 0;
+    std::uint64_t handle = 0;
+    std::uint32_t pd = 0;
+    std::uint32_t flags = 0;  // qp_flags
+    hsi::QpState state = hsi::QpState::RESET;
+    std::uint32_t scq = 0;
+    std::uint32_t rcq = 0;
+    PageList sq_memory;
+    PageList rq_memory;
+    std::uint32_t sq_size = 0;
+    std::uint32_t rq_size = 0;
+    std::uint8_t sq_sge = 0;
+    std::uint8_t rq_sge = 0;
+
+    // MODIFY_QP attributes (§4.6.9).
+    std::uint8_t network_type = 0;
+    bool en_sqd_async_notify = false;
+    std::uint8_t access = 0;  // qp_access encoding
+    std::uint16_t pkey = 0xFFFF;
+    std::uint32_t qkey = 0;
+    Gid dgid{};
+    std::uint32_t flow_label = 0;
+    std::uint16_t sgid_index = 0;
+    std::uint8_t hop_limit = 0;
+    std::uint8_t traffic_class = 0;
+    Mac dest_mac{};
+    std::uint8_t tos_dscp_tos_ecn = 0;
+    std::uint8_t path_mtu = 0;  // PathMtu code
+    std::uint8_t timeout = 0;
+    std::uint8_t retry_cnt = 0;
+    std::uint8_t rnr_retry = 0;
+    std::uint8_t min_rnr_timer = 0;
+    std::uint32_t rq_psn = 0;
+    std::uint32_t sq_psn = 0;
+    std::uint8_t max_rd_atomic = 0;       // ORRQ slots
+    std::uint8_t max_dest_rd_atomic = 0;  // IRRQ slots
+    std::uint16_t enable_cc = 0;
+    std::uint32_t max_inline_data = 0;
+    std::uint32_t dest_qp = 0;
+    Mac src_mac{};
+    std::uint16_t vlan = 0;
+
+    // Send queue: producer from doorbells; next WQE to take; next WQE to complete.
+    Position sq_producer;
+    Position sq_next;
+    Position sq_consumer;
+    std::deque<SendWork> sending;
+    bool sq_stopped = false;  // a WQE failed: take no more
+    std::uint32_t next_psn = 0;  // PSN of the next WQE taken
+    std::uint32_t in_flight = 0;  // packets sent and not acknowledged
+    unsigned retries_left = 0;
+    unsigned rnr_left = 0;
+    std::optional<Nanoseconds> retry_deadline;
+    std::optional<Nanoseconds> rnr_deadline;
+
+    // Receive queue and responder.
+    Position rq_producer;
+    Position rq_consumer;
+    std::uint32_t epsn = 0;
+    bool nak_sent = false;
+    std::uint32_t msn = 0;
+    Receive receive;
+    InboundWrite write;
+};
+
+class Firmware {
+public:
+    using Transmit = std::function<void(Bytes)>;
+
+    Firmware(const Options& options, const Clock& clock, testing::Counters& counters, FaultPlan& faults,
+             Transmit to_wire, Transmit to_self);
+
+    void attach(rig::sim::Port* port) { bus_.attach(port); }
+    void handle(Event&& event);
+    // Fires one timer that is due; false if none is.
+    bool fire_timers();
+    bool timers_pending() const;
+    // Back to the state after power-on (FLR).
+    void power_on();
+
+private:
+    // hwrm.cpp: §3.
+    void hwrm(Bytes window);
+    Bytes hwrm_execute(std::span<const std::byte> request, hsi::HwrmError& error);
+    void function_reset();
+
+    // rcfw.cpp: §4 channel.
+    void cmdq_init(std::span<const std::byte> mailbox);
+    void cmdq_trigger(std::uint32_t producer);
+    void cmdq_run();
+    bool creq_post(std::span<const std::byte, 16> entry);
+    struct Answer;
+    Answer rcfw_execute(std::span<const std::byte> command);
+
+    // objects.cpp: §4.6 commands on CQs, QPs, MRs, GIDs.
+    Answer create_cq(std::span<const std::byte> c);
+    Answer destroy_cq(std::span<const std::byte> c);
+    Answer create_qp(std::span<const std::byte> c);
+    Answer destroy_qp(std::span<const std::byte> c);
+    Answer query_qp(std::span<const std::byte> c);
+    Answer allocate_mrw(std::span<const std::byte> c);
+    Answer register_mr(std::span<const std::byte> c);
+    Answer deregister_mr(std::span<const std::byte> c);
+    Answer deallocate_key(std::span<const std::byte> c);
+    Answer add_gid(std::span<const std::byte> c);
+    Answer delete_gid(std::span<const std::byte> c);
+    void destroy_roce_objects();
+
+    // qp.cpp: MODIFY_QP (§4.6.9) and the error state (§5.7.4).
+    Answer modify_qp(std::span<const std::byte> c);
+    void enter_error(Qp& qp, bool notify, hsi::ReqErrStateReason req, hsi::ResErrStateReason res);
+    void flush(Qp& qp);
+    void reset_queues(Qp& qp);
+
+    // rings.cpp: doorbells (§5.8), NQ entries (§5.6), CQEs (§5.5).
+    void doorbell(std::uint64_t value);
+    bool nq_post(NqRing& nq, std::span<const std::byte, 16> entry);
+    void nq_interrupt_if_pending(NqRing& nq);
+    bool cq_post(Cq& cq, std::span<const std::byte, 32> cqe, bool solicited);
+    void cq_notify(Cq& cq);
+    bool post_req_cqe(Qp& qp, std::uint32_t index, hsi::CqeReqStatus status);
+    bool post_res_cqe(Qp& qp, std::uint32_t length, std::uint32_t imm, std::uint16_t flags, std::uint32_t wr_id,
+                      hsi::CqeResStatus status, bool solicited);
+
+    // mr.cpp: the region table (§6).
+    Mr* find_mr(std::uint32_t key);
+    // Local access through an SGE of `qp`: OK, or the error the requester/responder reports.
+    bool local_ok(const Qp& qp, const Sge& sge, bool write) const;
+    std::optional<hsi::ResErrStateReason> remote_check(const Qp& qp, std::uint32_t rkey, std::uint64_t va,
+                                                       std::uint64_t length, bool write);
+    bool mr_copy_out(Mr& mr, std::uint64_t va, std::span<std::byte> out);
+    bool mr_copy_in(Mr& mr, std::uint64_t va, std::span<const std::byte> in);
+    // The bytes at message offset `offset` of a list of local SGEs: gather and scatter.
+    LocalResult gather(const Qp& qp, const std::vector<Sge>& sges, std::uint64_t offset, std::span<std::byte> out);
+    LocalResult scatter(const Qp& qp, const std::vector<Sge>& sges, std::uint64_t offset,
+                        std::span<const std::byte> in);
+
+    // requester.cpp: §5.7.1.
+    void pump(Qp& qp);
+    bool take_wqe(Qp& qp);
+    bool send_work_packet(Qp& qp, SendWork& w);
+    void complete_sends(Qp& qp);
+    void on_ack(Qp& qp, const Packet& p);
+    void on_read_response(Qp& qp, Packet& p);
+    void acknowledge_through(Qp& qp, std::uint32_t psn, bool inclusive);
+    void rewind(Qp& qp, std::uint32_t psn);
+    void fail_work(Qp& qp, SendWork& w, hsi::CqeReqStatus status, hsi::ReqErrStateReason reason);
+    void restart_retry_timer(Qp& qp);
+    void on_retry_timeout(Qp& qp);
+
+    // responder.cpp: inbound packets.
+    void frame(Bytes bytes);
+    void respond(Qp& qp, Packet& p);
+    void on_send(Qp& qp, Packet& p);
+    void on_write(Qp& qp, Packet& p);
+    void on_read_request(Qp& qp, const Packet& p, bool duplicate);
+    bool take_receive(Qp& qp, Receive& out, hsi::CqeResStatus& status);
+    void send_ack(Qp& qp, std::uint32_t psn, AethKind kind, std::uint8_t value);
+    void responder_error(Qp& qp, const Packet& p, NakCode nak, hsi::ResErrStateReason reason);
+    void transmit(const Qp& qp, Packet p);
+
+    Qp* find_qp(std::uint32_t qpn);
+    Cq* find_cq(std::uint32_t id);
+    NqRing* find_ring(std::uint16_t id);
+    std::uint32_t mtu_bytes(const Qp& qp) const;
+
+    const Options& options_;
+    const Clock& clock_;
+    testing::Counters& counters_;
+    FaultPlan& faults_;
+    Transmit to_wire_;
+    Transmit to_self_;
+    Bus bus_;
+
+    // §3 state.
+    bool driver_registered_ = false;
+    std::map<std::uint16_t, NqRing> rings_;
+    std::map<std::uint32_t, bool> stat_ctxs_;  // id -> in use by INITIALIZE_FW
+    std::uint16_t next_ring_id_ = 0;
+    std::uint32_t next_stat_ctx_ = 0;
+
+    // §4 channel.
+    struct Channel {
+        bool latched = false;
+        PageList cmdq;
+        std::uint32_t depth = 0;
+        std::uint16_t creq = 0;
+        std::uint16_t consumer = 0;  // free-running slot count, mod 2^16
+        std::uint16_t producer = 0;
+        bool initialized = false;    // INITIALIZE_FW succeeded
+        std::uint32_t stat_ctx = 0;
+    } channel_;
+
+    // §4.6 objects.
+    std::map<std::uint32_t, Cq> cqs_;
+    std::map<std::uint32_t, Qp> qps_;
+    std::map<std::uint32_t, Mr> mrs_;
+    std::vector<std::optional<GidEntry>> gids_;
+    std::uint32_t next_cq_ = 1;
+    std::uint32_t next_qpn_ = 2;
+    std::uint32_t next_mr_index_ = 1;
+};
+
+// An RCFW command's outcome: status, the CREQ entry's command-specific bytes, and the
+// side buffer (after its 8-byte header) for query commands.
+struct Firmware::Answer {
+    hsi::RcfwStatus status = hsi::RcfwStatus::SUCCESS;
+    std::uint32_t xid = 0;                  // completion bytes 4..7
+    std::array<std::byte, 6> extra{};       // completion bytes 10..15
+    Bytes side_buffer;                      // the whole side buffer, header included
+    static Answer fail(hsi::RcfwStatus s) {
+        Answer a;
+        a.status = s;
+        return a;
+    }
+};
+
+// Little-endian field access on byte spans, for commands whose length the growth rule
+// leaves open: a field beyond the command's end reads 0 (§0).
+template <class T>
+T load(std::span<const std::byte> bytes) {
+    return rig::wire::load<T>(bytes);
+}
+template <class T>
+Bytes bytes_of(const T& value) {
+    const auto s = rig::wire::bytes_of(value);
+    return Bytes(s.begin(), s.end());
+}
+
+}  // namespace rig::bnxt::sim::detail

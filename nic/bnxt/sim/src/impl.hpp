@@ -1,0 +1,62 @@
+// impl.hpp: what a Nic is made of (nic.hpp): the BAR0 register file and the inbox that
+// BAR writes and wire frames fill, the step that empties it into the Firmware, the
+// worker thread, and the wire link. Private to rig_bnxt_sim.
+//
+// Locks: `inbox_mutex` guards the inbox, the register file and the BAR-side counters
+// (bar_width_faults, bar_unmapped, frames_received); `step_mutex` guards the Firmware and
+// every other counter. A step takes step_mutex, then inbox_mutex briefly; a BAR access
+// takes inbox_mutex only; the wire takes the link's mutex, then the peer's inbox_mutex.
+#pragma once
+
+#include <array>
+#include <condition_variable>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <thread>
+
+#include "firmware.hpp"
+#include "rig/bnxt/sim/wire.hpp"
+
+namespace rig::bnxt::sim {
+
+struct Wire::Link {
+    std::mutex mutex;
+    std::array<Nic::Impl*, 2> ends{};
+};
+
+struct Nic::Impl {
+    explicit Impl(Options o);
+
+    void deliver(detail::Bytes frame);  // a frame from the wire or from loopback
+    void to_wire(detail::Bytes frame);
+    bool step();
+    void run();
+    void post(detail::Event event);  // with inbox_mutex held
+
+    Options options;
+    SteadyClock steady;
+    const Clock& clock;
+    testing::Counters counters;
+    detail::FaultPlan faults;
+
+    std::mutex inbox_mutex;
+    std::condition_variable inbox_cv;
+    std::deque<detail::Event> inbox;
+    bool stop_requested = false;
+    bool timers_pending = false;
+    std::array<std::uint32_t, 64> window{};   // BAR0 0x000..0x0FF
+    std::array<std::uint32_t, 4> mailbox{};   // BAR0 0x600..0x60F
+    bool mailbox_dirty = false;
+    std::uint32_t cmdq_prod = 0;              // BAR0 0x60C after the latch
+
+    std::mutex step_mutex;
+    detail::Firmware firmware;
+    rig::sim::Port* port = nullptr;
+    std::thread worker;
+
+    std::shared_ptr<Wire::Link> link;  // set and cleared under link->mutex
+    unsigned link_end = 0;
+};
+
+}  // namespace rig::bnxt::sim

@@ -1,0 +1,281 @@
+// The Nic (nic.hpp): identity, BAR decode (spec/bnxt-hsi.md §1.3, §1.4, §5.8.3), the inbox
+// of events, stepping, and the worker thread. What the events do lives in the Firmware.
+#include "rig/bnxt/sim/nic.hpp"
+
+#include <stdexcept>
+
+#include "impl.hpp"
+#include "rig/bnxt/hsi/doorbell.hpp"
+#include "rig/bnxt/hsi/regs.hpp"
+
+namespace rig::bnxt::sim {
+
+namespace hsi = rig::bnxt::hsi;
+using detail::Event;
+
+namespace {
+
+constexpr std::uint64_t bar0_bytes = 64 * 1024;
+constexpr std::uint64_t bar2_bytes = 128 * 1024;
+constexpr std::uint64_t bar4_bytes = 16 * 1024;
+constexpr std::size_t max_req_win_len = 128;  // what VER_GET reports (§3.6 model value)
+
+std::uint64_t all_ones(unsigned width) { return width >= 8 ? ~std::uint64_t{0} : (std::uint64_t{1} << (8 * width)) - 1; }
+
+}  // namespace
+
+Nic::Impl::Impl(Options o)
+    : options(std::move(o)),
+      clock(options.clock ? *options.clock : steady),
+      firmware(options, clock, counters, faults, [this](detail::Bytes f) { to_wire(std::move(f)); },
+               [this](detail::Bytes f) { deliver(std::move(f)); }) {}
+
+void Nic::Impl::post(Event event) {
+    inbox.push_back(std::move(event));
+    inbox_cv.notify_all();
+}
+
+void Nic::Impl::deliver(detail::Bytes frame) {
+    std::lock_guard lock(inbox_mutex);
+    ++counters.frames_received;
+    post(Event{Event::Kind::frame, 0, std::move(frame)});
+}
+
+void Nic::Impl::to_wire(detail::Bytes frame) {
+    // Called inside a step (step_mutex held).
+    if (faults.take_frame_drop()) {
+        ++counters.frames_dropped;
+        return;
+    }
+    std::shared_ptr<Wire::Link> l;
+    {
+        std::lock_guard lock(inbox_mutex);
+        l = link;
+    }
+    if (!l) {
+        ++counters.frames_dropped;
+        return;
+    }
+    std::lock_guard lock(l->mutex);
+    Impl* peer = l->ends[1 - link_end];
+    if (l->ends[link_end] != this || peer == nullptr) {
+        ++counters.frames_dropped;
+        return;
+    }
+    ++counters.frames_sent;
+    peer->deliver(std::move(frame));
+}
+
+bool Nic::Impl::step() {
+    std::lock_guard step_lock(step_mutex);
+    std::optional<Event> event;
+    {
+        std::lock_guard lock(inbox_mutex);
+        if (!inbox.empty()) {
+            event = std::move(inbox.front());
+            inbox.pop_front();
+        }
+    }
+    bool worked = true;
+    if (event) firmware.handle(std::move(*event));
+    else worked = firmware.fire_timers();
+    const bool pending = firmware.timers_pending();
+    std::lock_guard lock(inbox_mutex);
+    timers_pending = pending;
+    return worked;
+}
+
+void Nic::Impl::run() {
+    for (;;) {
+        if (step()) continue;
+        std::unique_lock lock(inbox_mutex);
+        if (stop_requested) return;
+        if (!inbox.empty()) continue;
+        if (timers_pending) {
+            // A timer compares against the injectable clock; look again within 1 ms.
+            inbox_cv.wait_for(lock, std::chrono::milliseconds(1));
+        } else {
+            inbox_cv.wait(lock, [&] { return stop_requested || !inbox.empty(); });
+        }
+        if (stop_requested) return;
+    }
+}
+
+Nic::Nic(Options options) : impl_(std::make_unique<Impl>(std::move(options))) {}
+
+Nic::~Nic() {
+    stop();
+    std::shared_ptr<Wire::Link> l;
+    {
+        std::lock_guard lock(impl_->inbox_mutex);
+        l = impl_->link;
+    }
+    if (l) {
+        std::lock_guard lock(l->mutex);
+        if (l->ends[impl_->link_end] == impl_.get()) l->ends[impl_->link_end] = nullptr;
+    }
+}
+
+rig::sim::Identity Nic::identity() const {
+    rig::sim::Identity id;
+    id.vendor = hsi::pci_vendor_broadcom;
+    id.device = hsi::pci_device_bcm57508;
+    id.class_code = hsi::pci_class_ethernet;
+    id.bars[hsi::bar_registers] = {bar0_bytes, false, true};
+    id.bars[hsi::bar_doorbells] = {bar2_bytes, false, true};
+    id.bars[hsi::bar_other] = {bar4_bytes, false, true};
+    id.msix_vectors = impl_->options.msix_vectors;
+    return id;
+}
+
+void Nic::attach(rig::sim::Port& port) {
+    std::lock_guard step_lock(impl_->step_mutex);
+    impl_->port = &port;
+    impl_->firmware.attach(&port);
+}
+
+void Nic::detach() {
+    stop();
+    std::lock_guard step_lock(impl_->step_mutex);
+    impl_->port = nullptr;
+    impl_->firmware.attach(nullptr);
+}
+
+std::uint64_t Nic::read(unsigned bar, std::uint64_t offset, unsigned width) {
+    auto& m = *impl_;
+    std::lock_guard lock(m.inbox_mutex);
+    if (bar == hsi::bar_other && offset + width <= bar4_bytes) return 0;  // nothing modelled there
+    if (bar != hsi::bar_registers) {
+        // BAR2 holds write-only doorbells (B23: a read gives garbage on hardware).
+        ++m.counters.bar_unmapped;
+        return all_ones(width);
+    }
+    if (width != hsi::bar0::register_bytes || offset % 4 != 0) {
+        ++m.counters.bar_width_faults;
+        return all_ones(width);
+    }
+    if (offset < hsi::bar0::hwrm_window_bytes) return m.window[offset / 4];
+    if (offset == hsi::bar0::hwrm_trigger || offset == hsi::bar0::cmdq_trigger) return 0;
+    if (offset == hsi::bar0::fw_status) return hsi::fw_status::healthy;  // booted at once
+    if (offset >= hsi::bar0::cmdq_mailbox && offset < hsi::bar0::cmdq_mailbox + hsi::bar0::cmdq_mailbox_bytes) {
+        if (offset == hsi::bar0::cmdq_prod && !m.mailbox_dirty) return m.cmdq_prod;
+        return m.mailbox[(offset - hsi::bar0::cmdq_mailbox) / 4];
+    }
+    ++m.counters.bar_unmapped;
+    return all_ones(width);
+}
+
+void Nic::write(unsigned bar, std::uint64_t offset, unsigned width, std::uint64_t value) {
+    auto& m = *impl_;
+    std::lock_guard lock(m.inbox_mutex);
+    if (bar == hsi::bar_other && offset + width <= bar4_bytes) return;
+    if (bar == hsi::bar_doorbells) {
+        // §5.8.3: any 8-byte-aligned offset of the doorbell pages; §5.8.1: one 8-byte store.
+        if (offset < hsi::bar2::doorbell_page_pf || offset >= bar2_bytes) {
+            ++m.counters.bar_unmapped;  // the L2 doorbell area: not modelled
+            return;
+        }
+        if (width != hsi::bar2::doorbell_bytes || offset % 8 != 0) {
+            ++m.counters.bar_width_faults;
+            return;
+        }
+        m.post(Event{Event::Kind::doorbell, value, {}});
+        return;
+    }
+    if (bar != hsi::bar_registers) {
+        ++m.counters.bar_unmapped;
+        return;
+    }
+    if (width != hsi::bar0::register_bytes || offset % 4 != 0) {
+        ++m.counters.bar_width_faults;
+        return;
+    }
+    const auto v = static_cast<std::uint32_t>(value);
+    if (offset < hsi::bar0::hwrm_window_bytes) {
+        m.window[offset / 4] = v;
+    } else if (offset == hsi::bar0::hwrm_trigger) {
+        if (v != 1) return;
+        // §3.1: the firmware takes max_req_win_len bytes of the window; longer requests
+        // use short mode.
+        detail::Bytes request(max_req_win_len);
+        for (std::size_t i = 0; i < max_req_win_len; ++i)
+            request[i] = static_cast<std::byte>(m.window[i / 4] >> (8 * (i % 4)));
+        m.post(Event{Event::Kind::hwrm, 0, std::move(request)});
+    } else if (offset >= hsi::bar0::cmdq_mailbox && offset < hsi::bar0::cmdq_prod) {
+        m.mailbox[(offset - hsi::bar0::cmdq_mailbox) / 4] = v;
+        m.mailbox_dirty = true;
+    } else if (offset == hsi::bar0::cmdq_prod) {
+        if (m.mailbox_dirty) {
+            // §4.2: the 4th mailbox dword latches cmdq_init.
+            m.mailbox[3] = v;
+            m.mailbox_dirty = false;
+            detail::Bytes init(16);
+            for (std::size_t i = 0; i < 16; ++i) init[i] = static_cast<std::byte>(m.mailbox[i / 4] >> (8 * (i % 4)));
+            m.post(Event{Event::Kind::cmdq_init, 0, std::move(init)});
+        }
+        m.cmdq_prod = v;
+    } else if (offset == hsi::bar0::cmdq_trigger) {
+        if (v == hsi::cmdq_prod::trigger_value) m.post(Event{Event::Kind::cmdq_trigger, m.cmdq_prod, {}});
+    } else if (offset == hsi::bar0::fw_status) {
+        // read-only
+    } else {
+        ++m.counters.bar_unmapped;
+    }
+}
+
+std::span<std::byte> Nic::memory(unsigned) { return {}; }
+
+void Nic::reset() {
+    auto& m = *impl_;
+    std::lock_guard step_lock(m.step_mutex);
+    std::lock_guard lock(m.inbox_mutex);
+    m.inbox.clear();
+    m.window = {};
+    m.mailbox = {};
+    m.mailbox_dirty = false;
+    m.cmdq_prod = 0;
+    m.firmware.power_on();
+}
+
+void Nic::start() {
+    auto& m = *impl_;
+    {
+        std::lock_guard step_lock(m.step_mutex);
+        if (!m.port) throw std::logic_error("bnxt model: start before attach");
+    }
+    std::lock_guard lock(m.inbox_mutex);
+    if (m.worker.joinable()) return;
+    m.stop_requested = false;
+    m.worker = std::thread([&m] { m.run(); });
+}
+
+void Nic::stop() {
+    auto& m = *impl_;
+    {
+        std::lock_guard lock(m.inbox_mutex);
+        if (!m.worker.joinable()) return;
+        m.stop_requested = true;
+        m.inbox_cv.notify_all();
+    }
+    m.worker.join();
+    std::lock_guard lock(m.inbox_mutex);
+    m.worker = std::thread();
+    m.stop_requested = false;
+}
+
+bool Nic::running() const {
+    std::lock_guard lock(impl_->inbox_mutex);
+    return impl_->worker.joinable();
+}
+
+bool Nic::step() { return impl_->step(); }
+
+std::size_t Nic::settle(std::size_t max_steps) {
+    std::size_t n = 0;
+    while (n < max_steps && impl_->step()) ++n;
+    return n;
+}
+
+const Options& Nic::options() const { return impl_->options; }
+
+}  // namespace rig::bnxt::sim

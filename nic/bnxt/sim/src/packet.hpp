@@ -1,0 +1,103 @@
+// packet.hpp: the RoCE packets two bnxt models exchange over a Wire.
+//
+// Framing (InfiniBand Architecture vol. 1, RoCE annex A16 "RoCEv1"): Ethernet header
+// (destination MAC, source MAC, EtherType 0x8915), GRH (40 bytes: version 6, traffic class,
+// flow label, payload length, next header 0x1B, hop limit, source GID, destination GID),
+// BTH (12 bytes), then RETH (16), AETH (4) and immediate data (4) where the opcode carries
+// them, then the payload. Multi-byte fields are big-endian, as on the wire. The ICRC is
+// left out: the wire does not corrupt frames.
+//
+// Gap to the hardware: a QP of network type RoCEv2 (MODIFY_QP) sends IPv4/UDP frames on a
+// real port; the model frames every packet as RoCEv1. Only two models talk over a Wire,
+// and both check what RoCEv2 checks (destination MAC and GID, QP, PSN).
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <vector>
+
+namespace rig::bnxt::sim::detail {
+
+using Mac = std::array<std::uint8_t, 6>;
+using Gid = std::array<std::uint8_t, 16>;
+
+// IBA Table 38: RC opcodes.
+enum class RcOpcode : std::uint8_t {
+    SEND_FIRST = 0x00,
+    SEND_MIDDLE = 0x01,
+    SEND_LAST = 0x02,
+    SEND_LAST_WITH_IMMEDIATE = 0x03,
+    SEND_ONLY = 0x04,
+    SEND_ONLY_WITH_IMMEDIATE = 0x05,
+    RDMA_WRITE_FIRST = 0x06,
+    RDMA_WRITE_MIDDLE = 0x07,
+    RDMA_WRITE_LAST = 0x08,
+    RDMA_WRITE_LAST_WITH_IMMEDIATE = 0x09,
+    RDMA_WRITE_ONLY = 0x0A,
+    RDMA_WRITE_ONLY_WITH_IMMEDIATE = 0x0B,
+    RDMA_READ_REQUEST = 0x0C,
+    RDMA_READ_RESPONSE_FIRST = 0x0D,
+    RDMA_READ_RESPONSE_MIDDLE = 0x0E,
+    RDMA_READ_RESPONSE_LAST = 0x0F,
+    RDMA_READ_RESPONSE_ONLY = 0x10,
+    ACKNOWLEDGE = 0x11,
+};
+
+// IBA 9.7.5.2: AETH syndrome, bits 7:5 the kind, bits 4:0 credits / RNR timer / NAK code.
+enum class AethKind : std::uint8_t { ACK = 0, RNR_NAK = 1, NAK = 3 };
+enum class NakCode : std::uint8_t {
+    PSN_SEQUENCE_ERROR = 0,
+    INVALID_REQUEST = 1,
+    REMOTE_ACCESS_ERROR = 2,
+    REMOTE_OPERATIONAL_ERROR = 3,
+};
+
+struct Reth {
+    std::uint64_t va = 0;
+    std::uint32_t rkey = 0;
+    std::uint32_t length = 0;  // DMA length of the whole message
+};
+
+struct Aeth {
+    AethKind kind = AethKind::ACK;
+    std::uint8_t value = 0x1F;  // ACK: credits (0x1F = invalid); RNR: timer; NAK: NakCode
+    std::uint32_t msn = 0;      // 24 bits
+};
+
+struct Packet {
+    Mac dst_mac{};
+    Mac src_mac{};
+    std::uint8_t traffic_class = 0;
+    std::uint32_t flow_label = 0;
+    std::uint8_t hop_limit = 64;
+    Gid sgid{};
+    Gid dgid{};
+    RcOpcode opcode = RcOpcode::ACKNOWLEDGE;
+    bool solicited = false;
+    std::uint16_t pkey = 0xFFFF;
+    std::uint32_t dest_qp = 0;  // 24 bits
+    bool ack_request = false;
+    std::uint32_t psn = 0;      // 24 bits
+    std::optional<Reth> reth;
+    std::optional<Aeth> aeth;
+    std::optional<std::uint32_t> immediate;
+    std::vector<std::byte> payload;
+};
+
+// Which extension headers an opcode carries (IBA Table 38).
+bool has_reth(RcOpcode op);
+bool has_aeth(RcOpcode op);
+bool has_immediate(RcOpcode op);
+
+std::vector<std::byte> encode(const Packet& p);
+// nullopt: not a RoCE frame of this format, or shorter than its headers.
+std::optional<Packet> decode(std::span<const std::byte> frame);
+
+// 24-bit PSN arithmetic: a - b as a signed distance in (-2^23, 2^23].
+std::int32_t psn_diff(std::uint32_t a, std::uint32_t b);
+inline std::uint32_t psn_add(std::uint32_t a, std::uint32_t n) { return (a + n) & 0xFFFFFF; }
+
+}  // namespace rig::bnxt::sim::detail

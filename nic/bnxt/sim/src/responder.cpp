@@ -1,0 +1,278 @@
+// Inbound packets and the responder side of an RC QP (spec/bnxt-hsi.md §5.7.1 step 3;
+// IBA vol. 1 §9.7).
+//
+// A frame is taken only if it is a RoCE frame for this port's MAC, for a GID in the GID
+// table, for an existing QP whose P_Key it carries; else it is dropped and counted.
+// Acknowledgements and read responses go to the requester (RTS only); requests to the
+// responder (RTR or RTS; other states drop them). The responder takes requests in PSN
+// order: a PSN ahead of the expected one gets one PSN-sequence NAK, a PSN behind it is a
+// duplicate (acknowledged again; a duplicate READ is answered again), and a payload longer
+// than the path MTU is dropped.
+//
+// SEND (§5.7.1): the first packet takes the next RQ WQE; with none posted the responder
+// answers an RNR NAK carrying its min_rnr_timer and drops the rest of the message. Bytes
+// go through the WQE's SGEs (LOCAL_WRITE needed); the last packet writes a RES_RC CQE
+// (length, immediate, IMM flag, wr_id tag) before the acknowledgement, so a requester's
+// CQE always follows its peer's (§5.7.2). A message longer than the WQE: LOCAL_LENGTH_ERR
+// CQE and an INVALID_REQUEST NAK; a bad SGE or a bus fault on the receive buffer:
+// LOCAL_PROTECTION_ERR CQE and a REMOTE_OPERATIONAL_ERROR NAK [UNCERTAIN: for the bus
+// fault]; a malformed RQ WQE: LOCAL_QP_OPERATION_ERR. RDMA WRITE and READ check the R_Key
+// (mr.cpp); a violation NAKs REMOTE_ACCESS_ERROR with no responder CQE. A READ with no
+// responder depth (max_dest_rd_atomic < 4) NAKs INVALID_REQUEST. After any of these the
+// responder QP enters ERR with a QP error notification carrying its reason (§4.5.4).
+#include <algorithm>
+
+#include "firmware.hpp"
+
+namespace rig::bnxt::sim::detail {
+
+using hsi::CqeResStatus;
+using hsi::ResErrStateReason;
+
+namespace {
+
+bool opcode_in(RcOpcode op, std::initializer_list<RcOpcode> set) {
+    return std::find(set.begin(), set.end(), op) != set.end();
+}
+
+}  // namespace
+
+void Firmware::handle(Event&& event) {
+    switch (event.kind) {
+        case Event::Kind::hwrm: hwrm(std::move(event.bytes)); break;
+        case Event::Kind::cmdq_init: cmdq_init(event.bytes); break;
+        case Event::Kind::cmdq_trigger: cmdq_trigger(static_cast<std::uint32_t>(event.value)); break;
+        case Event::Kind::doorbell: doorbell(event.value); break;
+        case Event::Kind::frame: frame(std::move(event.bytes)); break;
+    }
+}
+
+void Firmware::frame(Bytes bytes) {
+    auto p = decode(bytes);
+    const bool known_gid = p && std::any_of(gids_.begin(), gids_.end(),
+                                            [&](const auto& g) { return g && g->gid == p->dgid; });
+    Qp* qp = p ? find_qp(p->dest_qp) : nullptr;
+    if (!p || p->dst_mac != options_.mac || !known_gid || !qp || p->pkey != qp->pkey) {
+        ++counters_.frames_dropped;
+        return;
+    }
+    switch (p->opcode) {
+        case RcOpcode::ACKNOWLEDGE:
+            if (qp->state == hsi::QpState::RTS) on_ack(*qp, *p);
+            else ++counters_.frames_dropped;
+            return;
+        case RcOpcode::RDMA_READ_RESPONSE_FIRST:
+        case RcOpcode::RDMA_READ_RESPONSE_MIDDLE:
+        case RcOpcode::RDMA_READ_RESPONSE_LAST:
+        case RcOpcode::RDMA_READ_RESPONSE_ONLY:
+            if (qp->state == hsi::QpState::RTS) on_read_response(*qp, *p);
+            else ++counters_.frames_dropped;
+            return;
+        default: respond(*qp, *p); return;
+    }
+}
+
+void Firmware::respond(Qp& qp, Packet& p) {
+    if ((qp.state != hsi::QpState::RTR && qp.state != hsi::QpState::RTS) || p.payload.size() > mtu_bytes(qp)) {
+        ++counters_.frames_dropped;
+        return;
+    }
+    const std::int32_t d = psn_diff(p.psn, qp.epsn);
+    if (d > 0) {
+        if (!qp.nak_sent) send_ack(qp, qp.epsn, AethKind::NAK, static_cast<std::uint8_t>(NakCode::PSN_SEQUENCE_ERROR));
+        qp.nak_sent = true;
+        return;
+    }
+    if (d < 0) {
+        if (p.opcode == RcOpcode::RDMA_READ_REQUEST) on_read_request(qp, p, true);
+        else send_ack(qp, psn_add(qp.epsn, 0xFFFFFF), AethKind::ACK, 0x1F);
+        return;
+    }
+    qp.nak_sent = false;
+    if (p.opcode <= RcOpcode::SEND_ONLY_WITH_IMMEDIATE) on_send(qp, p);
+    else if (p.opcode <= RcOpcode::RDMA_WRITE_ONLY_WITH_IMMEDIATE) on_write(qp, p);
+    else if (p.opcode == RcOpcode::RDMA_READ_REQUEST) on_read_request(qp, p, false);
+    else ++counters_.frames_dropped;
+}
+
+bool Firmware::take_receive(Qp& qp, Receive& out, CqeResStatus& status) {
+    std::array<std::byte, hsi::wqe::bytes> wqe{};
+    out = Receive{};
+    if (!read_list(bus_, qp.rq_memory, std::uint64_t{qp.rq_consumer.index} * hsi::wqe::bytes, wqe)) {
+        status = CqeResStatus::LOCAL_QP_OPERATION_ERR;
+        return false;
+    }
+    const auto head = load<hsi::RqWqe>(wqe);
+    out.wr_id = static_cast<std::uint32_t>(hsi::rq_wqe::wr_id.of(head.wr_id[0]));
+    const std::size_t slots = head.wqe_size;
+    if (head.wqe_type != static_cast<std::uint8_t>(hsi::WqeType::RECV) || slots < hsi::wqe::header_slots ||
+        slots - hsi::wqe::header_slots > qp.rq_sge || slots > hsi::wqe::slots) {
+        ++counters_.bad_descriptors;
+        status = CqeResStatus::LOCAL_QP_OPERATION_ERR;
+        return false;
+    }
+    for (std::size_t i = 0; i < slots - hsi::wqe::header_slots; ++i) {
+        const auto s = load<hsi::Sge>(std::span(wqe).subspan(hsi::wqe::header_bytes + i * sizeof(hsi::Sge)));
+        out.sges.push_back(Sge{s.va_or_pa, s.l_key, s.size});
+        out.capacity += s.size;
+    }
+    out.active = true;
+    return true;
+}
+
+void Firmware::on_send(Qp& qp, Packet& p) {
+    using enum RcOpcode;
+    const bool first = opcode_in(p.opcode, {SEND_FIRST, SEND_ONLY, SEND_ONLY_WITH_IMMEDIATE});
+    const bool last = opcode_in(p.opcode, {SEND_LAST, SEND_LAST_WITH_IMMEDIATE, SEND_ONLY, SEND_ONLY_WITH_IMMEDIATE});
+    if (first) {
+        if (qp.receive.active) return responder_error(qp, p, NakCode::INVALID_REQUEST, ResErrStateReason::NO_ERROR);
+        if (qp.rq_size == 0 || qp.rq_consumer == qp.rq_producer) {
+            // Receiver not ready: the requester waits and sends the message again.
+            send_ack(qp, p.psn, AethKind::RNR_NAK, qp.min_rnr_timer);
+            ++counters_.rnr_naks_sent;
+            qp.nak_sent = true;  // drop the rest of the message silently
+            return;
+        }
+        CqeResStatus status{};
+        if (!take_receive(qp, qp.receive, status)) {
+            post_res_cqe(qp, 0, 0, 0, qp.receive.wr_id, status, true);
+            qp.rq_consumer = advance(qp.rq_consumer, qp.rq_size);
+            return responder_error(qp, p, NakCode::REMOTE_OPERATIONAL_ERROR, ResErrStateReason::NO_ERROR);
+        }
+    } else if (!qp.receive.active) {
+        return responder_error(qp, p, NakCode::INVALID_REQUEST, ResErrStateReason::NO_ERROR);
+    }
+    Receive& r = qp.receive;
+    auto fail = [&](CqeResStatus status, NakCode nak) {
+        post_res_cqe(qp, static_cast<std::uint32_t>(r.offset), 0, 0, r.wr_id, status, true);
+        qp.rq_consumer = advance(qp.rq_consumer, qp.rq_size);
+        r = Receive{};
+        responder_error(qp, p, nak, ResErrStateReason::NO_ERROR);
+    };
+    if (r.offset + p.payload.size() > r.capacity) return fail(CqeResStatus::LOCAL_LENGTH_ERR, NakCode::INVALID_REQUEST);
+    if (scatter(qp, r.sges, r.offset, p.payload) != LocalResult::ok)
+        return fail(CqeResStatus::LOCAL_PROTECTION_ERR, NakCode::REMOTE_OPERATIONAL_ERROR);
+    r.offset += p.payload.size();
+    qp.epsn = psn_add(qp.epsn, 1);
+    if (last) {
+        const bool imm = p.immediate.has_value();
+        post_res_cqe(qp, static_cast<std::uint32_t>(r.offset), p.immediate.value_or(0),
+                     static_cast<std::uint16_t>(hsi::cqe_res_flags::IMM(imm ? 1 : 0)), r.wr_id, CqeResStatus::OK,
+                     p.solicited);
+        qp.rq_consumer = advance(qp.rq_consumer, qp.rq_size);
+        r = Receive{};
+        qp.msn = psn_add(qp.msn, 1);
+    }
+    if (p.ack_request || last) send_ack(qp, p.psn, AethKind::ACK, 0x1F);
+}
+
+void Firmware::on_write(Qp& qp, Packet& p) {
+    using enum RcOpcode;
+    const bool first = opcode_in(p.opcode, {RDMA_WRITE_FIRST, RDMA_WRITE_ONLY, RDMA_WRITE_ONLY_WITH_IMMEDIATE});
+    const bool last = opcode_in(p.opcode, {RDMA_WRITE_LAST, RDMA_WRITE_LAST_WITH_IMMEDIATE, RDMA_WRITE_ONLY,
+                                           RDMA_WRITE_ONLY_WITH_IMMEDIATE});
+    const bool imm = p.immediate.has_value();
+    if (first && qp.write.active) return responder_error(qp, p, NakCode::INVALID_REQUEST, ResErrStateReason::NO_ERROR);
+    if (!first && !qp.write.active) return responder_error(qp, p, NakCode::INVALID_REQUEST, ResErrStateReason::NO_ERROR);
+    if (last && imm && (qp.rq_size == 0 || qp.rq_consumer == qp.rq_producer)) {
+        send_ack(qp, p.psn, AethKind::RNR_NAK, qp.min_rnr_timer);
+        ++counters_.rnr_naks_sent;
+        qp.nak_sent = true;
+        return;
+    }
+    if (first) {
+        const Reth reth = p.reth.value_or(Reth{});
+        if (auto reason = remote_check(qp, reth.rkey, reth.va, reth.length, true))
+            return responder_error(qp, p, NakCode::REMOTE_ACCESS_ERROR, *reason);
+        qp.write = InboundWrite{true, reth.va, reth.rkey, reth.length, 0};
+    }
+    InboundWrite& w = qp.write;
+    if (w.offset + p.payload.size() > w.length)
+        return responder_error(qp, p, NakCode::INVALID_REQUEST, ResErrStateReason::NO_ERROR);
+    if (!p.payload.empty()) {
+        Mr* mr = find_mr(w.rkey);
+        if (!mr || !mr->registered)
+            return responder_error(qp, p, NakCode::REMOTE_ACCESS_ERROR, ResErrStateReason::RX_INVALID_R_KEY);
+        if (!mr_copy_in(*mr, w.va + w.offset, p.payload))
+            return responder_error(qp, p, NakCode::REMOTE_OPERATIONAL_ERROR, ResErrStateReason::NO_ERROR);
+    }
+    w.offset += p.payload.size();
+    qp.epsn = psn_add(qp.epsn, 1);
+    if (last) {
+        if (w.offset != w.length) return responder_error(qp, p, NakCode::INVALID_REQUEST, ResErrStateReason::NO_ERROR);
+        const std::uint64_t length = w.length;
+        w = InboundWrite{};
+        if (imm) {
+            Receive r;
+            CqeResStatus status{};
+            const bool ok = take_receive(qp, r, status);
+            // WRITE_WITH_IMMEDIATE: length = the RDMA payload length [UNCERTAIN, §5.5.2].
+            post_res_cqe(qp, ok ? static_cast<std::uint32_t>(length) : 0, *p.immediate,
+                         static_cast<std::uint16_t>(hsi::cqe_res_flags::IMM(1) | hsi::cqe_res_flags::RDMA(1)),
+                         r.wr_id, ok ? CqeResStatus::OK : status, p.solicited);
+            qp.rq_consumer = advance(qp.rq_consumer, qp.rq_size);
+            if (!ok) return responder_error(qp, p, NakCode::REMOTE_OPERATIONAL_ERROR, ResErrStateReason::NO_ERROR);
+        }
+        qp.msn = psn_add(qp.msn, 1);
+    }
+    if (p.ack_request || last) send_ack(qp, p.psn, AethKind::ACK, 0x1F);
+}
+
+void Firmware::on_read_request(Qp& qp, const Packet& p, bool duplicate) {
+    const Reth reth = p.reth.value_or(Reth{});
+    if (qp.max_dest_rd_atomic < hsi::irrq_slots(1))
+        return responder_error(qp, p, NakCode::INVALID_REQUEST, ResErrStateReason::NO_ERROR);
+    if (auto reason = remote_check(qp, reth.rkey, reth.va, reth.length, false))
+        return responder_error(qp, p, NakCode::REMOTE_ACCESS_ERROR, *reason);
+    const std::uint32_t mtu = mtu_bytes(qp);
+    const std::uint32_t n = hsi::npkts(reth.length, mtu);
+    Mr* mr = reth.length ? find_mr(reth.rkey) : nullptr;
+    if (!duplicate) qp.msn = psn_add(qp.msn, 1);
+    for (std::uint32_t i = 0; i < n; ++i) {
+        const std::uint64_t offset = std::uint64_t{i} * mtu;
+        Packet r;
+        r.opcode = n == 1        ? RcOpcode::RDMA_READ_RESPONSE_ONLY
+                   : i == 0      ? RcOpcode::RDMA_READ_RESPONSE_FIRST
+                   : i + 1 == n  ? RcOpcode::RDMA_READ_RESPONSE_LAST
+                                 : RcOpcode::RDMA_READ_RESPONSE_MIDDLE;
+        r.psn = psn_add(p.psn, i);
+        if (has_aeth(r.opcode)) r.aeth = Aeth{AethKind::ACK, 0x1F, qp.msn};
+        r.payload.resize(static_cast<std::size_t>(std::min<std::uint64_t>(mtu, reth.length - offset)));
+        if (mr && !r.payload.empty() && !mr_copy_out(*mr, reth.va + offset, r.payload))
+            return responder_error(qp, p, NakCode::REMOTE_OPERATIONAL_ERROR, ResErrStateReason::NO_ERROR);
+        transmit(qp, std::move(r));
+    }
+    if (!duplicate) qp.epsn = psn_add(qp.epsn, n);
+}
+
+void Firmware::send_ack(Qp& qp, std::uint32_t psn, AethKind kind, std::uint8_t value) {
+    Packet a;
+    a.opcode = RcOpcode::ACKNOWLEDGE;
+    a.psn = psn;
+    a.aeth = Aeth{kind, value, qp.msn};
+    transmit(qp, std::move(a));
+}
+
+void Firmware::responder_error(Qp& qp, const Packet& p, NakCode nak, ResErrStateReason reason) {
+    send_ack(qp, p.psn, AethKind::NAK, static_cast<std::uint8_t>(nak));
+    enter_error(qp, true, hsi::ReqErrStateReason::NO_ERROR, reason);
+}
+
+void Firmware::transmit(const Qp& qp, Packet p) {
+    // The QP's address vector (MODIFY_QP INIT->RTR): next-hop MAC, GIDs, hop limit, class.
+    p.dst_mac = qp.dest_mac;
+    p.src_mac = options_.mac;
+    if (qp.sgid_index < gids_.size() && gids_[qp.sgid_index]) p.sgid = gids_[qp.sgid_index]->gid;
+    p.dgid = qp.dgid;
+    p.hop_limit = qp.hop_limit;
+    p.traffic_class = qp.traffic_class;
+    p.flow_label = qp.flow_label;
+    p.pkey = qp.pkey;
+    p.dest_qp = qp.dest_qp;
+    Bytes frame = encode(p);
+    // A QP connected to a QP of this port (loopback, §7.2) never reaches the wire.
+    if (p.dst_mac == options_.mac) to_self_(std::move(frame));
+    else to_wire_(std::move(frame));
+}
+
+}  // namespace rig::bnxt::sim::detail

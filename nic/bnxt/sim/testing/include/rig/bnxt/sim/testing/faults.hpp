@@ -1,0 +1,76 @@
+// rig/bnxt/sim/testing/faults.hpp: test-only hooks into a bnxt model: fault injection and
+// the model's fault counters. Only tests link rig_bnxt_sim_testing, whose include path is
+// the only one with this header; driver code cannot include it.
+//
+// A planned fault applies to the next `times` commands of its kind, in arrival order
+// (Faults::always: every one), then disarms. Thread safety: every member may be called
+// while the model runs.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+
+#include "rig/bnxt/hsi/hwrm.hpp"
+#include "rig/bnxt/hsi/rcfw.hpp"
+#include "rig/bnxt/sim/nic.hpp"
+
+namespace rig::bnxt::sim::testing {
+
+// What the model saw that a correct driver never makes it see, and what it did.
+struct Counters {
+    std::uint64_t hwrm_commands = 0;     // HWRM requests executed (answered or not)
+    std::uint64_t rcfw_commands = 0;     // CMDQ commands executed
+    std::uint64_t bar_width_faults = 0;  // a register accessed at a width it does not decode (B23)
+    std::uint64_t bar_unmapped = 0;      // an offset nothing decodes
+    std::uint64_t doorbells = 0;         // doorbells accepted
+    std::uint64_t doorbell_drops = 0;    // dropped: no valid bit, not RoCE, unknown xid or type,
+                                         // queue in a state that takes none, index out of range
+    std::uint64_t epoch_faults = 0;      // dropped because index and epoch do not lie between
+                                         // the queue's consumer and one ring ahead (§5.8.2, B21)
+    std::uint64_t dma_faults = 0;        // Port answered Unsupported Request or Completer Abort
+    std::uint64_t pte_invalid = 0;       // a PTE/PDE without VALID (§2.1), used anyway
+    std::uint64_t bad_descriptors = 0;   // malformed WQEs and commands (poison included)
+    std::uint64_t psn_search_mismatches = 0;  // a PSN search entry unlike its WQE (§5.4)
+    std::uint64_t interrupts = 0;        // MSI-X messages sent
+    std::uint64_t nq_overflows = 0;      // notifications dropped: NQ full
+    std::uint64_t frames_sent = 0;
+    std::uint64_t frames_received = 0;
+    std::uint64_t frames_dropped = 0;    // unplugged, wrong MAC/GID, unknown QP, injected
+    std::uint64_t retransmissions = 0;   // packets sent again (timeout, sequence NAK, RNR)
+    std::uint64_t rnr_naks_sent = 0;
+};
+
+class Faults {
+public:
+    static constexpr unsigned always = std::numeric_limits<unsigned>::max();
+
+    explicit Faults(Nic& nic);
+
+    // HWRM: answer the next `times` requests of `type` with `error` (generic 16-byte
+    // error response, §3.3); never answer them; answer with seq_id - 1 (nothing else);
+    // answer SUCCESS in the generic 16-byte form (resp_len 16), shorter than the command's.
+    void refuse(hsi::ReqType type, hsi::HwrmError error, unsigned times = 1);
+    void drop(hsi::ReqType type, unsigned times = 1);
+    void stale(hsi::ReqType type, unsigned times = 1);
+    void truncate(hsi::ReqType type, unsigned times = 1);
+
+    // RCFW: complete the next `times` commands of `opcode` with `status` (without
+    // executing them); consume them without any CREQ entry; complete them with the
+    // cookie - 1 (after executing them).
+    void refuse(hsi::Opcode opcode, hsi::RcfwStatus status, unsigned times = 1);
+    void drop(hsi::Opcode opcode, unsigned times = 1);
+    void stale(hsi::Opcode opcode, unsigned times = 1);
+
+    // Wire: drop the next `count` frames this model transmits (exercises retransmission).
+    void drop_frames(unsigned count);
+
+    // Forgets every planned fault.
+    void clear();
+
+    Counters counters() const;
+
+private:
+    Nic::Impl* impl_;
+};
+
+}  // namespace rig::bnxt::sim::testing

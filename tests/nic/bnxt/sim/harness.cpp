@@ -1,0 +1,420 @@
+// The test driver of harness.hpp: every offset and value below is read off the spec's
+// tables (section given at each function), not taken from the hsi headers.
+#include "harness.hpp"
+
+#include <stdexcept>
+
+namespace rig::bnxt::sim::test {
+
+Msg& Msg::put(std::size_t offset, unsigned width, std::uint64_t value) {
+    for (unsigned i = 0; i < width; ++i) b.at(offset + i) = static_cast<std::byte>(value >> (8 * i));
+    return *this;
+}
+
+Msg& Msg::put_bytes(std::size_t offset, std::span<const std::uint8_t> bytes) {
+    for (std::size_t i = 0; i < bytes.size(); ++i) b.at(offset + i) = std::byte{bytes[i]};
+    return *this;
+}
+
+std::uint64_t get(std::span<const std::byte> b, std::size_t offset, unsigned width) {
+    std::uint64_t v = 0;
+    for (unsigned i = 0; i < width; ++i) v |= std::uint64_t{std::to_integer<std::uint8_t>(b[offset + i])} << (8 * i);
+    return v;
+}
+
+Bytes pattern(std::size_t n, std::uint32_t seed) {
+    Bytes out(n);
+    std::uint32_t x = seed * 2654435761u + 1;
+    for (auto& b : out) {
+        x ^= x << 13;
+        x ^= x >> 17;
+        x ^= x << 5;
+        b = static_cast<std::byte>(x);
+    }
+    return out;
+}
+
+std::uint64_t Memory::at(std::uint64_t offset) const {
+    if (level == 0) return pbl + offset;
+    return pages.at(offset / 4096) + offset % 4096;
+}
+
+std::uint64_t doorbell(std::uint64_t type, std::uint32_t xid, std::uint32_t index, std::uint32_t epoch) {
+    const std::uint64_t low = (index & 0xFFFFFFu) | (std::uint64_t{epoch & 1} << 24);
+    const std::uint64_t high = (xid & 0xFFFFFu) | (std::uint64_t{1} << 26) | (type << 28);
+    return low | (high << 32);
+}
+
+namespace {
+
+Options with_clock(Options o, const Clock* clock, std::uint8_t mac_last) {
+    o.clock = clock;
+    o.mac = {0x02, 0x00, 0x00, 0x00, 0x00, mac_last};
+    return o;
+}
+
+}  // namespace
+
+Node::Node(std::uint8_t mac_last, Options options)
+    : bus(0x0000'0001'0000'0000 + (std::uint64_t{mac_last} << 36)),
+      nic(with_clock(std::move(options), &clock, mac_last)),
+      faults(nic) {
+    mac = {0x02, 0x00, 0x00, 0x00, 0x00, mac_last};
+    gid = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xFF, 0xFF, 10, 0, 0, mac_last};  // ::ffff:10.0.0.n
+    nic.attach(bus);
+    resp = bus.alloc(4096);
+}
+
+Node::~Node() {
+    nic.stop();
+    nic.detach();
+}
+
+Memory Node::memory(std::uint64_t bytes, unsigned level, bool ring_flags) {
+    Memory m;
+    m.level = level;
+    m.bytes = bytes;
+    if (level == 0) {
+        m.pbl = bus.alloc(bytes);
+        m.pages = {m.pbl};
+        return m;
+    }
+    const std::uint64_t n = (bytes + 4095) / 4096;
+    for (std::uint64_t i = 0; i < n; ++i) m.pages.push_back(bus.alloc(4096));
+    // §2.1: VALID on every entry; LAST / NEXT_TO_LAST on a ring's last two pages.
+    auto pte = [&](std::uint64_t i) {
+        std::uint64_t v = m.pages[i] | 1;
+        if (ring_flags && i + 1 == n) v |= 2;
+        if (ring_flags && i + 2 == n) v |= 4;
+        return v;
+    };
+    if (level == 1) {
+        m.pbl = bus.alloc(4096);
+        for (std::uint64_t i = 0; i < n; ++i) bus.put(m.pbl + 8 * i, 8, pte(i));
+        return m;
+    }
+    const std::uint64_t tables = (n + 511) / 512;
+    m.pbl = bus.alloc(8 * tables);
+    for (std::uint64_t j = 0; j < tables; ++j) {
+        const std::uint64_t table = bus.alloc(4096);
+        bus.put(m.pbl + 8 * j, 8, table | 1);
+        for (std::uint64_t k = 0; k < 512 && j * 512 + k < n; ++k) bus.put(table + 8 * k, 8, pte(j * 512 + k));
+    }
+    return m;
+}
+
+Bytes Node::hwrm(Msg r) {
+    // §3.2 header: cmpl_ring 0xFFFF @2, seq_id @4, target_id 0xFFFF @6, resp_addr @8.
+    const std::uint16_t s = seq++;
+    r.put(2, 2, 0xFFFF).put(4, 2, s).put(6, 2, 0xFFFF).put(8, 8, resp);
+    bus.poke(resp, Bytes(4096));
+    // §3.1: 32-bit stores, zero-filled up to max_req_len (128), then the trigger.
+    const std::size_t n = std::max<std::size_t>(128, (r.b.size() + 3) / 4 * 4);
+    for (std::size_t i = 0; i < n; i += 4) w32(i, static_cast<std::uint32_t>(i < r.b.size() ? get(r.b, i, 4) : 0));
+    w32(0x100, 1);
+    settle();
+    const auto len = static_cast<std::size_t>(bus.get(resp + 6, 2));
+    if (len == 0 || bus.get(resp + 4, 2) != s || bus.get(resp + len - 1, 1) != 1) return {};
+    return bus.peek(resp, len);
+}
+
+Ring Node::ring_alloc(std::uint32_t entries, std::uint16_t vector, std::uint8_t int_mode) {
+    Ring ring;
+    ring.entries = entries;
+    const std::uint64_t bytes = std::uint64_t{entries} * 16;
+    const unsigned level = bytes <= 4096 ? 0 : 1;
+    ring.memory = memory(bytes, level, true);
+    // §3.12: ring_type 5 (NQ) @20, page_tbl_addr @24, page_size @36, depth @37, length @40,
+    // logical_id @44, int_mode @76.
+    Msg m(96);
+    m.put(0, 2, 0x0050).put(20, 1, 5).put(24, 8, ring.memory.pbl).put(36, 1, 12).put(37, 1, level);
+    m.put(40, 4, entries).put(44, 2, vector).put(76, 1, int_mode);
+    const Bytes out = hwrm(m);
+    if (out.empty() || get(out, 0, 2) != 0) throw std::runtime_error("RING_ALLOC failed");
+    ring.id = static_cast<std::uint16_t>(get(out, 8, 2));
+    return ring;
+}
+
+void Node::open_channel(std::uint32_t creq_entries, std::uint32_t depth) {
+    creq = ring_alloc(creq_entries, 0);
+    cmdq_depth = depth;
+    cmdq = bus.alloc(std::uint64_t{depth} * 16);
+    // §4.2: cmdq_pbl @0, cmdq_size_cmdq_lvl @8 (depth << 2 | level 0), creq_ring_id @10, prod_idx @12.
+    w32(0x600, static_cast<std::uint32_t>(cmdq));
+    w32(0x604, static_cast<std::uint32_t>(cmdq >> 32));
+    w32(0x608, (depth << 2) | (std::uint32_t{creq.id} << 16));
+    w32(0x60C, 0);
+    cmdq_prod = 0;
+    cmdq_first = true;
+    ring(doorbell(spec::db_nq_arm, creq.id, 0, 0));
+    settle();
+}
+
+std::optional<Bytes> Node::creq_take() {
+    const std::uint64_t at = creq.memory.at(std::uint64_t{creq.index} * 16);
+    if ((bus.get(at + 8, 1) & 1) != 1 - creq.epoch) return std::nullopt;  // §4.5.1 consume rule
+    Bytes entry = bus.peek(at, 16);
+    if (++creq.index == creq.entries) {
+        creq.index = 0;
+        creq.epoch ^= 1;
+    }
+    ring(doorbell(spec::db_nq, creq.id, creq.index, creq.epoch));
+    settle();
+    return entry;
+}
+
+std::optional<Completion> Node::rcfw(Msg c, std::uint64_t side_buffer, std::uint8_t side_units) {
+    // §4.4: cmd_size @1 in 16-byte units, cookie @4, resp_size @6, resp_addr @8.
+    const std::size_t slots = (c.b.size() + 15) / 16;
+    c.b.resize(slots * 16);
+    const std::uint16_t ck = cookie++;
+    c.put(1, 1, slots).put(4, 2, ck);
+    if (side_buffer) c.put(6, 1, side_units).put(8, 8, side_buffer);
+    for (std::size_t i = 0; i < slots; ++i)
+        bus.poke(cmdq + ((cmdq_prod + i) % cmdq_depth) * 16, std::span(c.b).subspan(i * 16, 16));
+    cmdq_prod = (cmdq_prod + static_cast<std::uint32_t>(slots)) & 0xFFFF;
+    // §4.3 step 5: bit 31 on the first producer write after channel start; then the trigger.
+    w32(0x60C, cmdq_prod | (cmdq_first ? 0x80000000u : 0u));
+    cmdq_first = false;
+    w32(0x700, 1);
+    settle();
+    auto e = creq_take();
+    if (!e) return std::nullopt;
+    Completion done;
+    done.status = static_cast<std::uint8_t>(get(*e, 1, 1));
+    done.xid = static_cast<std::uint32_t>(get(*e, 4, 4));
+    done.raw = *e;
+    EXPECT_EQ(get(*e, 0, 1) & 0x3F, 0x38u) << "CREQ type";
+    EXPECT_EQ(get(*e, 9, 1), get(c.b, 0, 1)) << "CREQ event = opcode";
+    EXPECT_EQ(get(*e, 2, 2), ck) << "CREQ cookie";
+    return done;
+}
+
+void Node::up(std::uint32_t depth) {
+    open_channel(64, depth);
+    // §3.13 STAT_CTX_ALLOC: stat_ctx_flags ROCE @28; response stat_ctx_id @8.
+    const Bytes s = hwrm(Msg(48).put(0, 2, 0x00B0).put(24, 4, 1000).put(28, 1, 1));
+    ASSERT_FALSE(s.empty());
+    stat_ctx = static_cast<std::uint32_t>(get(s, 8, 4));
+    // §4.6.3 INITIALIZE_FW: stat_ctx_id @108, everything else 0 on P5.
+    const auto init = rcfw(Msg(112).put(0, 1, spec::op_initialize_fw).put(108, 4, stat_ctx));
+    ASSERT_TRUE(init && init->status == 0);
+    nq = ring_alloc(256, 1);
+    // §4.6.5 ADD_GID: the GID reversed @16, the MAC pair-swapped @32.
+    Msg g(48);
+    g.put(0, 1, spec::op_add_gid);
+    for (int i = 0; i < 16; ++i) g.put(16 + i, 1, gid[15 - i]);
+    const std::uint8_t swapped[6] = {mac[1], mac[0], mac[3], mac[2], mac[5], mac[4]};
+    g.put_bytes(32, swapped);
+    const auto added = rcfw(g);
+    ASSERT_TRUE(added && added->status == 0);
+    gid_index = static_cast<std::uint16_t>(added->xid);
+}
+
+Cq Node::create_cq(std::uint32_t entries) {
+    static std::uint64_t handles = 0xC0DE'0000'0000'0000;
+    Cq cq;
+    cq.size = entries;
+    cq.handle = ++handles;
+    const std::uint64_t bytes = std::uint64_t{entries} * 32;
+    cq.memory = memory(bytes, bytes <= 4096 ? 0 : 1, true);
+    // §4.6.6: cq_handle @16, pg_size_lvl @24, cq_fco_cnq_id @28, cq_size @36, pbl @40.
+    Msg m(56);
+    m.put(0, 1, spec::op_create_cq).put(16, 8, cq.handle).put(24, 4, cq.memory.level).put(28, 4, nq.id);
+    m.put(36, 4, entries).put(40, 8, cq.memory.pbl);
+    const auto done = rcfw(m);
+    if (!done || done->status != 0) throw std::runtime_error("CREATE_CQ failed");
+    cq.id = done->xid;
+    ring(doorbell(spec::db_cq_armena, cq.id, 0, 0));
+    settle();
+    return cq;
+}
+
+Qp Node::create_qp(Cq& scq, Cq& rcq, std::uint32_t sq_size, std::uint32_t rq_size, std::uint8_t sq_sge,
+                   std::uint8_t rq_sge, std::uint32_t pd) {
+    static std::uint64_t handles = 0xA000'0000'0000'0000;
+    Qp qp;
+    qp.handle = ++handles;
+    qp.sq_size = sq_size;
+    qp.rq_size = rq_size;
+    qp.scq = &scq;
+    qp.rcq = &rcq;
+    qp.pd = pd;
+    // §5.4: the WQE ring, then a 16-byte PSN search entry per WQE, in one page list.
+    qp.sq = memory(std::uint64_t{sq_size} * 128 + std::uint64_t{sq_size} * 16, 1, true);
+    qp.rq = memory(std::max<std::uint64_t>(1, rq_size) * 128, 1, true);
+    const std::uint64_t irrq = bus.alloc(4096), orrq = bus.alloc(4096);
+    // §4.6.8: qp_handle @16, qp_flags @24, type @28, sq/rq pg_size_lvl @29/@30, sq_size @36,
+    // rq_size @40, sq_sge @44, rq_sge @46, scq @48, rcq @52, pd @60, sq_pbl @64, rq_pbl @72,
+    // irrq @80, orrq @88.
+    Msg m(104);
+    m.put(0, 1, spec::op_create_qp).put(16, 8, qp.handle).put(24, 4, 0x0C).put(28, 1, 2).put(29, 1, 1).put(30, 1, 1);
+    m.put(36, 4, sq_size).put(40, 4, rq_size).put(44, 2, sq_sge).put(46, 2, rq_sge).put(48, 4, scq.id);
+    m.put(52, 4, rcq.id).put(60, 4, pd).put(64, 8, qp.sq.pbl).put(72, 8, qp.rq.pbl).put(80, 8, irrq).put(88, 8, orrq);
+    const auto done = rcfw(m);
+    if (!done || done->status != 0) throw std::runtime_error("CREATE_QP failed");
+    qp.qpn = done->xid;
+    qp.psn = (0x10000 + qp.qpn * 0x1111) & 0xFFFFFF;
+    return qp;
+}
+
+std::uint32_t Node::register_mr(std::uint8_t type, std::uint8_t access, unsigned level, unsigned log2_page,
+                                std::uint64_t pbl, std::uint64_t va, std::uint64_t size, std::uint32_t pd,
+                                std::uint16_t flags, std::uint8_t* status) {
+    // §4.6.12 ALLOCATE_MRW: mrw_handle @16, mrw_flags @24, pd_id @28; xid = key.
+    const auto a = rcfw(Msg(32).put(0, 1, spec::op_allocate_mrw).put(16, 8, 0x4D52).put(24, 1, type).put(28, 4, pd));
+    if (!a || a->status != 0) throw std::runtime_error("ALLOCATE_MRW failed");
+    // REGISTER_MR: flags @2, log2_pg_size_lvl @16, access @17, log2_pbl_pg_size @18, key @20,
+    // pbl @24, va @32, mr_size @40.
+    Msg m(56);
+    m.put(0, 1, spec::op_register_mr).put(2, 2, flags).put(16, 1, level | (log2_page << 2)).put(17, 1, access);
+    m.put(18, 2, 12).put(20, 4, a->xid).put(24, 8, pbl).put(32, 8, va).put(40, 8, size);
+    const auto r = rcfw(m);
+    if (!r) throw std::runtime_error("REGISTER_MR unanswered");
+    if (status) *status = r->status;
+    else if (r->status != 0) throw std::runtime_error("REGISTER_MR failed");
+    return a->xid;
+}
+
+std::uint32_t Node::dma_mr(std::uint8_t access, std::uint32_t pd) {
+    // §6.5: PMR, level 0, 4 KiB, pbl 0, va 0, size all-ones.
+    return register_mr(1, access, 0, 12, 0, 0, ~std::uint64_t{0}, pd);
+}
+
+std::uint8_t Node::modify(Qp& qp, std::uint32_t mask, std::uint8_t state, const std::function<void(Msg&)>& fill) {
+    // §4.6.9: modify_mask @16, qp_cid @20, new_state bits 3:0 and network type 2 (RoCEv2/IPv4)
+    // in bits 7:6 of byte 24.
+    Msg m(144);
+    m.put(0, 1, spec::op_modify_qp).put(16, 4, mask).put(20, 4, qp.qpn).put(24, 1, state | (2u << 6));
+    if (fill) fill(m);
+    const auto done = rcfw(m);
+    return done ? done->status : 0xFF;
+}
+
+void Node::connect(Node& a, Qp& qa, Node& b, Qp& qb, std::uint8_t mtu_code, std::uint8_t access,
+                   std::uint8_t rnr_retry, std::uint8_t timeout, std::uint8_t retry_cnt) {
+    auto one = [&](Node& n, Qp& q, Node& peer, Qp& pq) {
+        ASSERT_EQ(n.modify(q, 0x0000000D, 1, [&](Msg& m) { m.put(25, 1, access).put(26, 2, 0xFFFF); }), 0);
+        ASSERT_EQ(n.modify(q, 0x141517E1, 2,
+                           [&](Msg& m) {
+                               m.put_bytes(32, peer.gid).put(52, 2, n.gid_index).put(54, 1, 64);
+                               m.put_bytes(56, peer.mac).put(63, 1, mtu_code << 4).put(67, 1, 1);
+                               m.put(68, 4, pq.psn).put(77, 1, 4).put(96, 4, pq.qpn).put(110, 2, 0xFFF);
+                           }),
+                  0);
+        q.mtu = 256u << mtu_code;
+    };
+    auto rts = [&](Node& n, Qp& q) {
+        ASSERT_EQ(n.modify(q, 0x000AE001, 3,
+                           [&](Msg& m) {
+                               m.put(64, 1, timeout).put(65, 1, retry_cnt).put(66, 1, rnr_retry);
+                               m.put(72, 4, q.psn).put(76, 1, 2);
+                           }),
+                  0);
+    };
+    one(a, qa, b, qb);
+    one(b, qb, a, qa);
+    rts(a, qa);
+    rts(b, qb);
+}
+
+void Node::post_send(Qp& qp, std::uint8_t type, std::uint8_t flags, const std::vector<Sge>& sges, std::uint32_t imm,
+                     std::uint64_t remote_va, std::uint32_t rkey, bool do_ring) {
+    std::uint64_t length = 0;
+    for (const auto& s : sges) length += s.size;
+    // §5.2: wqe_type @0, flags @1, wqe_size @2, imm @4, length @8; RDMA: remote_va @16,
+    // remote_key @24; SGEs from @32 (va @0, l_key @8, size @12).
+    Msg w(128);
+    w.put(0, 1, type).put(1, 1, flags).put(2, 1, 2 + sges.size()).put(4, 4, imm).put(8, 4, length);
+    if (type == spec::wqe_write || type == spec::wqe_write_imm || type == spec::wqe_read)
+        w.put(16, 8, remote_va).put(24, 4, rkey);
+    for (std::size_t i = 0; i < sges.size(); ++i)
+        w.put(32 + 16 * i, 8, sges[i].va).put(40 + 16 * i, 4, sges[i].lkey).put(44 + 16 * i, 4, sges[i].size);
+    bus.poke(qp.sq.at(std::uint64_t{qp.sq_index} * 128), w.b);
+    // §5.4: entry k at sq_size x 128 + 16k: start PSN | type << 24, next PSN, start slot 8k.
+    const std::uint32_t npkts = length == 0 ? 1 : static_cast<std::uint32_t>((length + qp.mtu - 1) / qp.mtu);
+    const std::uint32_t next = (qp.psn + npkts) & 0xFFFFFF;
+    Msg e(16);
+    e.put(0, 4, qp.psn | (std::uint32_t{type} << 24)).put(4, 4, next).put(8, 2, 8 * qp.sq_index);
+    bus.poke(qp.sq.at(std::uint64_t{qp.sq_size} * 128 + std::uint64_t{qp.sq_index} * 16), e.b);
+    qp.psn = next;
+    // §5.2.5: advance, flipping the producer epoch on wrap.
+    if (++qp.sq_index == qp.sq_size) {
+        qp.sq_index = 0;
+        qp.sq_epoch ^= 1;
+    }
+    if (do_ring) ring_sq(qp);
+}
+
+void Node::post_inline(Qp& qp, std::span<const std::byte> data, std::uint8_t flags) {
+    Msg w(128);
+    // §5.2.4: INLINE flag, payload from byte 32, wqe_size = 2 + ceil(length / 16).
+    w.put(0, 1, spec::wqe_send).put(1, 1, flags | spec::inline_data).put(2, 1, 2 + (data.size() + 15) / 16);
+    w.put(8, 4, data.size());
+    std::copy(data.begin(), data.end(), w.b.begin() + 32);
+    bus.poke(qp.sq.at(std::uint64_t{qp.sq_index} * 128), w.b);
+    Msg e(16);
+    e.put(0, 4, qp.psn).put(4, 4, (qp.psn + 1) & 0xFFFFFF).put(8, 2, 8 * qp.sq_index);
+    bus.poke(qp.sq.at(std::uint64_t{qp.sq_size} * 128 + std::uint64_t{qp.sq_index} * 16), e.b);
+    qp.psn = (qp.psn + 1) & 0xFFFFFF;
+    if (++qp.sq_index == qp.sq_size) {
+        qp.sq_index = 0;
+        qp.sq_epoch ^= 1;
+    }
+    ring_sq(qp);
+}
+
+void Node::post_recv(Qp& qp, std::uint32_t wr_id, const std::vector<Sge>& sges, bool do_ring) {
+    // §5.3: wqe_type 0x80 @0, wqe_size @2 (a zero-length SGE when there is none), wr_id @8.
+    std::vector<Sge> list = sges.empty() ? std::vector<Sge>{{0, 0, 0}} : sges;
+    Msg w(128);
+    w.put(0, 1, spec::wqe_recv).put(2, 1, 2 + list.size()).put(8, 4, wr_id);
+    for (std::size_t i = 0; i < list.size(); ++i)
+        w.put(32 + 16 * i, 8, list[i].va).put(40 + 16 * i, 4, list[i].lkey).put(44 + 16 * i, 4, list[i].size);
+    bus.poke(qp.rq.at(std::uint64_t{qp.rq_index} * 128), w.b);
+    if (++qp.rq_index == qp.rq_size) {
+        qp.rq_index = 0;
+        qp.rq_epoch ^= 1;
+    }
+    if (do_ring) ring(doorbell(spec::db_rq, qp.qpn, qp.rq_index, qp.rq_epoch));
+}
+
+std::optional<Cqe> Node::poll(Cq& cq, bool do_ring) {
+    const std::uint64_t at = cq.memory.at(std::uint64_t{cq.index} * 32);
+    // §5.5.4: new iff toggle (byte 24 bit 0) == expected phase = 1 - epoch.
+    if ((bus.get(at + 24, 1) & 1) != 1 - cq.epoch) return std::nullopt;
+    Cqe c{bus.peek(at, 32)};
+    if (++cq.index == cq.size) {
+        cq.index = 0;
+        cq.epoch ^= 1;
+    }
+    if (do_ring) ring(doorbell(spec::db_cq, cq.id, cq.index, cq.epoch));
+    return c;
+}
+
+std::vector<Cqe> Node::drain(Cq& cq) {
+    std::vector<Cqe> out;
+    while (auto c = poll(cq)) out.push_back(*c);
+    settle();
+    return out;
+}
+
+std::optional<Bytes> Node::nq_take(Ring& r, bool arm) {
+    const std::uint64_t at = r.memory.at(std::uint64_t{r.index} * 16);
+    if ((bus.get(at + 8, 1) & 1) != 1 - r.epoch) return std::nullopt;
+    Bytes e = bus.peek(at, 16);
+    if (++r.index == r.entries) {
+        r.index = 0;
+        r.epoch ^= 1;
+    }
+    ring(doorbell(arm ? spec::db_nq_arm : spec::db_nq, r.id, r.index, r.epoch));
+    return e;
+}
+
+void settle(Node& a, Node& b) {
+    for (int i = 0; i < 1'000'000; ++i)
+        if (a.nic.settle() + b.nic.settle() == 0) return;
+    ADD_FAILURE() << "models never settled";
+}
+
+}  // namespace rig::bnxt::sim::test
