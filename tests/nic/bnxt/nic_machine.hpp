@@ -112,7 +112,7 @@ private:
 class SteppingClock final : public Clock {
 public:
     explicit SteppingClock(std::vector<sim::Nic*> models) : models_(std::move(models)) {}
-    std::chrono::nanoseconds now() override { return std::chrono::microseconds(ticks_.fetch_add(1)); }
+    std::chrono::nanoseconds now() override { return std::chrono::milliseconds(ticks_.fetch_add(1)); }
     void pause() override {
         for (sim::Nic* m : models_) m->settle();
     }
