@@ -15,7 +15,11 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <array>
 #include <memory>
+#include <optional>
+#include <utility>
+#include <vector>
 #include <stdexcept>
 #include <string>
 
@@ -130,6 +134,74 @@ inline std::vector<std::byte> pattern(std::size_t n, std::uint32_t seed) {
         x ^= x >> 17;
         x ^= x << 5;
         b = static_cast<std::byte>(x);
+    }
+    return out;
+}
+
+// One side of a connection: a NIC, its send and receive CQs and one Qp.
+struct Side {
+    std::optional<Nic> nic;
+    std::optional<Cq> send_cq;
+    std::optional<Cq> recv_cq;
+    std::optional<Qp> qp;
+};
+
+struct PairOptions {
+    Iommu iommu = Iommu::Off;
+    Depths depths{};
+    std::uint32_t cq_depth = 0;  // 0: the depths, send and recv CQ each
+    Retries retries{};
+    Options nic{};
+    bool connect = true;
+};
+
+// Two NICs on two simulated machines joined by a wire, each with one RC queue pair
+// connected to the other's (§7.2).
+struct Pair {
+    explicit Pair(PairOptions o = {})
+        : a("a", o.iommu, 1), b("b", o.iommu, 2), wire(*a.model, *b.model) {
+        for (auto [m, s] : {std::pair{&a, &sa}, std::pair{&b, &sb}}) {
+            auto n = m->open(o.nic);
+            if (!n) throw std::runtime_error(n.error());
+            s->nic.emplace(std::move(*n));
+            auto scq = Cq::create(*s->nic, o.cq_depth != 0 ? o.cq_depth : o.depths.send);
+            auto rcq = Cq::create(*s->nic, o.cq_depth != 0 ? o.cq_depth : o.depths.recv);
+            if (!scq || !rcq) throw std::runtime_error(!scq ? scq.error() : rcq.error());
+            s->send_cq.emplace(std::move(*scq));
+            s->recv_cq.emplace(std::move(*rcq));
+            auto qp = Qp::create(*s->nic, *s->send_cq, *s->recv_cq, o.depths);
+            if (!qp) throw std::runtime_error(qp.error());
+            s->qp.emplace(std::move(*qp));
+        }
+        if (o.connect) connect(o.retries);
+    }
+    void connect(Retries retries = {}) {
+        const Endpoint ea = sa.qp->endpoint(), eb = sb.qp->endpoint();
+        if (auto r = sa.qp->connect(eb, retries); !r) throw std::runtime_error(r.error());
+        if (auto r = sb.qp->connect(ea, retries); !r) throw std::runtime_error(r.error());
+    }
+
+    SimMachine a, b;
+    sim::Wire wire;
+    Side sa, sb;
+};
+
+// Takes `n` completions from `cq`, waiting up to `timeout` in all; fewer if it passed.
+inline std::vector<Completion> take(Cq& cq, std::size_t n,
+                                    std::chrono::milliseconds timeout = std::chrono::milliseconds(20000)) {
+    std::vector<Completion> out;
+    std::array<Completion, 64> batch;
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    while (out.size() < n) {
+        const auto now = std::chrono::steady_clock::now();
+        if (now >= deadline) break;
+        const std::size_t room = std::min(batch.size(), n - out.size());
+        auto got = cq.wait(std::span(batch.data(), room), deadline - now);
+        if (!got) {
+            ADD_FAILURE() << got.error();
+            break;
+        }
+        out.insert(out.end(), batch.begin(), batch.begin() + static_cast<std::ptrdiff_t>(*got));
     }
     return out;
 }
