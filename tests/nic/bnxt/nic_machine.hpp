@@ -65,12 +65,22 @@ struct SimMachine {
         return {pci::Run{pci::DmaAddress{t[*f].bar_address[0] + offset}, bytes}};
     }
     std::span<std::byte> gpu_memory(const std::shared_ptr<rig::sim::MemoryDevice>& gpu) const { return gpu->memory(0); }
+    // Takes the GPU-like functions, as their own driver would, so that their BARs decode
+    // (a take turns Memory Space on).
+    void take_gpus() {
+        for (const char* bus : {near_gpu_bus, far_gpu_bus}) {
+            auto f = pci::Function::take(machine(), bus);
+            if (!f) throw std::runtime_error(f.error());
+            gpus.push_back(std::move(*f));
+        }
+    }
 
     std::shared_ptr<sim::Nic> model;
     std::shared_ptr<rig::sim::MemoryDevice> near_gpu;
     std::shared_ptr<rig::sim::MemoryDevice> far_gpu;
     rig::sim::System system;
     sim::testing::Faults faults;
+    std::vector<pci::Function> gpus;
 
 private:
     static sim::Options with_mac(sim::Options o, std::uint8_t mac_last) {
@@ -98,17 +108,6 @@ private:
         if (!built) throw std::runtime_error(built.error());
         return *built;
     }
-};
-
-// A clock that moves 1 ms each time it is read: a command nobody answers times out after
-// a few hundred reads, without the test sleeping on the wall clock.
-class StepClock final : public Clock {
-public:
-    std::chrono::nanoseconds now() override { return std::chrono::milliseconds(ticks_.fetch_add(1) + 1); }
-    void pause() override {}
-
-private:
-    std::atomic<std::int64_t> ticks_{0};
 };
 
 // A clock whose pause steps the given models by hand (Thread::Stepped): every wait of the
