@@ -76,29 +76,43 @@ TEST_P(Wrap, CqAndSqWrapManyTimesWithEveryCompletionInOrder) {
     expect_clean_doorbells(p.b);
 }
 
-// §5.6: the waiter arms its CQ and the NQ and sleeps on the NQ's MSI-X vector.
+// §5.6: the waiter arms its CQ and the NQ and sleeps on the NQ's MSI-X vector. The models
+// are stepped by hand, so the send goes only once the waiter's two arming doorbells reached
+// the receiving NIC: the completion can come only through the interrupt.
 TEST(Cq, WaitSleepsOnTheInterruptUntilTheCompletion) {
-    Pair p;
+    PairOptions o;
+    o.thread = Thread::Stepped;
+    Pair p(o);
     ASSERT_TRUE(p.sb.nic->interrupts());
     Region ra = host(*p.sa.nic, 4096), rb = host(*p.sb.nic, 4096);
     ASSERT_TRUE(p.sb.qp->recv(rb, 0, 4096, 42));
-    const auto interrupts_before = p.b.faults.counters().interrupts;
-    std::atomic<bool> waiting{false};
+    p.b.model->settle();
+    const auto before = p.b.faults.counters();
+    std::atomic<bool> done{false};
     Result<std::size_t> got = 0;
     std::array<Completion, 4> out;
     std::thread waiter([&] {
-        waiting = true;
         got = p.sb.recv_cq->wait(out, std::chrono::seconds(20));
+        done = true;
     });
-    while (!waiting) std::this_thread::yield();
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    while (p.b.faults.counters().doorbells < before.doorbells + 2 && std::chrono::steady_clock::now() < deadline) {
+        p.b.model->settle();  // CQ_ARMALL, then NQ_ARM
+        std::this_thread::yield();
+    }
     ra.write(0, pattern(100, 9));
     ASSERT_TRUE(p.sa.qp->send(ra, 0, 100, 1));
+    while (!done && std::chrono::steady_clock::now() < deadline) {
+        p.a.model->settle();
+        p.b.model->settle();
+        std::this_thread::yield();
+    }
     waiter.join();
     ASSERT_TRUE(got) << got.error();
     ASSERT_EQ(*got, 1u);
     EXPECT_EQ(out[0].id, 42u);
     EXPECT_EQ(read_back(rb, 0, 100), pattern(100, 9));
-    EXPECT_GT(p.b.faults.counters().interrupts, interrupts_before);
+    EXPECT_GT(p.b.faults.counters().interrupts, before.interrupts);
 }
 
 TEST(Cq, TwoWaitersOnOneNqEachGetTheirCompletion) {

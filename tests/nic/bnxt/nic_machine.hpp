@@ -110,6 +110,18 @@ private:
     }
 };
 
+inline std::vector<std::byte> pattern(std::size_t n, std::uint32_t seed) {
+    std::vector<std::byte> out(n);
+    std::uint32_t x = seed * 2654435761u + 1;
+    for (auto& b : out) {
+        x ^= x << 13;
+        x ^= x >> 17;
+        x ^= x << 5;
+        b = static_cast<std::byte>(x);
+    }
+    return out;
+}
+
 // A clock whose pause steps the given models by hand (Thread::Stepped): every wait of the
 // driver runs the NICs, on the test's thread, in a fixed order.
 class SteppingClock final : public Clock {
@@ -124,18 +136,6 @@ private:
     std::vector<sim::Nic*> models_;
     std::atomic<std::int64_t> ticks_{0};
 };
-
-inline std::vector<std::byte> pattern(std::size_t n, std::uint32_t seed) {
-    std::vector<std::byte> out(n);
-    std::uint32_t x = seed * 2654435761u + 1;
-    for (auto& b : out) {
-        x ^= x << 13;
-        x ^= x >> 17;
-        x ^= x << 5;
-        b = static_cast<std::byte>(x);
-    }
-    return out;
-}
 
 // One side of a connection: a NIC, its send and receive CQs and one Qp.
 struct Side {
@@ -152,13 +152,16 @@ struct PairOptions {
     Retries retries{};
     Options nic{};
     bool connect = true;
+    Thread thread = Thread::Own;  // Stepped: the NICs' clock steps both models on every pause
 };
 
 // Two NICs on two simulated machines joined by a wire, each with one RC queue pair
 // connected to the other's (§7.2).
 struct Pair {
     explicit Pair(PairOptions o = {})
-        : a("a", o.iommu, 1), b("b", o.iommu, 2), wire(*a.model, *b.model) {
+        : a("a", o.iommu, 1, o.thread), b("b", o.iommu, 2, o.thread), wire(*a.model, *b.model) {
+        if (o.thread == Thread::Stepped)
+            o.nic.clock = std::make_shared<SteppingClock>(std::vector<sim::Nic*>{a.model.get(), b.model.get()});
         for (auto [m, s] : {std::pair{&a, &sa}, std::pair{&b, &sb}}) {
             auto n = m->open(o.nic);
             if (!n) throw std::runtime_error(n.error());
