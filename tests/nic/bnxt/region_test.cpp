@@ -300,10 +300,7 @@ TEST(Region, RefusedDeregisterOfPagesKeepsThemPinnedUntilClose) {
 
 TEST(Region, UnansweredDeregisterTimesOutAndKeepsTheMemoryUntilClose) {
     SimMachine m("sim0", Iommu::Off, 1, Thread::Stepped);
-    Options options;
-    options.clock = std::make_shared<SteppingClock>(std::vector<sim::Nic*>{m.model.get()});
-    options.interrupts = Interrupts::Poll;
-    auto nic = m.open(options);
+    auto nic = m.open(stepped_options(m));
     ASSERT_TRUE(nic) << nic.error();
     auto r = Region::host(*nic, 4096);
     ASSERT_TRUE(r) << r.error();
