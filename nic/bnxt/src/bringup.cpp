@@ -8,6 +8,7 @@
 #include <bit>
 
 #include "doorbell.hpp"
+#include "rig/pci/config.hpp"
 #include "rig/bnxt/hsi/cqe.hpp"
 #include "rig/bnxt/hsi/regs.hpp"
 #include "rig/bnxt/hsi/wqe.hpp"
@@ -16,13 +17,6 @@
 
 namespace rig::bnxt {
 namespace {
-
-// PCI Local Bus 3.0 §6.8.2: MSI-X Message Control at capability + 2.
-constexpr std::uint8_t capability_msix = 0x11;
-constexpr std::uint32_t msix_control = 0x2;
-constexpr std::uint16_t msix_table_size_mask = 0x07FF;  // table size - 1
-constexpr std::uint16_t msix_function_mask = 0x4000;
-constexpr std::uint16_t msix_enable = 0x8000;
 
 constexpr std::uint32_t cmdq_depth = 256;        // slots: one 4 KiB page (§4.2 step 2)
 constexpr std::uint32_t creq_entries = 1024;     // a power of two (§4.2 step 1)
@@ -58,15 +52,18 @@ Mtu path_mtu(std::uint32_t port_mtu) {
 // doorbell page of BAR2 mapped.
 Result<void> configure_pci(Nic::State& nic) {
     const pci::Function& fn = nic.fn;
-    if (auto reset = fn.reset(); !reset) return fail(nic.bus, ": the function level reset failed: ", reset.error());
+    if (auto reset = fn.reset(); !reset) return fail("function level reset: ", reset.error());
     if (auto ro = fn.set_relaxed_ordering(false); !ro) return std::unexpected(std::move(ro).error());
     fn.set_memory_space(true);
     fn.set_bus_master(true);
 
-    if (auto cap = fn.capability(capability_msix); cap && nic.options.interrupts == Interrupts::Auto) {
-        const std::uint16_t control = fn.config16(*cap + msix_control);
-        const unsigned vectors = (control & msix_table_size_mask) + 1u;
-        fn.set_config16(*cap + msix_control, static_cast<std::uint16_t>((control | msix_enable) & ~msix_function_mask));
+    // §1.5: MSI-X on (the reset turned it off), unmasked, where Cq::wait sleeps on it.
+    namespace config = pci::config;
+    if (auto cap = fn.capability(config::capability_msix); cap && nic.options.interrupts == Interrupts::Auto) {
+        const std::uint16_t control = fn.config16(*cap + config::msix_message_control);
+        const auto vectors = static_cast<unsigned>(config::msix_table_size.of(control)) + 1u;
+        fn.set_config16(*cap + config::msix_message_control,
+                        static_cast<std::uint16_t>((control | config::msix_enable) & ~config::msix_function_mask));
         nic.interrupts = true;
         nic.nq.vector = vectors > 1 ? 1 : 0;  // vector 0 is the CREQ's
     }
@@ -78,7 +75,8 @@ Result<void> configure_pci(Nic::State& nic) {
     if (!registers) return std::unexpected(std::move(registers).error());
     nic.bar0 = *registers;
 
-    const std::uint64_t page = is_vf(fn.config16(0x02)) ? hsi::bar2::doorbell_page_vf : hsi::bar2::doorbell_page_pf;
+    const bool vf = is_vf(fn.config16(pci::config::device_id));
+    const std::uint64_t page = vf ? hsi::bar2::doorbell_page_vf : hsi::bar2::doorbell_page_pf;
     const auto bar2 = fn.bar(hsi::bar_doorbells);
     if (!bar2 || bar2->bytes < page + hsi::bar2::doorbell_page_bytes)
         return fail(nic.bus, ": BAR2 does not decode the doorbell page at ", text::hex(page), " (§1.4)");
