@@ -43,6 +43,10 @@ if(WITH_HIP)
       file(MAKE_DIRECTORY "${_shim}/lib/cmake")
       file(CREATE_LINK "${_multiarch_hip}" "${_shim}/lib/cmake/hip-lang" SYMBOLIC)
       set(CMAKE_HIP_COMPILER_ROCM_ROOT "${_shim}" CACHE PATH "ROCm root (shim)" FORCE)
+    endif()
+    # On every configure, not only the first: these are not cached, and a re-configure
+    # without them compiles .hip files with "cannot find ROCm device library".
+    if(CMAKE_HIP_COMPILER_ROCM_ROOT STREQUAL "${CMAKE_BINARY_DIR}/rocm-shim")
       set(ENV{CMAKE_PREFIX_PATH} "/usr/lib/${CMAKE_LIBRARY_ARCHITECTURE}/cmake:$ENV{CMAKE_PREFIX_PATH}")
       set(CMAKE_HIP_FLAGS "${CMAKE_HIP_FLAGS} --rocm-path=/usr --hip-device-lib-path=/usr/lib/${CMAKE_LIBRARY_ARCHITECTURE}/amdgcn/bitcode")
     endif()

@@ -11,46 +11,72 @@
 //    largest power of two not above n), inside [base, base + length), overlapping no
 //    range held. It succeeds whenever the space has a free range of
 //    2 * (max(n, 16) + a) addresses, and may fail on a smaller one that would fit.
-//  - alloc and free take a time bounded independently of what the space holds.
+//  - alloc and free take a time bounded independently of what the space holds
+//    (segregated fits over power-of-two classes: space/src/fits.hpp).
 //  - Constructing a Space allocates nothing; the first alloc does.
 //  - The range is the holder's from the step that takes it: an exception that ends alloc
 //    after that leaves the range to release(holder).
 //  - Every operation may be called from several threads at once.
+//
+// Lifetimes: holds may outlive the Space object: while a holder holds a range of it, free
+// and share keep working (nothing more can be allocated). The last copy of a Holder
+// going away gives back every hold it still has, as release does. Any Hold may outlive
+// everything else: free, share and address on it stay safe.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <optional>
 
 namespace rig {
 
 class Space;
+class Hold;
 
-// A holder holds ranges of spaces. Copies share one holder.
+namespace detail {
+struct SpaceState;   // space/src/state.hpp
+struct HolderState;  // space/src/state.hpp
+struct Entry;        // space/src/state.hpp
+struct Faults;       // space/src/state.hpp: test-only fault injection
+struct SpaceAccess;  // space/src/testing.cpp
+}  // namespace detail
+
+// A holder holds ranges of spaces. Copies share one holder (a moved-from Holder is a
+// copy too: a Holder always names a holder).
 class Holder {
 public:
-    Holder();
-    struct State;
+    Holder();  // holds no range; allocates its bookkeeping
+    Holder(const Holder&) = default;
+    Holder& operator=(const Holder&) = default;
 
 private:
-    friend class Space;
-    friend class Hold;
-    friend std::optional<class Hold> share(const Holder&, const class Hold&);
+    friend std::optional<Hold> alloc(Space&, const Holder&, std::int64_t, std::int64_t);
+    friend std::optional<Hold> share(const Holder&, const Hold&);
     friend void release(const Holder&);
-    std::shared_ptr<State> state_;
+    std::shared_ptr<detail::HolderState> state_;
 };
 
-// One holder's hold on one range. Copies name the same hold.
+// One holder's hold on one range. Copies name the same hold; a Hold is a plain value
+// (copying one costs no atomic operation). A default-constructed Hold names no range:
+// free does nothing, share gives nullopt, and address throws std::invalid_argument.
 class Hold {
 public:
-    struct State;
+    Hold() = default;
 
 private:
-    friend class Space;
+    friend std::optional<Hold> alloc(Space&, const Holder&, std::int64_t, std::int64_t);
     friend std::int64_t address(const Hold&);
     friend std::optional<Hold> share(const Holder&, const Hold&);
     friend void free(const Hold&);
-    std::shared_ptr<State> state_;
+    // The space's state, which outlives every Hold (space/src/state.hpp), and which of
+    // its lives and which of its entries this hold is: a stale Hold fails these checks.
+    detail::SpaceState* space_ = nullptr;  // null: names no range
+    std::uint64_t life_ = 0;
+    detail::Entry* entry_ = nullptr;
+    std::uint64_t generation_ = 0;
+    std::int64_t address_ = 0;
 };
 
 class Space {
@@ -62,27 +88,37 @@ public:
     Space(const Space&) = delete;
     Space& operator=(const Space&) = delete;
 
-    std::int64_t base() const;
-    std::int64_t length() const;
-
-    struct State;
+    std::int64_t base() const { return base_; }
+    std::int64_t length() const { return bytes_; }
 
 private:
     friend std::optional<Hold> alloc(Space&, const Holder&, std::int64_t, std::int64_t);
-    std::shared_ptr<State> state_;
+    friend struct detail::SpaceAccess;
+    Space(std::int64_t base, std::int64_t bytes, std::shared_ptr<detail::Faults> faults);
+    // The state, made by the first call (which may throw std::bad_alloc).
+    detail::SpaceState& state();
+    detail::SpaceState& make_state();
+
+    std::int64_t base_;
+    std::int64_t bytes_;
+    std::shared_ptr<detail::Faults> faults_;  // null outside tests
+    std::mutex creating_;
+    std::uint64_t life_ = 0;                                // the state's life, set before published_
+    std::atomic<detail::SpaceState*> published_{nullptr};  // the state once made; this Space owns it
 };
 
 // holder's hold on n free addresses of space, aligned as above; nullopt where the space
 // has no room. Throws std::invalid_argument if n <= 0 or align is not a positive power
-// of two.
+// of two; may throw std::bad_alloc, holding nothing, before it takes a range.
 std::optional<Hold> alloc(Space& space, const Holder& holder, std::int64_t n, std::int64_t align = 4096);
 
-// The first address of the hold's range.
+// The first address of the hold's range (also after the hold was given back). Throws
+// std::invalid_argument for a Hold that names no range.
 std::int64_t address(const Hold& hold);
 
 // holder's hold on the range of `hold`, which then goes back once neither holds it; or
 // nullopt, holding nothing, if `hold` was given back (as by a release of its holder on
-// another thread).
+// another thread). May throw std::bad_alloc, holding nothing.
 std::optional<Hold> share(const Holder& holder, const Hold& hold);
 
 // Gives back the hold: its range goes back with the last hold on it. Freeing it again,

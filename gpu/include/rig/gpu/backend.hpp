@@ -1,0 +1,77 @@
+// rig/gpu/backend.hpp: what a GPU backend implements for rig::gpu::Gpu (gpu.hpp), as
+// rig/pci/transport.hpp is what a transport implements for Machine.
+//
+// Gpu checks every argument before it calls a backend, so a backend is called only with:
+//  - alloc: an address of the Space aligned to granularity(), bytes a multiple of it;
+//  - runs, dmabuf: offset and bytes multiples of 4096, bytes > 0, inside the allocation's
+//    held size (its bytes rounded up to granularity());
+//  - copies, fill, checksum: an allocation this backend made (alloc or map), a byte range
+//    inside its requested size, n > 0; host ranges inside the HostBuffer's window.
+// Errors start with the GPU (label()) and name the size, as gpu.hpp states.
+// Thread safety: every member may be called from several threads at once.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "rig/gpu/gpu.hpp"
+#include "rig/pci/dma.hpp"
+#include "rig/result.hpp"
+
+namespace rig::gpu {
+
+// GPU memory a backend allocated at a Space address, or mapped from a peer. The destructor
+// gives it back (a peer's mapping keeps its owner's memory until it goes). Allocations are
+// destroyed before their Space range goes back, so the address is free in the driver when
+// the Space hands it out again.
+class Allocation {
+public:
+    virtual ~Allocation() = default;
+    // The bus address runs of bytes [offset, offset + bytes) on the owner's bus, in order,
+    // adjacent runs merged.
+    virtual Result<std::vector<pci::Run>> runs(std::uint64_t offset, std::uint64_t bytes) const = 0;
+    // A dma-buf over at least bytes [offset, offset + bytes), its offset() the place of
+    // byte `offset` in it (0 where the platform exports exactly the range, the byte's
+    // place in the allocation where it exports only whole allocations).
+    virtual Result<Dmabuf> dmabuf(std::uint64_t offset, std::uint64_t bytes) const = 0;
+};
+
+class Backend {
+public:
+    virtual ~Backend() = default;
+
+    // "0000:41:00.0 (NVIDIA H200)": how messages name the GPU.
+    const std::string& label() const { return label_; }
+    const std::string& name() const { return name_; }
+    const std::string& bus() const { return bus_; }
+
+    // The allocation granularity in bytes: a power of two, at least 4096.
+    virtual std::uint64_t granularity() const = 0;
+
+    // `bytes` bytes of memory at Space address `address`.
+    virtual Result<std::shared_ptr<Allocation>> alloc(std::int64_t address, std::uint64_t bytes) = 0;
+    // `peer` (an Allocation of another backend of the same kind) mapped for this GPU at
+    // `address`, the address it lies at.
+    virtual Result<std::shared_ptr<Allocation>> map(const std::shared_ptr<Allocation>& peer, std::int64_t address,
+                                                    std::uint64_t bytes) = 0;
+
+    virtual Result<void> upload(Allocation& memory, std::uint64_t offset, std::span<const std::byte> bytes) = 0;
+    virtual Result<void> download(Allocation& memory, std::uint64_t offset, std::span<std::byte> out) = 0;
+    virtual Result<void> copy_to_host(Allocation& memory, std::uint64_t offset, const HostBuffer& host,
+                                      std::uint64_t host_offset, std::uint64_t n) = 0;
+    virtual Result<void> copy_from_host(const HostBuffer& host, std::uint64_t host_offset, Allocation& memory,
+                                        std::uint64_t offset, std::uint64_t n) = 0;
+    virtual Result<void> fill(Allocation& memory, std::uint64_t offset, std::uint64_t n, std::uint64_t seed) = 0;
+    virtual Result<std::uint64_t> checksum(Allocation& memory, std::uint64_t offset, std::uint64_t n) = 0;
+
+protected:
+    Backend(std::string name, std::string bus) : name_(std::move(name)), bus_(std::move(bus)), label_(bus_ + " (" + name_ + ")") {}
+
+private:
+    std::string name_, bus_, label_;
+};
+
+}  // namespace rig::gpu

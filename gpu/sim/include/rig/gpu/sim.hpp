@@ -1,0 +1,32 @@
+// rig/gpu/sim.hpp: the driver of the simulated GPU (rig/gpu/sim/registers.hpp), written
+// against rig::pci::Function as a driver for real hardware is: registers only through a
+// Window on BAR0, VRAM through a Window on BAR2, DMA by the GPU's own engine. It runs on
+// any machine whose function at `bus` is that GPU (a rig::sim machine with the model of
+// rig/gpu/sim/model.hpp, or a remote one reached by a transport).
+//
+// Memory is allocated in 64 KiB granules of the VRAM behind BAR2, not necessarily
+// contiguous; the GPU's segment table maps it at its Space address, one entry per extent.
+// Memory::runs are exact: BAR2's bus address plus each extent's VRAM offset. A peer maps
+// memory by pointing its segment table at the owner's runs, so its accesses cross the bus
+// (and are refused where the bus does not forward them: the map checks the route first).
+// The engine copies to and from host memory at HostBuffer::runs by DMA; upload and
+// download go through the owner's BAR2 window. There is no dma-buf: Memory::dmabuf is an
+// Error pointing to runs.
+#pragma once
+
+#include <memory>
+#include <string_view>
+
+#include "rig/gpu/gpu.hpp"
+#include "rig/pci/machine.hpp"
+#include "rig/result.hpp"
+
+namespace rig::gpu::sim {
+
+// The simulated GPU at `bus` of `machine`, taken for this process (Function::take) and
+// reset, allocating at addresses of `space`. Error naming the bus where the take fails,
+// the function is not the simulated GPU (its class code or ID register), or a BAR cannot
+// be mapped. Throws std::invalid_argument if space is null.
+Result<Gpu> open(const pci::Machine& machine, std::string_view bus, std::shared_ptr<Space> space);
+
+}  // namespace rig::gpu::sim

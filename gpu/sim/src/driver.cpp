@@ -1,0 +1,392 @@
+// The simulated GPU's driver (rig/gpu/sim.hpp), from registers.hpp alone: it reaches the
+// GPU through rig::pci::Function and its Windows, as it would reach hardware.
+//
+// open: take, Function Level Reset (no segment a dead process left survives it), Memory
+// Space and Bus Master on, check the ID register, map BAR0 and BAR2.
+// alloc: VRAM extents (extents.hpp), then one segment per extent at its place in the VA
+// range; any refusal gives back what was taken. Every register sequence (a segment store,
+// a command) runs under the device's lock: the staged registers are one set per GPU.
+#include "rig/gpu/sim.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "extents.hpp"
+#include "rig/gpu/backend.hpp"
+#include "rig/gpu/sim/registers.hpp"
+#include "rig/pci/function.hpp"
+#include "rig/space.hpp"
+#include "rig/text.hpp"
+
+namespace rig::gpu::sim {
+namespace {
+
+using reg::FaultKind;
+using reg::Opcode;
+using reg::SegmentKind;
+using reg::SegmentStatus;
+using reg::Status;
+
+constexpr std::uint64_t granule = 64 * 1024;  // the GPU page the driver maps in
+constexpr std::uint64_t page = 4096;
+constexpr auto engine_timeout = std::chrono::seconds(60);
+
+std::string hex(std::uint64_t value) { return text::hex(value); }
+
+std::string_view to_string(SegmentStatus s) {
+    switch (s) {
+        case SegmentStatus::ok: return "ok";
+        case SegmentStatus::bad_index: return "no such entry";
+        case SegmentStatus::unaligned: return "not on a page";
+        case SegmentStatus::outside_vram: return "past the end of VRAM";
+        case SegmentStatus::overlap: return "overlaps another entry";
+        case SegmentStatus::bad_kind: return "unknown kind";
+    }
+    return "unknown status";
+}
+
+std::string_view to_string(FaultKind k) {
+    switch (k) {
+        case FaultKind::none: return "no fault";
+        case FaultKind::translation: return "page fault: no segment maps the address";
+        case FaultKind::unsupported_request: return "Unsupported Request";
+        case FaultKind::completer_abort: return "Completer Abort";
+        case FaultKind::bad_command: return "the GPU refused the command";
+    }
+    return "unknown fault";
+}
+
+class Device;
+
+// VRAM this GPU allocated, mapped at its Space address.
+class Memory final : public Allocation {
+public:
+    Memory(std::shared_ptr<Device> owner, std::uint64_t at, std::uint64_t size) : device(std::move(owner)), address(at), bytes(size) {}
+    ~Memory() override;
+    Memory(const Memory&) = delete;
+    Memory& operator=(const Memory&) = delete;
+
+    Result<std::vector<pci::Run>> runs(std::uint64_t offset, std::uint64_t n) const override;
+    Result<Dmabuf> dmabuf(std::uint64_t offset, std::uint64_t n) const override;
+
+    const std::shared_ptr<Device> device;  // kept while the memory lives, mapped by peers included
+    const std::uint64_t address, bytes;
+    std::vector<Extent> extents;         // backing [address, address + bytes) in order
+    std::vector<std::uint64_t> segments; // the entries mapping them
+};
+
+// A peer's Memory this GPU reaches over the bus at the same address.
+class Mapping final : public Allocation {
+public:
+    Mapping(std::shared_ptr<Device> by, std::shared_ptr<Allocation> of, const Memory& m) : device(std::move(by)), owner(std::move(of)), memory(m) {}
+    ~Mapping() override;
+    Mapping(const Mapping&) = delete;
+    Mapping& operator=(const Mapping&) = delete;
+
+    Result<std::vector<pci::Run>> runs(std::uint64_t offset, std::uint64_t n) const override { return owner->runs(offset, n); }
+    Result<Dmabuf> dmabuf(std::uint64_t offset, std::uint64_t n) const override { return owner->dmabuf(offset, n); }
+
+    const std::shared_ptr<Device> device;
+    const std::shared_ptr<Allocation> owner;
+    const Memory& memory;  // *owner
+    std::vector<std::uint64_t> segments;
+};
+
+const Memory& owned(const Allocation& a) {
+    if (const auto* m = dynamic_cast<const Memory*>(&a)) return *m;
+    return static_cast<const Mapping&>(a).memory;
+}
+
+class Device final : public Backend, public std::enable_shared_from_this<Device> {
+public:
+    Device(pci::Function function, pci::Window registers, pci::Window vram, pci::DmaAddress bar, std::uint64_t bar_bytes,
+           std::uint64_t segments)
+        : Backend("rig sim GPU", function.bus()), function_(std::move(function)), registers_(std::move(registers)),
+          vram_(std::move(vram)), bar_(bar), extents_(bar_bytes / granule * granule) {
+        for (std::uint64_t i = segments; i > 0; --i) free_segments_.push_back(i - 1);
+    }
+
+    std::uint64_t granularity() const override { return granule; }
+
+    // Segment table (registers.hpp: stage, then store at an index).
+
+    Result<std::uint64_t> map_segment(std::uint64_t va, std::uint64_t bytes, std::uint64_t target, SegmentKind kind) {
+        if (free_segments_.empty())
+            return fail(label(), ": every entry of the segment table is in use; cannot map ", text::bytes(bytes), " at ", hex(va));
+        const std::uint64_t index = free_segments_.back();
+        const auto status = store(index, va, bytes, target, kind);
+        if (status != SegmentStatus::ok)
+            return fail(label(), ": the GPU refused to map ", text::bytes(bytes), " at ", hex(va), " to ", hex(target), ": ", to_string(status));
+        free_segments_.pop_back();
+        return index;
+    }
+
+    void unmap_segments(std::vector<std::uint64_t>& segments) {
+        for (std::uint64_t index : segments) {
+            store(index, 0, 0, 0, SegmentKind::none);
+            free_segments_.push_back(index);
+        }
+        segments.clear();
+    }
+
+    // The engine: one command, polled to its end.
+
+    Result<std::uint64_t> run(Opcode opcode, std::uint64_t va, std::uint64_t bus, std::uint64_t bytes, std::uint64_t seed,
+                              const std::string& what) {
+        registers_.write64(reg::cmd_va, va);
+        registers_.write64(reg::cmd_bus, bus);
+        registers_.write64(reg::cmd_bytes, bytes);
+        registers_.write64(reg::cmd_seed, seed);
+        registers_.write64(reg::cmd_opcode, std::to_underlying(opcode));
+        const auto deadline = std::chrono::steady_clock::now() + engine_timeout;
+        std::uint64_t status = registers_.read64(reg::status);
+        while (status == std::to_underlying(Status::busy)) {
+            if (std::chrono::steady_clock::now() > deadline)
+                return fail(label(), ": the engine did not finish ", what, " within ", text::duration(engine_timeout));
+            std::this_thread::yield();
+            status = registers_.read64(reg::status);
+        }
+        if (status == std::to_underlying(Status::done)) return registers_.read64(reg::result);
+        if (status == std::to_underlying(Status::fault)) {
+            const auto kind = static_cast<FaultKind>(registers_.read64(reg::fault_kind));
+            const std::uint64_t at = registers_.read64(reg::fault_address);
+            const char* where = kind == FaultKind::translation ? "VA " : "bus address ";
+            return fail(label(), ": the engine faulted ", what, " at ", where, hex(at), ": ", to_string(kind));
+        }
+        if (auto why = registers_.failed()) return fail(label(), ": stopped answering ", what, ": ", *why);
+        return fail(label(), ": the engine reads status ", hex(status), " ", what, " (the GPU stopped answering)");
+    }
+
+    // Backend.
+
+    Result<std::shared_ptr<Allocation>> alloc(std::int64_t at, std::uint64_t bytes) override {
+        const auto address = static_cast<std::uint64_t>(at);
+        // Declared before the lock, so that a failure gives it back (~Memory locks) after
+        // the lock is let go.
+        auto memory = std::make_shared<Memory>(shared_from_this(), address, bytes);
+        std::lock_guard lock(mutex_);
+        const std::uint64_t bar_bytes = vram_.size();
+        if (bytes > bar_bytes)
+            return fail(label(), ": BAR2 is ", text::bytes(bar_bytes), ", too small for ", text::bytes(bytes),
+                        " that a NIC must reach through it");
+        auto extents = extents_.take(bytes);
+        if (!extents)
+            return fail(label(), ": out of memory for ", text::bytes(bytes), " (", text::bytes(extents_.free()), " free of the ",
+                        text::bytes(bar_bytes), " behind BAR2)");
+        memory->extents = std::move(*extents);
+        std::uint64_t va = address;
+        for (const Extent& e : memory->extents) {
+            auto index = map_segment(va, e.bytes, e.offset, SegmentKind::vram);
+            if (!index) return std::unexpected(std::move(index).error());
+            memory->segments.push_back(*index);
+            va += e.bytes;
+        }
+        return memory;
+    }
+
+    Result<std::shared_ptr<Allocation>> map(const std::shared_ptr<Allocation>& peer, std::int64_t at, std::uint64_t bytes) override {
+        const auto address = static_cast<std::uint64_t>(at);
+        if (dynamic_cast<const Memory*>(peer.get()) == nullptr && dynamic_cast<const Mapping*>(peer.get()) == nullptr)
+            throw std::invalid_argument("sim GPU: " + label() + " cannot map memory of another kind of GPU at " + hex(address));
+        const Memory& memory = owned(*peer);
+        if (memory.device.get() == this) throw std::invalid_argument("sim GPU: the memory at " + hex(address) + " is already " + label() + "'s");
+        // The owner's BAR2 is the provider, this GPU the client (spec/p2pdma.md §2).
+        const pci::Route route = function_.machine().route(memory.device->bus(), bus());
+        if (!route.forwards())
+            return fail(label(), ": cannot reach the ", text::bytes(bytes), " at ", hex(address), " of ", memory.device->label(),
+                        ": the bus does not forward between them: ", route.explain());
+        auto runs = memory.runs(0, bytes);
+        if (!runs) return std::unexpected(std::move(runs).error());
+        std::shared_ptr<Allocation> owner = peer;
+        if (const auto* mapping = dynamic_cast<const Mapping*>(peer.get())) owner = mapping->owner;
+        auto mapping = std::make_shared<Mapping>(shared_from_this(), std::move(owner), memory);  // before the lock, as in alloc
+        std::lock_guard lock(mutex_);
+        std::uint64_t va = address;
+        for (const pci::Run& run : *runs) {
+            auto index = map_segment(va, run.bytes, run.address.value, SegmentKind::bus);
+            if (!index) return std::unexpected(std::move(index).error());
+            mapping->segments.push_back(*index);
+            va += run.bytes;
+        }
+        return mapping;
+    }
+
+    // Upload and download go through the BAR2 window of the GPU that owns the memory.
+    Result<void> upload(Allocation& a, std::uint64_t offset, std::span<const std::byte> bytes) override {
+        const Memory& m = owned(a);
+        m.device->through_bar(m, offset, bytes.size(), [&](std::uint64_t at, std::uint64_t done, std::uint64_t n) {
+            m.device->vram_.write(at, bytes.subspan(done, n));
+        });
+        return m.device->answering("uploading", bytes.size());
+    }
+    Result<void> download(Allocation& a, std::uint64_t offset, std::span<std::byte> out) override {
+        const Memory& m = owned(a);
+        m.device->through_bar(m, offset, out.size(), [&](std::uint64_t at, std::uint64_t done, std::uint64_t n) {
+            m.device->vram_.read(at, out.subspan(done, n));
+        });
+        return m.device->answering("downloading", out.size());
+    }
+
+    Result<void> copy_to_host(Allocation& a, std::uint64_t offset, const HostBuffer& host, std::uint64_t host_offset,
+                              std::uint64_t n) override {
+        return copy_host(a, offset, host, host_offset, n, Opcode::copy_to_bus, "copying " + text::bytes(n) + " to host memory");
+    }
+    Result<void> copy_from_host(const HostBuffer& host, std::uint64_t host_offset, Allocation& a, std::uint64_t offset,
+                                std::uint64_t n) override {
+        return copy_host(a, offset, host, host_offset, n, Opcode::copy_from_bus, "copying " + text::bytes(n) + " from host memory");
+    }
+
+    Result<void> fill(Allocation& a, std::uint64_t offset, std::uint64_t n, std::uint64_t seed) override {
+        std::lock_guard lock(mutex_);
+        auto r = run(Opcode::fill, owned(a).address + offset, 0, n, seed, "filling " + text::bytes(n));
+        if (!r) return std::unexpected(std::move(r).error());
+        return {};
+    }
+    Result<std::uint64_t> checksum(Allocation& a, std::uint64_t offset, std::uint64_t n) override {
+        std::lock_guard lock(mutex_);
+        return run(Opcode::checksum, owned(a).address + offset, 0, n, 0, "checksumming " + text::bytes(n));
+    }
+
+    pci::DmaAddress bar() const { return bar_; }
+    // Called by ~Memory and ~Mapping: their segments and VRAM go back.
+    void release(std::vector<std::uint64_t>& segments, const std::vector<Extent>& extents) {
+        std::lock_guard lock(mutex_);
+        unmap_segments(segments);
+        extents_.give(extents);
+    }
+
+private:
+    SegmentStatus store(std::uint64_t index, std::uint64_t va, std::uint64_t bytes, std::uint64_t target, SegmentKind kind) {
+        registers_.write64(reg::seg_va, va);
+        registers_.write64(reg::seg_bytes, bytes);
+        registers_.write64(reg::seg_target, target);
+        registers_.write64(reg::seg_kind, std::to_underlying(kind));
+        registers_.write64(reg::seg_index, index);
+        return static_cast<SegmentStatus>(registers_.read64(reg::seg_status));
+    }
+
+    // Calls each(VRAM offset, bytes done, n) for the pieces of bytes [offset, offset + n)
+    // of `m`, extent by extent.
+    template <class Each>
+    static void through_bar(const Memory& m, std::uint64_t offset, std::uint64_t n, Each each) {
+        std::uint64_t skip = offset, done = 0;
+        for (const Extent& e : m.extents) {
+            if (done == n) break;
+            if (skip >= e.bytes) {
+                skip -= e.bytes;
+                continue;
+            }
+            const std::uint64_t piece = std::min(e.bytes - skip, n - done);
+            each(e.offset + skip, done, piece);
+            done += piece;
+            skip = 0;
+        }
+    }
+
+    Result<void> answering(const char* what, std::uint64_t bytes) const {
+        if (auto why = vram_.failed()) return fail(label(), ": stopped answering ", what, " ", text::bytes(bytes), ": ", *why);
+        return {};
+    }
+
+    // One engine command per piece of a host run that [host_offset, host_offset + n) covers.
+    Result<void> copy_host(Allocation& a, std::uint64_t offset, const HostBuffer& host, std::uint64_t host_offset, std::uint64_t n,
+                           Opcode opcode, const std::string& what) {
+        if (host.runs.empty())
+            return fail(label(), ": the engine reaches host memory only by DMA, at bus addresses; this HostBuffer has no runs (",
+                        what, ")");
+        const std::uint64_t va = owned(a).address + offset;
+        std::lock_guard lock(mutex_);
+        std::uint64_t skip = host_offset, done = 0;
+        for (const pci::Run& run : host.runs) {
+            if (done == n) break;
+            if (skip >= run.bytes) {
+                skip -= run.bytes;
+                continue;
+            }
+            const std::uint64_t piece = std::min(run.bytes - skip, n - done);
+            auto r = this->run(opcode, va + done, run.address.value + skip, piece, 0, what);
+            if (!r) return std::unexpected(std::move(r).error());
+            done += piece;
+            skip = 0;
+        }
+        return {};
+    }
+
+    pci::Function function_;
+    pci::Window registers_;
+    pci::Window vram_;  // BAR2
+    pci::DmaAddress bar_;
+    std::mutex mutex_;  // the staged registers, the extents and the free segment entries
+    Extents extents_;
+    std::vector<std::uint64_t> free_segments_;
+};
+
+Memory::~Memory() { device->release(segments, extents); }
+
+Mapping::~Mapping() { device->release(segments, {}); }
+
+Result<std::vector<pci::Run>> Memory::runs(std::uint64_t offset, std::uint64_t n) const {
+    std::vector<pci::Run> runs;
+    std::uint64_t skip = offset, done = 0;
+    for (const Extent& e : extents) {
+        if (done == n) break;
+        if (skip >= e.bytes) {
+            skip -= e.bytes;
+            continue;
+        }
+        const std::uint64_t piece = std::min(e.bytes - skip, n - done);
+        const pci::DmaAddress at = device->bar() + (e.offset + skip);
+        if (!runs.empty() && runs.back().address + runs.back().bytes == at)
+            runs.back().bytes += piece;
+        else
+            runs.push_back({at, piece});
+        done += piece;
+        skip = 0;
+    }
+    return runs;
+}
+
+Result<Dmabuf> Memory::dmabuf(std::uint64_t, std::uint64_t n) const {
+    return fail(device->label(), ": the simulated GPU exports no dma-buf (", text::bytes(n),
+                " asked): a NIC reaches its memory at the bus addresses of Memory::runs");
+}
+
+}  // namespace
+
+Result<Gpu> open(const pci::Machine& machine, std::string_view bus, std::shared_ptr<Space> space) {
+    if (!space) throw std::invalid_argument("sim::open: no Space");
+    auto function = pci::Function::take(machine, bus);
+    if (!function) return std::unexpected(std::move(function).error());
+    pci::Function& f = *function;
+    if (const std::uint32_t class_code = f.config32(0x08) >> 8; class_code != reg::class_code)
+        return fail(f.bus(), ": not the simulated GPU (class code ", text::hex(class_code, 6), ", not ", text::hex(reg::class_code, 6), ")");
+    // A Function Level Reset clears the segment table a previous driver left; Memory Space
+    // and Bus Master are ours to turn on again after it.
+    if (auto r = f.reset(); !r) return std::unexpected(std::move(r).error());
+    f.set_memory_space(true);
+    f.set_bus_master(true);
+    const auto bar0 = f.bar(reg::register_bar);
+    const auto bar2 = f.bar(reg::memory_bar);
+    if (!bar0 || !bar2 || bar0->bytes < reg::register_bar_bytes)
+        return fail(f.bus(), ": not the simulated GPU (no register BAR0 of ", text::bytes(reg::register_bar_bytes), " and memory BAR2)");
+    auto registers = f.map(reg::register_bar, 0, reg::register_bar_bytes);
+    if (!registers) return fail(f.bus(), ": BAR0: ", registers.error());
+    if (const std::uint64_t id = registers->read64(reg::id); id != reg::magic)
+        return fail(f.bus(), ": not the simulated GPU (ID register ", text::hex(id), ")");
+    const std::uint64_t bar_bytes = registers->read64(reg::bar_bytes);
+    if (bar_bytes != bar2->bytes)
+        return fail(f.bus(), ": the GPU says BAR2 is ", text::bytes(bar_bytes), ", its configuration ", text::bytes(bar2->bytes));
+    auto vram = f.map(reg::memory_bar, 0, bar2->bytes, pci::Caching::WriteCombining);
+    if (!vram) return fail(f.bus(), ": BAR2: ", vram.error());
+    const std::uint64_t segments = registers->read64(reg::segments);
+    auto device = std::make_shared<Device>(f, *registers, *vram, bar2->address, bar_bytes, segments);
+    return Gpu(std::move(device), std::move(space));
+}
+
+}  // namespace rig::gpu::sim

@@ -1,0 +1,64 @@
+// space/src/pool.hpp: the nodes a space keeps its books in (blocks of address space,
+// holds), taken and given back in constant time.
+//
+// A pool allocates nothing by itself: its owner makes a Chunk outside its lock (where a
+// test may inject std::bad_alloc, state.hpp) and adds it. Chunks go back to the heap only
+// with the pool, so a pool is as large as the most nodes its space ever needed at once.
+// Given-back nodes keep their contents until taken again; Entry's generation relies on
+// that. Not thread-safe: the space's lock guards it.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <memory>
+#include <utility>
+
+namespace rig::detail {
+
+// Node: any type with a `Node* pool_next` member, default-constructible.
+template <class Node>
+class Pool {
+public:
+    static constexpr std::size_t chunk_nodes = 64;
+
+    struct Chunk {
+        Chunk* next = nullptr;
+        std::array<Node, chunk_nodes> nodes{};
+    };
+
+    Pool() = default;
+    Pool(const Pool&) = delete;
+    Pool& operator=(const Pool&) = delete;
+    ~Pool() {
+        while (chunks_ != nullptr) delete std::exchange(chunks_, chunks_->next);
+    }
+
+    std::size_t available() const { return available_; }
+
+    void add(std::unique_ptr<Chunk> chunk) {
+        for (Node& node : chunk->nodes) give_back(&node);
+        chunk->next = chunks_;
+        chunks_ = chunk.release();
+    }
+
+    // Precondition: available() > 0.
+    Node* take() {
+        Node* node = free_;
+        free_ = node->pool_next;
+        --available_;
+        return node;
+    }
+
+    void give_back(Node* node) {
+        node->pool_next = free_;
+        free_ = node;
+        ++available_;
+    }
+
+private:
+    Chunk* chunks_ = nullptr;
+    Node* free_ = nullptr;
+    std::size_t available_ = 0;
+};
+
+}  // namespace rig::detail

@@ -1,0 +1,429 @@
+// The simulated GPU (rig/gpu/sim.hpp, rig/gpu/sim/model.hpp) on a simulated machine: the
+// contract of rig/gpu/gpu.hpp, and what only a machine whose bus we control shows: that
+// runs are the bus addresses of exactly the bytes (a DMA engine standing in for the NIC
+// reads and writes through them, cases B13 and B15), out of memory and BAR2 too small,
+// DMA faults where the bus does not carry the engine's requests, and the model's own
+// answers to its registers.
+//
+// The machine: an AMD host bridge, a root port, a switch with three downstream ports
+// (no ACS redirect, so peers reach each other below it): two GPUs and a DMA engine, none
+// behind an IOMMU, so the engine's DMA memory is at physical addresses every function
+// reaches.
+#include "rig/gpu/sim.hpp"
+
+#include <gtest/gtest.h>
+
+#include <thread>
+#include <vector>
+
+#include "contract.hpp"
+#include "rig/gpu/reference.hpp"
+#include "rig/gpu/sim/model.hpp"
+#include "rig/gpu/sim/registers.hpp"
+#include "rig/pci/function.hpp"
+#include "rig/sim/dma_engine.hpp"
+#include "rig/sim/system.hpp"
+#include "rig/sim/topology.hpp"
+#include "rig/space.hpp"
+#include "rig/text.hpp"
+
+namespace rig::gpu::test {
+namespace {
+
+using rig::sim::DmaEngine;
+using rig::sim::Spec;
+using rig::sim::Topology;
+
+constexpr std::uint64_t KiB = 1024, MiB = 1024 * KiB, GiB = 1024 * MiB;
+
+template <class T>
+T must(Result<T> r) {
+    if (!r) throw std::runtime_error(r.error());
+    return std::move(*r);
+}
+void must(Result<void> r) {
+    if (!r) throw std::runtime_error(r.error());
+}
+
+std::shared_ptr<Space> sim_space() { return std::make_shared<Space>(std::int64_t{0x10'0000'0000}, std::int64_t{1} << 40); }
+
+struct Options {
+    sim::ModelConfig gpu;                 // both GPUs'
+    bool gpu_behind_iommu = false;        // GPU 0 in an IOMMU group of its own
+    bool split_host_bridges = false;      // the GPUs below two root ports of an Intel host bridge
+};
+
+// The machine of this file, its GPUs' and the engine's bus addresses.
+struct Bench {
+    rig::sim::System system;
+    std::vector<std::string> gpus;
+    std::string engine;
+};
+
+Bench build(const Options& options = {}) {
+    auto model0 = std::make_shared<sim::Model>(options.gpu);
+    auto model1 = std::make_shared<sim::Model>(options.gpu);
+    auto engine = std::make_shared<DmaEngine>(DmaEngine::Threading::Caller);
+    Topology t(options.split_host_bridges ? rig::sim::Cpu::intel() : rig::sim::Cpu::amd());
+    const auto hb = t.host_bridge(0, 0);
+    // Broadwell-EP (8086:6f00) is not on Linux's P2P allow-list (spec/p2pdma.md §3).
+    t.add(hb, Spec::root_complex(options.split_host_bridges ? 0x8086 : 0x1022, options.split_host_bridges ? 0x6f00 : 0x1480));
+    auto gpu0 = rig::sim::endpoint_spec(0, 0, model0->identity());
+    if (options.gpu_behind_iommu) gpu0.iommu_group = 3;
+    const auto gpu1 = rig::sim::endpoint_spec(0, 0, model1->identity());
+    const auto dma = rig::sim::endpoint_spec(0, 0, engine->identity());
+    std::vector<rig::sim::FunctionRef> at;
+    if (options.split_host_bridges) {
+        const auto rp0 = t.add(hb, Spec::root_port(1, 0, 0x8086, 0x6f02));
+        const auto rp1 = t.add(hb, Spec::root_port(2, 0, 0x8086, 0x6f03));
+        const auto rp2 = t.add(hb, Spec::root_port(3, 0, 0x8086, 0x6f04));
+        at = {t.add(rp0, gpu0), t.add(rp1, gpu1), t.add(rp2, dma)};
+    } else {
+        const auto rp = t.add(hb, Spec::root_port(1, 0, 0x1022, 0x1483));
+        const auto up = t.add(rp, Spec::upstream_port(0x10b5, 0x9797));
+        at = {t.add(t.add(up, Spec::downstream_port(0, 0x10b5, 0x9797)), gpu0),
+              t.add(t.add(up, Spec::downstream_port(1, 0x10b5, 0x9797)), gpu1),
+              t.add(t.add(up, Spec::downstream_port(2, 0x10b5, 0x9797)), dma)};
+    }
+    Bench bench{must(rig::sim::System::build("sim0", t, {{t.bus(at[0]), model0}, {t.bus(at[1]), model1}, {t.bus(at[2]), engine}})),
+                {t.bus(at[0]), t.bus(at[1])},
+                t.bus(at[2])};
+    return bench;
+}
+
+// The DMA engine standing in for a NIC: it takes its function and copies between bus
+// addresses; its DMA memory is the host memory of these tests.
+class Engine {
+public:
+    explicit Engine(const Bench& bench) : function_(must(pci::Function::take(bench.system.machine(), bench.engine))) {
+        function_.set_memory_space(true);
+        function_.set_bus_master(true);
+        registers_ = must(function_.map(0, 0, 0x1000));
+    }
+    // Host memory the engine and the GPUs reach at physical addresses; one run where
+    // `contiguity` asks for it (else page by page, scattered).
+    pci::Dma host(std::uint64_t bytes, pci::Contiguity contiguity = pci::Contiguity::Any) {
+        return must(function_.alloc_dma(bytes, contiguity));
+    }
+
+    // Copies n (<= 1 MiB) bytes from bus address `from` to `to`; the status it ends with.
+    DmaEngine::Status copy(pci::DmaAddress from, pci::DmaAddress to, std::uint32_t n) {
+        registers_.write64(DmaEngine::source, from.value);
+        registers_.write64(DmaEngine::destination, to.value);
+        registers_.write32(DmaEngine::length, n);
+        registers_.write32(DmaEngine::go, 1);
+        return static_cast<DmaEngine::Status>(registers_.read32(DmaEngine::status));
+    }
+
+private:
+    pci::Function function_;
+    pci::Window registers_;
+};
+
+// The bus address of byte `at` of the page-rounded runs.
+pci::DmaAddress locate(const Runs& runs, std::uint64_t at) {
+    at += runs.offset;
+    for (const auto& run : runs.runs) {
+        if (at < run.bytes) return run.address + at;
+        at -= run.bytes;
+    }
+    throw std::out_of_range("past the runs");
+}
+
+class SimPlatform final : public Platform {
+public:
+    SimPlatform() : bench_(build()), engine_(bench_) {}
+    std::shared_ptr<Space> space() override { return sim_space(); }
+    Gpu gpu(int index, std::shared_ptr<Space> space) override {
+        return must(sim::open(bench_.system.machine(), bench_.gpus.at(static_cast<std::size_t>(index)), std::move(space)));
+    }
+    HostBuffer host(const Gpu&, std::uint64_t bytes) override {
+        dma_.push_back(engine_.host(bytes));
+        return HostBuffer::of(dma_.back());
+    }
+    std::uint64_t too_large(const Gpu&) override { return 2 * GiB; }  // the GPUs have 1 GiB
+    bool publishes_runs() const override { return true; }
+
+private:
+    Bench bench_;
+    Engine engine_;
+    std::vector<pci::Dma> dma_;
+};
+
+INSTANTIATE_TEST_SUITE_P(Sim, Contract, ::testing::Values(Backend{"sim", [] { return std::make_unique<SimPlatform>(); }}));
+
+std::vector<std::byte> download(const Gpu& g, const Memory& m, std::uint64_t offset, std::uint64_t n) {
+    std::vector<std::byte> out(n);
+    must(g.download(m, offset, out));
+    return out;
+}
+
+std::vector<std::byte> filled(std::size_t n, std::uint64_t seed) {
+    std::vector<std::byte> bytes(n);
+    reference::fill(bytes, seed);
+    return bytes;
+}
+
+// A GPU of 64 MiB whose free VRAM is two 1 MiB extents: the hole `b` left between `a`
+// and `c`, and the last MiB.
+struct Fragmented {
+    explicit Fragmented(const Bench& bench)
+        : gpu(must(sim::open(bench.system.machine(), bench.gpus[0], sim_space()))),
+          a(must(gpu.alloc(1 * MiB))), b(must(gpu.alloc(1 * MiB))), c(must(gpu.alloc(61 * MiB))),
+          hole(must(b.runs())), last(must(c.runs())) {
+        gpu.free(b);
+    }
+    Gpu gpu;
+    Memory a, b, c;
+    Runs hole, last;
+};
+
+Options small() {
+    Options options;
+    options.gpu.memory_bytes = 64 * MiB;
+    return options;
+}
+
+TEST(SimGpu, RunsAreTheBusAddressesOfTheBytes) {
+    // A fragmented allocation, so that it has several runs: the engine reads each page
+    // at the bus address the runs give and finds the GPU's bytes there.
+    const Bench bench = build(small());
+    Engine engine(bench);
+    Fragmented f(bench);
+    const Memory m = must(f.gpu.alloc(2 * MiB));
+    const Runs runs = must(m.runs());
+    ASSERT_EQ(runs.runs.size(), 2u);
+    must(f.gpu.fill(m, 42));
+    const pci::Dma host = engine.host(2 * MiB, pci::Contiguity::Contiguous);
+    for (std::uint64_t at = 0; at < 2 * MiB; at += 64 * KiB)
+        ASSERT_EQ(engine.copy(locate(runs, at), host.runs[0].address + at, 64 * KiB), DmaEngine::Status::Done) << at;
+    std::vector<std::byte> seen(2 * MiB);
+    host.window.read(0, seen);
+    EXPECT_EQ(seen, filled(2 * MiB, 42));
+}
+
+TEST(SimGpu, AFragmentedAllocationHasOneRunPerExtentInOrder) {
+    const Bench bench = build(small());
+    Fragmented f(bench);
+    const Gpu& g = f.gpu;
+    const Memory m = must(g.alloc(2 * MiB));
+    const Runs runs = must(m.runs());
+    ASSERT_EQ(runs.runs.size(), 2u);
+    EXPECT_EQ(runs.runs[0], f.hole.runs[0]);
+    EXPECT_EQ(runs.runs[1], (pci::Run{f.last.runs[0].address + 61 * MiB, 1 * MiB}));
+    // A range across the two extents keeps its bytes in order.
+    const auto bytes = filled(100'000, 5);
+    must(g.upload(m, 1 * MiB - 50'000, bytes));
+    EXPECT_EQ(download(g, m, 1 * MiB - 50'000, bytes.size()), bytes);
+    EXPECT_EQ(must(g.checksum(m, 1 * MiB - 50'000, bytes.size())), reference::checksum(bytes));
+    const Runs across = must(m.runs(1 * MiB - 4096, 8192));
+    EXPECT_EQ(across.runs, (std::vector<pci::Run>{{f.hole.runs[0].address + (1 * MiB - 4096), 4096}, {runs.runs[1].address, 4096}}));
+}
+
+TEST(SimGpu, ASubRangeRegisteredByTheNicGetsExactlyItsBytes) {
+    // B13: 64 MiB allocated, [base + 1 MiB, base + 5 MiB) registered; the "NIC" writes
+    // pattern P at offset 0 of that region: P lands at base + 1 MiB, base is untouched.
+    const Bench bench = build();
+    Engine engine(bench);
+    const Gpu g = must(sim::open(bench.system.machine(), bench.gpus[0], sim_space()));
+    const Memory m = must(g.alloc(64 * MiB));
+    must(g.fill(m, 0, 2 * MiB, 1));
+    const Runs region = must(m.runs(1 * MiB, 4 * MiB));
+    const pci::Dma host = engine.host(4096);
+    const auto p = filled(4096, 99);
+    host.window.write(0, p);
+    ASSERT_EQ(engine.copy(host.runs[0].address, locate(region, 0), 4096), DmaEngine::Status::Done);
+    EXPECT_EQ(download(g, m, 1 * MiB, 4096), p);
+    EXPECT_EQ(download(g, m, 0, 4096), filled(4096, 1));
+}
+
+TEST(SimGpu, AnUnalignedRangeIsReachedThroughItsCoveringPageAtItsOffset) {
+    // B15 (a): base + 0x123, 1000 bytes: one page-rounded run and offset 0x123.
+    const Bench bench = build();
+    Engine engine(bench);
+    const Gpu g = must(sim::open(bench.system.machine(), bench.gpus[0], sim_space()));
+    const Memory m = must(g.alloc(64 * KiB));
+    must(g.fill(m, 3));
+    const Runs region = must(m.runs(0x123, 1000));
+    ASSERT_EQ(region.offset, 0x123u);
+    const pci::Dma host = engine.host(4096);
+    const auto p = filled(1000, 8);
+    host.window.write(0, p);
+    ASSERT_EQ(engine.copy(host.runs[0].address, locate(region, 0), 1000), DmaEngine::Status::Done);
+    auto expected = filled(64 * KiB, 3);
+    std::copy(p.begin(), p.end(), expected.begin() + 0x123);
+    EXPECT_EQ(download(g, m, 0, 64 * KiB), expected);
+}
+
+TEST(SimGpu, OutOfMemoryNamesTheGpuTheSizeAndWhatIsFree) {
+    Options options;
+    options.gpu.memory_bytes = 64 * MiB;
+    const Bench bench = build(options);
+    const Gpu g = must(sim::open(bench.system.machine(), bench.gpus[0], sim_space()));
+    const Memory m = must(g.alloc(48 * MiB));
+    const auto more = g.alloc(32 * MiB);
+    ASSERT_FALSE(more);
+    EXPECT_EQ(more.error(), bench.gpus[0] + " (rig sim GPU): out of memory for 32 MiB (16 MiB free of the 64 MiB behind BAR2)");
+}
+
+TEST(SimGpu, ABarSmallerThanTheRequestNamesItsSize) {
+    Options options;
+    options.gpu.memory_bytes = 256 * MiB;
+    options.gpu.bar_bytes = 64 * MiB;
+    const Bench bench = build(options);
+    const Gpu g = must(sim::open(bench.system.machine(), bench.gpus[0], sim_space()));
+    const auto m = g.alloc(128 * MiB);
+    ASSERT_FALSE(m);
+    EXPECT_EQ(m.error(), bench.gpus[0] + " (rig sim GPU): BAR2 is 64 MiB, too small for 128 MiB that a NIC must reach through it");
+    EXPECT_TRUE(g.alloc(64 * MiB));  // what the BAR covers is there
+}
+
+TEST(SimGpu, ACopyTheIommuDoesNotMapFaultsAtItsBusAddressAndMovesNothing) {
+    // GPU 0 behind an IOMMU that maps nothing for it: the engine's physical DMA memory is
+    // not reachable from it.
+    Options options;
+    options.gpu_behind_iommu = true;
+    const Bench bench = build(options);
+    Engine engine(bench);
+    const Gpu g = must(sim::open(bench.system.machine(), bench.gpus[0], sim_space()));
+    const Memory m = must(g.alloc(64 * KiB));
+    must(g.fill(m, 1));
+    const pci::Dma host = engine.host(64 * KiB);
+    const auto r = g.copy_to_host(m, 0, HostBuffer::of(host), 0, 4096);
+    ASSERT_FALSE(r);
+    EXPECT_NE(r.error().find(bench.gpus[0]), std::string::npos) << r.error();
+    EXPECT_NE(r.error().find("copying 4 KiB to host memory"), std::string::npos) << r.error();
+    EXPECT_NE(r.error().find("bus address " + text::hex(host.runs[0].address.value)), std::string::npos) << r.error();
+    EXPECT_NE(r.error().find("Unsupported Request"), std::string::npos) << r.error();
+    std::vector<std::byte> seen(4096);
+    host.window.read(0, seen);
+    EXPECT_EQ(seen, std::vector<std::byte>(4096));
+}
+
+TEST(SimGpu, APeerTheBusDoesNotForwardToIsRefusedNamingBoth) {
+    // Two root ports of a Broadwell-EP host bridge, which is not on Linux's allow-list:
+    // peer requests between them are not supported (spec/p2pdma.md §2, §3).
+    Options options;
+    options.split_host_bridges = true;
+    const Bench bench = build(options);
+    auto space = sim_space();
+    const Gpu a = must(sim::open(bench.system.machine(), bench.gpus[0], space));
+    const Gpu b = must(sim::open(bench.system.machine(), bench.gpus[1], space));
+    const Memory m = must(a.alloc(64 * KiB));
+    const auto mapped = b.map(m);
+    ASSERT_FALSE(mapped);
+    EXPECT_NE(mapped.error().find(bench.gpus[0]), std::string::npos) << mapped.error();
+    EXPECT_NE(mapped.error().find(bench.gpus[1]), std::string::npos) << mapped.error();
+    EXPECT_NE(mapped.error().find("64 KiB"), std::string::npos) << mapped.error();
+}
+
+TEST(SimGpu, DmabufIsAnErrorPointingToTheRuns) {
+    const Bench bench = build();
+    const Gpu g = must(sim::open(bench.system.machine(), bench.gpus[0], sim_space()));
+    const Memory m = must(g.alloc(64 * KiB));
+    const auto buf = m.dmabuf(0, 4096);
+    ASSERT_FALSE(buf);
+    EXPECT_NE(buf.error().find("Memory::runs"), std::string::npos) << buf.error();
+}
+
+TEST(SimGpu, OpenRefusesAFunctionThatIsNotTheSimulatedGpu) {
+    const Bench bench = build();
+    const auto g = sim::open(bench.system.machine(), bench.engine, sim_space());
+    ASSERT_FALSE(g);
+    EXPECT_EQ(g.error().rfind(bench.engine + ": not the simulated GPU", 0), 0u) << g.error();
+}
+
+TEST(SimGpu, ASecondOpenOfATakenGpuFails) {
+    const Bench bench = build();
+    const Gpu g = must(sim::open(bench.system.machine(), bench.gpus[0], sim_space()));
+    EXPECT_FALSE(sim::open(bench.system.machine(), bench.gpus[0], sim_space()));
+}
+
+TEST(SimGpu, ThreadsFillAndChecksumTheirOwnMemoryAtOnce) {
+    const Bench bench = build();
+    const Gpu g = must(sim::open(bench.system.machine(), bench.gpus[0], sim_space()));
+    std::vector<Memory> memories;
+    for (int i = 0; i < 4; ++i) memories.push_back(must(g.alloc(1 * MiB + 8)));
+    std::vector<std::uint64_t> sums(4);
+    std::vector<std::thread> threads;
+    for (std::size_t i = 0; i < 4; ++i)
+        threads.emplace_back([&, i] {
+            must(g.fill(memories[i], i));
+            sums[i] = must(g.checksum(memories[i]));
+        });
+    for (auto& t : threads) t.join();
+    for (std::size_t i = 0; i < 4; ++i) EXPECT_EQ(sums[i], reference::fill_checksum(i, 1 * MiB + 8)) << i;
+}
+
+// The model through its registers alone (registers.hpp), as a driver sees it.
+class Registers : public ::testing::Test {
+protected:
+    Registers()
+        : bench(build()), function(must(pci::Function::take(bench.system.machine(), bench.gpus[0]))) {
+        function.set_memory_space(true);
+        registers = must(function.map(sim::reg::register_bar, 0, sim::reg::register_bar_bytes));
+    }
+    std::uint64_t store(std::uint64_t index, std::uint64_t va, std::uint64_t bytes, std::uint64_t target, sim::reg::SegmentKind kind) {
+        registers.write64(sim::reg::seg_va, va);
+        registers.write64(sim::reg::seg_bytes, bytes);
+        registers.write64(sim::reg::seg_target, target);
+        registers.write64(sim::reg::seg_kind, std::to_underlying(kind));
+        registers.write64(sim::reg::seg_index, index);
+        return registers.read64(sim::reg::seg_status);
+    }
+    std::uint64_t command(sim::reg::Opcode opcode, std::uint64_t va, std::uint64_t bytes) {
+        registers.write64(sim::reg::cmd_va, va);
+        registers.write64(sim::reg::cmd_bytes, bytes);
+        registers.write64(sim::reg::cmd_opcode, std::to_underlying(opcode));
+        return registers.read64(sim::reg::status);
+    }
+    Bench bench;
+    pci::Function function;
+    pci::Window registers;
+};
+
+TEST_F(Registers, IdentifyTheGpu) {
+    EXPECT_EQ(registers.read64(sim::reg::id), 0x0001'5550'4747'4952u);  // "RIGGPU", version 1
+    EXPECT_EQ(registers.read64(sim::reg::memory_bytes), 1 * GiB);
+    EXPECT_EQ(registers.read64(sim::reg::bar_bytes), 1 * GiB);
+    EXPECT_EQ(registers.read32(sim::reg::id), 0xffff'ffffu);  // not an 8-byte access
+}
+
+TEST_F(Registers, AnUnmappedVaFaultsWithItsAddress) {
+    using sim::reg::SegmentKind;
+    ASSERT_EQ(store(0, 0x10'0000, 0x1'0000, 0, SegmentKind::vram), 0u);
+    // The range runs 4 bytes past the segment: the fill stops there.
+    EXPECT_EQ(command(sim::reg::Opcode::fill, 0x10'0000, 0x1'0004), std::to_underlying(sim::reg::Status::fault));
+    EXPECT_EQ(registers.read64(sim::reg::fault_kind), std::to_underlying(sim::reg::FaultKind::translation));
+    EXPECT_EQ(registers.read64(sim::reg::fault_address), 0x11'0000u);
+}
+
+TEST_F(Registers, OverlappingMisalignedAndOutOfRangeSegmentsAreRefused) {
+    using sim::reg::SegmentKind;
+    using sim::reg::SegmentStatus;
+    ASSERT_EQ(store(0, 0x10'0000, 0x1'0000, 0, SegmentKind::vram), 0u);
+    EXPECT_EQ(store(1, 0x10'f000, 0x1000, 0, SegmentKind::vram), std::to_underlying(SegmentStatus::overlap));
+    EXPECT_EQ(store(1, 0x0f'f000, 0x2000, 0, SegmentKind::vram), std::to_underlying(SegmentStatus::overlap));
+    EXPECT_EQ(store(0, 0x10'8000, 0x1'0000, 0, SegmentKind::vram), 0u);  // an entry may move over its old self
+    EXPECT_EQ(store(1, 0x20'0800, 0x1000, 0, SegmentKind::vram), std::to_underlying(SegmentStatus::unaligned));
+    EXPECT_EQ(store(1, 0x20'0000, 0x1000, 1 * GiB, SegmentKind::vram), std::to_underlying(SegmentStatus::outside_vram));
+    EXPECT_EQ(store(4096, 0x20'0000, 0x1000, 0, SegmentKind::vram), std::to_underlying(SegmentStatus::bad_index));
+    EXPECT_EQ(store(1, 0x20'0000, 0x1000, 0, static_cast<SegmentKind>(7)), std::to_underlying(SegmentStatus::bad_kind));
+}
+
+TEST_F(Registers, ACommandOfNoBytesIsRefused) {
+    EXPECT_EQ(command(sim::reg::Opcode::checksum, 0, 0), std::to_underlying(sim::reg::Status::fault));
+    EXPECT_EQ(registers.read64(sim::reg::fault_kind), std::to_underlying(sim::reg::FaultKind::bad_command));
+}
+
+TEST_F(Registers, AResetEmptiesTheSegmentTable) {
+    using sim::reg::SegmentKind;
+    ASSERT_EQ(store(0, 0x10'0000, 0x1'0000, 0, SegmentKind::vram), 0u);
+    ASSERT_TRUE(function.reset());
+    function.set_memory_space(true);
+    EXPECT_EQ(command(sim::reg::Opcode::checksum, 0x10'0000, 8), std::to_underlying(sim::reg::Status::fault));
+    EXPECT_EQ(registers.read64(sim::reg::fault_kind), std::to_underlying(sim::reg::FaultKind::translation));
+}
+
+}  // namespace
+}  // namespace rig::gpu::test
