@@ -1,0 +1,47 @@
+// rig/pci/snapshot.hpp: a machine's sysfs files beyond the Id of each function, as
+// `rig ls` lists them, and a copy of what routes need, as `rig snapshot` writes it.
+//
+// Both need a machine whose sysfs files rig reads: Machine::local(), Machine::at(root),
+// or Machine::make(name, ops, sysfs). Both read the files now; neither changes anything.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "rig/pci/machine.hpp"
+#include "rig/result.hpp"
+
+namespace rig::pci {
+
+// What sysfs says of one function.
+struct FunctionFiles {
+    Id id;
+    std::string host_bridge;              // "pci0000:40": the nearest host bridge above it; empty if unread
+    std::optional<std::string> upstream;  // the bridge whose bus it sits on (a VF: its PF's); nullopt on a root bus
+    std::optional<std::string> driver;    // the name its driver link points to ("vfio-pci")
+    std::optional<int> numa_node;         // numa_node; -1: none given; nullopt: no readable file
+    std::optional<std::string> iommu_group;  // the name its iommu_group link points to ("12")
+    std::optional<std::string> physfn;       // an SR-IOV VF's PF
+    // A bridge's secondary and subordinate bus numbers from its configuration space, as
+    // integers 0..255 (a subordinate bus of 0xff is bus 255, not a wrap: cases/bugs B01).
+    std::optional<std::pair<unsigned, unsigned>> buses;
+};
+
+// Every function of functions(), with its files. Error where the machine has no sysfs
+// files (a transport that sent none) or its functions cannot be listed.
+Result<std::vector<FunctionFiles>> describe(const Machine& machine);
+
+// Copies into `out` what routes and describe() read, so that Machine::at(out) on any
+// computer gives the same functions, forwards, distance and files: for every function,
+// its sys/bus/pci/devices link (made relative) and the directories on its resolved path,
+// with its vendor, device, class, config (as many bytes as this process may read),
+// numa_node, secondary_bus_number and subordinate_bus_number files, its driver and
+// iommu_group links (to empty directories of the same names) and its physfn link; and
+// proc/cpuinfo's vendor_id and cpu family of the first processor. Writes into `out`
+// whether or not it exists. Error naming the file that could not be read or written.
+Result<void> snapshot(const Machine& machine, const std::filesystem::path& out);
+
+}  // namespace rig::pci

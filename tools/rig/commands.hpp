@@ -1,0 +1,29 @@
+// The commands of the rig command line. Each prints to `out` and returns the process's
+// exit status: 0 done, 1 the machine could not be read (the reason on `err`).
+#pragma once
+
+#include <optional>
+#include <ostream>
+#include <string>
+#include <string_view>
+
+#include "rig/pci/machine.hpp"
+
+namespace rig::tool {
+
+// rig ls: every function with its ids, class, driver, NUMA node and IOMMU group.
+int ls(const pci::Machine& machine, bool json, std::ostream& out, std::ostream& err);
+
+// rig topo: distance and peer-to-peer matrices of the endpoints (functions that are not
+// bridges), with a legend, as nvidia-smi topo -m prints them.
+int topo(const pci::Machine& machine, bool json, std::ostream& out, std::ostream& err);
+
+// rig topo --why PROVIDER CLIENT: Route::explain for the pair.
+int why(const pci::Machine& machine, std::string_view provider, std::string_view client, std::ostream& out);
+
+// A user's spelling of a bus address made Linux's: lowercase, and "0000:" in front of a
+// short "BB:DD.F"; nullopt where the result is not a bus address. Only the command line
+// normalizes; the library takes Linux's spelling alone.
+std::optional<std::string> normalize_bus(std::string_view user);
+
+}  // namespace rig::tool

@@ -1,0 +1,63 @@
+// rig ls: one line (or JSON object) per function, in bus order.
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+
+#include "commands.hpp"
+#include "rig/pci/names.hpp"
+#include "rig/pci/snapshot.hpp"
+
+namespace rig::tool {
+namespace {
+
+std::string or_dash(const std::optional<std::string>& s) { return s ? *s : "-"; }
+
+nlohmann::json or_null(const std::optional<std::string>& s) { return s ? nlohmann::json(*s) : nlohmann::json(); }
+
+}  // namespace
+
+int ls(const pci::Machine& machine, bool json, std::ostream& out, std::ostream& err) {
+    const auto functions = pci::describe(machine);
+    if (!functions) {
+        err << "rig: " << functions.error() << '\n';
+        return 1;
+    }
+    if (json) {
+        auto list = nlohmann::json::array();
+        for (const auto& f : *functions) {
+            nlohmann::json j = {
+                {"bus", f.id.bus},
+                {"vendor", fmt::format("0x{:04x}", f.id.vendor)},
+                {"device", fmt::format("0x{:04x}", f.id.device)},
+                {"class", fmt::format("0x{:06x}", f.id.class_code)},
+                {"class_name", pci::class_name(f.id.class_code)},
+                {"kind", pci::to_string(pci::kind_of(f.id))},
+                {"driver", or_null(f.driver)},
+                {"numa_node", f.numa_node ? nlohmann::json(*f.numa_node) : nlohmann::json()},
+                {"iommu_group", or_null(f.iommu_group)},
+                {"host_bridge", f.host_bridge.empty() ? nlohmann::json() : nlohmann::json(f.host_bridge)},
+                {"upstream", or_null(f.upstream)},
+                {"physfn", or_null(f.physfn)},
+                {"buses", f.buses ? nlohmann::json::array({f.buses->first, f.buses->second}) : nlohmann::json()},
+            };
+            list.push_back(std::move(j));
+        }
+        out << nlohmann::json{{"functions", list}}.dump(2) << '\n';
+        return 0;
+    }
+    out << fmt::format("{:<14} {:<9} {:<8} {:<36} {:<14} {:>4} {:>5}  {}\n", "BUS", "ID", "CLASS", "", "DRIVER", "NUMA",
+                       "IOMMU", "BUSES");
+    for (const auto& f : *functions) {
+        const auto kind = pci::kind_of(f.id);
+        std::string name(pci::class_name(f.id.class_code));
+        if (kind == pci::Kind::Gpu || kind == pci::Kind::Nic) name += fmt::format(" ({})", pci::to_string(kind));
+        if (f.physfn) name += " (VF of " + *f.physfn + ")";
+        const std::string buses = f.buses ? fmt::format("[{:02x}-{:02x}]", f.buses->first, f.buses->second) : "";
+        out << fmt::format("{:<14} {:04x}:{:04x} {:06x}   {:<36} {:<14} {:>4} {:>5}  {}\n", f.id.bus, f.id.vendor,
+                           f.id.device, f.id.class_code, name, or_dash(f.driver),
+                           f.numa_node ? std::to_string(*f.numa_node) : "-", or_dash(f.iommu_group), buses);
+    }
+    return 0;
+}
+
+}  // namespace rig::tool

@@ -1,0 +1,81 @@
+// rig: shows a machine's PCI functions and the peer-to-peer routes between them, and
+// snapshots them for replay elsewhere.
+//
+//   rig ls [--root DIR] [--json]
+//   rig topo [--root DIR] [--json] [--why PROVIDER CLIENT]
+//   rig snapshot [--root DIR] OUT_DIR
+//
+// --root reads a snapshot (or any sysfs tree) instead of this machine's /sys and /proc.
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <iostream>
+
+#include "commands.hpp"
+#include "rig/pci/address.hpp"
+#include "rig/pci/snapshot.hpp"
+
+namespace rig::tool {
+
+std::optional<std::string> normalize_bus(std::string_view user) {
+    std::string s(user);
+    std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    if (s.size() == 7) s = "0000:" + s;  // "41:00.0"
+    if (!pci::is_address(s)) return std::nullopt;
+    return s;
+}
+
+}  // namespace rig::tool
+
+int main(int argc, char** argv) {
+    using namespace rig;
+    CLI::App app{"rig: PCI functions and peer-to-peer routes of a machine"};
+    app.require_subcommand(1);
+    std::string root;
+    bool json = false;
+
+    auto* ls = app.add_subcommand("ls", "every PCI function: bus address, ids, class, driver, NUMA node, IOMMU group");
+    ls->add_option("--root", root, "read the sysfs tree under DIR (a rig snapshot) instead of this machine");
+    ls->add_flag("--json", json, "print JSON");
+
+    auto* topo = app.add_subcommand("topo", "distance and peer-to-peer matrices of the endpoints");
+    topo->add_option("--root", root, "read the sysfs tree under DIR (a rig snapshot) instead of this machine");
+    topo->add_flag("--json", json, "print JSON");
+    std::vector<std::string> pair;
+    topo->add_option("--why", pair, "explain the route from CLIENT's requests to a BAR of PROVIDER")
+        ->expected(2)
+        ->type_name("PROVIDER CLIENT");
+
+    auto* snap = app.add_subcommand("snapshot", "copy what routes need into OUT_DIR, for rig topo --root elsewhere");
+    snap->add_option("--root", root, "snapshot the sysfs tree under DIR instead of this machine");
+    std::string out_dir;
+    snap->add_option("OUT_DIR", out_dir, "where to write the snapshot")->required();
+
+    CLI11_PARSE(app, argc, argv);
+    const pci::Machine machine = root.empty() ? pci::Machine::local() : pci::Machine::at(root);
+
+    if (ls->parsed()) return tool::ls(machine, json, std::cout, std::cerr);
+    if (topo->parsed()) {
+        if (pair.empty()) return tool::topo(machine, json, std::cout, std::cerr);
+        const auto provider = tool::normalize_bus(pair[0]);
+        const auto client = tool::normalize_bus(pair[1]);
+        for (const auto& [given, parsed] : {std::pair{pair[0], provider}, std::pair{pair[1], client}})
+            if (!parsed) {
+                std::cerr << fmt::format("rig: \"{}\" is not a bus address (DDDD:BB:DD.F or BB:DD.F)\n", given);
+                return 2;
+            }
+        return tool::why(machine, *provider, *client, std::cout);
+    }
+    if (snap->parsed()) {
+        const auto written = pci::snapshot(machine, out_dir);
+        if (!written) {
+            std::cerr << "rig: " << written.error() << '\n';
+            return 1;
+        }
+        std::cout << "rig: wrote a snapshot to " << out_dir << "; read it with rig topo --root " << out_dir << '\n';
+        return 0;
+    }
+    return 0;
+}
