@@ -65,7 +65,7 @@ public:
 
     // A block of exactly n bytes starting at a multiple of `align` (a power of two), with
     // holds = 1; or null. Certain to succeed while a free block of at least
-    // 2 * (n + align) bytes exists (above). Precondition: blocks().available() >= spare_blocks.
+    // 2 * (n + align) bytes exists (above). Precondition: blocks().has(spare_blocks).
     Block* take(std::uint64_t n, std::uint64_t align);
 
     // Makes a held block free again (precondition: its holds just fell to 0), merged with
@@ -127,7 +127,11 @@ inline Block* Fits::carve(Block* block, std::uint64_t n, std::uint64_t align) {
     const std::uint64_t run = fits::align_up(block->start, align);
     if (run > block->start) {
         Block* below = pool_.take();
-        *below = Block{.start = block->start, .bytes = run - block->start, .before = block->before, .after = block};
+        below->start = block->start;
+        below->bytes = run - block->start;
+        below->before = block->before;
+        below->after = block;
+        below->holds = 0;
         if (below->before != nullptr) below->before->after = below;
         else first_ = below;
         block->before = below;
@@ -137,7 +141,11 @@ inline Block* Fits::carve(Block* block, std::uint64_t n, std::uint64_t align) {
     }
     if (block->bytes > n) {
         Block* above = pool_.take();
-        *above = Block{.start = run + n, .bytes = block->bytes - n, .before = block, .after = block->after};
+        above->start = run + n;
+        above->bytes = block->bytes - n;
+        above->before = block;
+        above->after = block->after;
+        above->holds = 0;
         if (above->after != nullptr) above->after->before = above;
         block->after = above;
         block->bytes = n;
@@ -171,8 +179,8 @@ inline void Fits::insert_free(Block* block) {
     block->prev_free = nullptr;
     block->next_free = lists_[c];
     if (lists_[c] != nullptr) lists_[c]->prev_free = block;
+    else nonempty_ |= std::uint64_t{1} << c;
     lists_[c] = block;
-    nonempty_ |= std::uint64_t{1} << c;
 }
 
 inline void Fits::remove_free(Block* block) {

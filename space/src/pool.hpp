@@ -33,7 +33,14 @@ public:
         while (chunks_ != nullptr) delete std::exchange(chunks_, chunks_->next);
     }
 
-    std::size_t available() const { return available_; }
+    // Whether at least n nodes are free (n is 1 or 2: a take needs no more). No count is
+    // kept, since every store on the hot path costs (space.cpp).
+    bool has(std::size_t n) const {
+        const Node* node = free_;
+        for (std::size_t i = 0; i < n; ++i, node = node->pool_next)
+            if (node == nullptr) return false;
+        return true;
+    }
 
     void add(std::unique_ptr<Chunk> chunk) {
         for (Node& node : chunk->nodes) give_back(&node);
@@ -41,24 +48,21 @@ public:
         chunks_ = chunk.release();
     }
 
-    // Precondition: available() > 0.
+    // Precondition: has(1).
     Node* take() {
         Node* node = free_;
         free_ = node->pool_next;
-        --available_;
         return node;
     }
 
     void give_back(Node* node) {
         node->pool_next = free_;
         free_ = node;
-        ++available_;
     }
 
 private:
     Chunk* chunks_ = nullptr;
     Node* free_ = nullptr;
-    std::size_t available_ = 0;
 };
 
 }  // namespace rig::detail

@@ -56,22 +56,23 @@ void link(Membership& membership, Entry* entry) {
     membership.holds.next = entry;
 }
 
-// Returns with `lock` held and at least `blocks` spare blocks and `entries` spare entries
-// in the pools. Chunks are made with the lock let go; if that throws, the lock is not held
-// and nothing has changed. The caller owns the space, so its books stay.
-[[gnu::noinline]] void grow(std::unique_lock<detail::SpinLock>& lock, Books& books, bool need_blocks,
-                            bool need_entries) {
-    lock.unlock();
-    auto block_chunk = need_blocks ? books.make<Pool<Block>::Chunk>() : nullptr;
-    auto entry_chunk = need_entries ? books.make<Pool<Entry>::Chunk>() : nullptr;
-    lock.lock();
-    if (block_chunk) books.fits.blocks().add(std::move(block_chunk));
-    if (entry_chunk) books.entries.add(std::move(entry_chunk));
-}
+// Whether the pools can give what one take needs: `blocks` blocks and an entry.
+bool ready(Books& books, std::size_t blocks) { return books.fits.blocks().has(blocks) && books.entries.has(1); }
 
-inline void reserve(std::unique_lock<detail::SpinLock>& lock, Books& books, std::size_t blocks, std::size_t entries) {
-    while (books.fits.blocks().available() < blocks || books.entries.available() < entries)
-        grow(lock, books, books.fits.blocks().available() < blocks, books.entries.available() < entries);
+// Called with `lock` held, returns with it held and ready(books, blocks). Chunks are made
+// with the lock let go; if that throws, the lock is not held and nothing has changed. The
+// caller owns the space, so its books stay meanwhile.
+[[gnu::noinline]] void grow(detail::SpinLock& lock, Books& books, std::size_t blocks) {
+    do {
+        const bool need_blocks = !books.fits.blocks().has(blocks);
+        const bool need_entries = !books.entries.has(1);
+        lock.unlock();
+        auto block_chunk = need_blocks ? books.make<Pool<Block>::Chunk>() : nullptr;
+        auto entry_chunk = need_entries ? books.make<Pool<Entry>::Chunk>() : nullptr;
+        lock.lock();
+        if (block_chunk) books.fits.blocks().add(std::move(block_chunk));
+        if (entry_chunk) books.entries.add(std::move(entry_chunk));
+    } while (!ready(books, blocks));
 }
 
 // One hold of the membership given back, under the lock; false if it had none.
@@ -108,6 +109,10 @@ constinit ShellCache shell_cache;
 }  // namespace
 
 namespace detail {
+
+struct Steps {
+    static HoldKey key() { return {}; }
+};
 
 Books::Books(std::uint64_t base, std::uint64_t bytes, std::shared_ptr<Faults> test_faults)
     : faults(std::move(test_faults)), fits(base, bytes, make<Pool<Block>::Chunk>()) {}
@@ -220,24 +225,24 @@ std::optional<Hold> alloc(Space& space, const Holder& holder, std::int64_t n, st
     SpaceState& state = space.state();
     Membership* membership = holder.state_->in(state, space.life_);  // not null: the Space owns the state
     Books& books = *state.books;
-    std::optional<Hold> hold;
-    {
-        std::unique_lock lock(state.lock);
-        reserve(lock, books, Fits::spare_blocks, 1);
-        Block* range = books.fits.take(bytes, aligned_to);
-        if (range == nullptr) return hold;
-        Entry* entry = books.entries.take();
-        entry->range = range;
-        link(*membership, entry);  // the step: from here on the range is the holder's
-        hold.emplace();
-        hold->space_ = &state;
-        hold->life_ = space.life_;
-        hold->entry_ = entry;
-        hold->generation_ = entry->generation;
-        hold->address_ = static_cast<std::int64_t>(range->start);
+    // The lock by hand: nothing between lock and unlock throws but grow, which returns
+    // without the lock when it throws.
+    state.lock.lock();
+    if (!ready(books, Fits::spare_blocks)) grow(state.lock, books, Fits::spare_blocks);
+    Block* range = books.fits.take(bytes, aligned_to);
+    if (range == nullptr) {
+        state.lock.unlock();
+        return std::nullopt;
     }
+    Entry* entry = books.entries.take();
+    entry->range = range;
+    link(*membership, entry);  // the step: from here on the range is the holder's
+    const std::uint64_t generation = entry->generation;
+    state.lock.unlock();
     books.at(SpaceStep::took);
-    return hold;
+    // Made in place (a Hold copied out of a local costs a store-forwarding stall here).
+    return std::optional<Hold>(std::in_place, detail::Steps::key(), &state, space.life_, entry, generation,
+                               static_cast<std::int64_t>(range->start));
 }
 
 std::int64_t address(const Hold& hold) {
@@ -250,23 +255,26 @@ std::optional<Hold> share(const Holder& holder, const Hold& hold) {
     SpaceState& state = *hold.space_;
     Membership* membership = holder.state_->in(state, hold.life_);
     if (membership == nullptr) return std::nullopt;  // the space died
-    Hold shared = hold;
-    Books* books = nullptr;
-    {
-        std::unique_lock lock(state.lock);
-        if (state.life != hold.life_) return std::nullopt;
-        books = &*state.books;  // stays: the membership owns the space
-        reserve(lock, *books, 0, 1);
-        if (hold.entry_->generation != hold.generation_) return std::nullopt;
-        Entry* entry = books->entries.take();
-        entry->range = hold.entry_->range;
-        ++entry->range->holds;
-        link(*membership, entry);  // the step
-        shared.entry_ = entry;
-        shared.generation_ = entry->generation;
+    state.lock.lock();  // by hand, as in alloc
+    if (state.life != hold.life_) {
+        state.lock.unlock();
+        return std::nullopt;
     }
-    books->at(SpaceStep::took);
-    return shared;
+    Books& books = *state.books;  // stays: the membership owns the space
+    if (!ready(books, 0)) grow(state.lock, books, 0);
+    if (hold.entry_->generation != hold.generation_) {
+        state.lock.unlock();
+        return std::nullopt;
+    }
+    Entry* entry = books.entries.take();
+    entry->range = hold.entry_->range;
+    ++entry->range->holds;
+    link(*membership, entry);  // the step
+    const std::uint64_t generation = entry->generation;
+    state.lock.unlock();
+    books.at(SpaceStep::took);
+    return std::optional<Hold>(std::in_place, detail::Steps::key(), &state, hold.life_, entry, generation,
+                               hold.address_);
 }
 
 void free(const Hold& hold) {

@@ -41,6 +41,13 @@ struct HolderState;  // space/src/state.hpp
 struct Entry;        // space/src/state.hpp
 struct Faults;       // space/src/state.hpp: test-only fault injection
 struct SpaceAccess;  // space/src/testing.cpp
+struct Steps;        // space/src/space.cpp
+
+// Lets only rig_space make a Hold that names a range.
+class HoldKey {
+    HoldKey() = default;
+    friend struct Steps;
+};
 }  // namespace detail
 
 // A holder holds ranges of spaces. Copies share one holder (a moved-from Holder is a
@@ -64,6 +71,9 @@ private:
 class Hold {
 public:
     Hold() = default;
+    Hold(detail::HoldKey, detail::SpaceState* space, std::uint64_t life, detail::Entry* entry,
+         std::uint64_t generation, std::int64_t address)
+        : space_(space), life_(life), entry_(entry), generation_(generation), address_(address) {}
 
 private:
     friend std::optional<Hold> alloc(Space&, const Holder&, std::int64_t, std::int64_t);
