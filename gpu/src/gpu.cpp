@@ -30,15 +30,20 @@ std::uint64_t round_up(std::uint64_t n, std::uint64_t to) { return (n + to - 1) 
 // a copy of the GPU's Holder: the last copy of a Holder gives back all its holds.
 struct Held {
     std::shared_ptr<Allocation> allocation;
+    std::shared_ptr<Allocation> owners;  // a mapping's: the allocation of the GPU that owns the memory
     Hold hold;
     Holder holder;
-    Held(std::shared_ptr<Allocation> a, Hold h, Holder by) : allocation(std::move(a)), hold(std::move(h)), holder(std::move(by)) {}
+    Held(std::shared_ptr<Allocation> a, std::shared_ptr<Allocation> o, Hold h, Holder by)
+        : allocation(std::move(a)), owners(std::move(o)), hold(std::move(h)), holder(std::move(by)) {}
     Held(const Held&) = delete;
     Held& operator=(const Held&) = delete;
     ~Held() {
         allocation.reset();
+        owners.reset();
         rig::free(hold);
     }
+    // What a peer maps: the owner's allocation, not another peer's mapping of it.
+    const std::shared_ptr<Allocation>& source() const { return owners ? owners : allocation; }
 };
 
 }  // namespace
@@ -51,6 +56,7 @@ struct Gpu::State {
 
 struct Memory::State {
     const Backend* backend = nullptr;  // the GPU that allocated or maps it
+    const Backend* owner = nullptr;    // the GPU that allocated it
     std::shared_ptr<Backend> keep;     // keeps that GPU's driver state while the memory lives
     std::shared_ptr<Space> space;
     std::int64_t address = 0;
@@ -176,13 +182,13 @@ Result<Memory> Gpu::alloc(std::uint64_t bytes) const {
         return std::unexpected(std::move(allocation).error());
     }
     auto memory = std::make_shared<Memory::State>();
-    memory->backend = state_->backend.get();
+    memory->backend = memory->owner = state_->backend.get();
     memory->keep = state_->backend;
     memory->space = state_->space;
     memory->address = address;
     memory->bytes = bytes;
     memory->held = held;
-    memory->held_by = std::make_shared<Held>(std::move(*allocation), std::move(*hold), state_->holder);
+    memory->held_by = std::make_shared<Held>(std::move(*allocation), nullptr, std::move(*hold), state_->holder);
     return Memory(std::move(memory));
 }
 
@@ -192,7 +198,7 @@ Result<Memory> Gpu::map(const Memory& memory) const {
     if (peer.space != state_->space)
         throw std::invalid_argument("Gpu::map: the memory at " + text::hex(static_cast<std::uint64_t>(peer.address)) + " of " +
                                     peer.backend->label() + " lies in another Space than " + backend.label() + "'s");
-    if (peer.backend == &backend)
+    if (peer.owner == &backend)
         throw std::invalid_argument("Gpu::map: the memory at " + text::hex(static_cast<std::uint64_t>(peer.address)) + " is already " +
                                     backend.label() + "'s");
     const auto held = peer.use("Gpu::map");
@@ -200,19 +206,20 @@ Result<Memory> Gpu::map(const Memory& memory) const {
     if (!hold)
         throw std::invalid_argument("Gpu::map: the memory at " + text::hex(static_cast<std::uint64_t>(peer.address)) + " of " +
                                     peer.backend->label() + " was freed");
-    auto allocation = state_->backend->map(held->allocation, peer.address, peer.held);
+    auto allocation = state_->backend->map(held->source(), peer.address, peer.held);
     if (!allocation) {
         rig::free(*hold);
         return std::unexpected(std::move(allocation).error());
     }
     auto mapped = std::make_shared<Memory::State>();
     mapped->backend = state_->backend.get();
+    mapped->owner = peer.owner;
     mapped->keep = state_->backend;
     mapped->space = state_->space;
     mapped->address = peer.address;
     mapped->bytes = peer.bytes;
     mapped->held = peer.held;
-    mapped->held_by = std::make_shared<Held>(std::move(*allocation), std::move(*hold), state_->holder);
+    mapped->held_by = std::make_shared<Held>(std::move(*allocation), held->source(), std::move(*hold), state_->holder);
     return Memory(std::move(mapped));
 }
 

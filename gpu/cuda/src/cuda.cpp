@@ -91,9 +91,6 @@ public:
     Result<std::vector<pci::Run>> runs(std::uint64_t offset, std::uint64_t bytes) const override { return owner_->runs(offset, bytes); }
     Result<Dmabuf> dmabuf(std::uint64_t offset, std::uint64_t bytes) const override { return owner_->dmabuf(offset, bytes); }
     CUdeviceptr address() const { return memory_.address(); }
-    const std::shared_ptr<Allocation>& owner() const { return owner_; }
-    const Memory& memory() const { return memory_; }
-
 private:
     const std::shared_ptr<const Device> device_;
     std::shared_ptr<Allocation> owner_;
@@ -164,16 +161,9 @@ public:
     }
 
     Result<std::shared_ptr<Allocation>> map(const std::shared_ptr<Allocation>& peer, std::int64_t address, std::uint64_t bytes) override {
-        std::shared_ptr<Allocation> owner = peer;
-        const Memory* memory = dynamic_cast<const Memory*>(peer.get());
-        if (const auto* mapping = dynamic_cast<const Mapping*>(peer.get())) {
-            owner = mapping->owner();
-            memory = &mapping->memory();
-        }
+        const auto* memory = dynamic_cast<const Memory*>(peer.get());
         if (memory == nullptr)
             throw std::invalid_argument("cuda: " + label() + " cannot map memory of another kind of GPU at " + hex(address));
-        if (&memory->device() == this)
-            throw std::invalid_argument("cuda: the memory at " + hex(address) + " is already " + label() + "'s");
         int can = 0;
         if (cudaError_t s = cudaDeviceCanAccessPeer(&can, ordinal, memory->device().ordinal); s != cudaSuccess)
             return failed("could not ask whether it reaches the peer's", bytes, s);
@@ -189,7 +179,7 @@ public:
             }
         }
         ++peers_[memory->address()];
-        return std::make_shared<Mapping>(shared_from_this(), std::move(owner), *memory, bytes);
+        return std::make_shared<Mapping>(shared_from_this(), peer, *memory, bytes);
     }
 
     // A Mapping went: the last one of a peer's memory takes this device's access away.

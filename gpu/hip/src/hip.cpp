@@ -101,9 +101,6 @@ public:
 
     Result<std::vector<pci::Run>> runs(std::uint64_t offset, std::uint64_t bytes) const override { return owner_->runs(offset, bytes); }
     Result<Dmabuf> dmabuf(std::uint64_t offset, std::uint64_t bytes) const override { return owner_->dmabuf(offset, bytes); }
-    const std::shared_ptr<Allocation>& owner() const { return owner_; }
-    const Memory& memory() const { return memory_; }
-
     amdgpu_bo_handle bo = nullptr;
     bool va_mapped = false;
     Imported hip;
@@ -212,15 +209,9 @@ public:
 
     Result<std::shared_ptr<Allocation>> map(const std::shared_ptr<Allocation>& peer, std::int64_t at, std::uint64_t bytes) override {
         const auto address = static_cast<std::uint64_t>(at);
-        std::shared_ptr<Allocation> owner = peer;
-        const Memory* memory = dynamic_cast<const Memory*>(peer.get());
-        if (const auto* mapping = dynamic_cast<const Mapping*>(peer.get())) {
-            owner = mapping->owner();
-            memory = &mapping->memory();
-        }
+        const auto* memory = dynamic_cast<const Memory*>(peer.get());
         if (memory == nullptr) throw std::invalid_argument("hip: " + label() + " cannot map memory of another kind of GPU at " + hex(address));
-        if (&memory->device() == this) throw std::invalid_argument("hip: the memory at " + hex(address) + " is already " + label() + "'s");
-        auto mapping = std::make_shared<Mapping>(shared_from_this(), std::move(owner), *memory, bytes);
+        auto mapping = std::make_shared<Mapping>(shared_from_this(), peer, *memory, bytes);
         amdgpu_bo_import_result imported_bo{};
         if (int r = amdgpu_bo_import(drm(), amdgpu_bo_handle_type_dma_buf_fd, static_cast<std::uint32_t>(memory->dmabuf_fd), &imported_bo); r != 0)
             return failed_drm("could not import the peer's " + memory->device().label() + " BO of", bytes, r);

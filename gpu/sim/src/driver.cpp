@@ -192,10 +192,9 @@ public:
 
     Result<std::shared_ptr<Allocation>> map(const std::shared_ptr<Allocation>& peer, std::int64_t at, std::uint64_t bytes) override {
         const auto address = static_cast<std::uint64_t>(at);
-        if (dynamic_cast<const Memory*>(peer.get()) == nullptr && dynamic_cast<const Mapping*>(peer.get()) == nullptr)
-            throw std::invalid_argument("sim GPU: " + label() + " cannot map memory of another kind of GPU at " + hex(address));
-        const Memory& memory = owned(*peer);
-        if (memory.device.get() == this) throw std::invalid_argument("sim GPU: the memory at " + hex(address) + " is already " + label() + "'s");
+        const auto* owner = dynamic_cast<const Memory*>(peer.get());
+        if (owner == nullptr) throw std::invalid_argument("sim GPU: " + label() + " cannot map memory of another kind of GPU at " + hex(address));
+        const Memory& memory = *owner;
         // The owner's BAR2 is the provider, this GPU the client (spec/p2pdma.md §2).
         const pci::Route route = function_.machine().route(memory.device->bus(), bus());
         if (!route.forwards())
@@ -203,9 +202,7 @@ public:
                         ": the bus does not forward between them: ", route.explain());
         auto runs = memory.runs(0, bytes);
         if (!runs) return std::unexpected(std::move(runs).error());
-        std::shared_ptr<Allocation> owner = peer;
-        if (const auto* mapping = dynamic_cast<const Mapping*>(peer.get())) owner = mapping->owner;
-        auto mapping = std::make_shared<Mapping>(shared_from_this(), std::move(owner), memory);  // before the lock, as in alloc
+        auto mapping = std::make_shared<Mapping>(shared_from_this(), peer, memory);  // before the lock, as in alloc
         std::lock_guard lock(mutex_);
         std::uint64_t va = address;
         for (const pci::Run& run : *runs) {

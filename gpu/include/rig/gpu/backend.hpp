@@ -53,8 +53,9 @@ public:
 
     // `bytes` bytes of memory at Space address `address`.
     virtual Result<std::shared_ptr<Allocation>> alloc(std::int64_t address, std::uint64_t bytes) = 0;
-    // `peer` (an Allocation of another backend of the same kind) mapped for this GPU at
-    // `address`, the address it lies at.
+    // `peer`, memory another GPU allocated (an Allocation its alloc made, never a peer's
+    // mapping of it), mapped for this GPU at `address`, where it lies. Throws
+    // std::invalid_argument where `peer` is another backend kind's.
     virtual Result<std::shared_ptr<Allocation>> map(const std::shared_ptr<Allocation>& peer, std::int64_t address,
                                                     std::uint64_t bytes) = 0;
 
