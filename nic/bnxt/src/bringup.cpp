@@ -245,7 +245,7 @@ Result<void> start_cmdq(Nic::State& nic) {
 // §7.1 step 12, §4.6.1-2: the limits every request is checked against, and the versions.
 Result<void> query_func(Nic::State& nic) {
     std::array<std::byte, sizeof(hsi::QueryFuncSb)> side{};
-    auto done = nic.rcfw->call(hsi::Opcode::QUERY_FUNC, side);
+    auto done = nic.rcfw->call_header(hsi::Opcode::QUERY_FUNC, side);
     if (!done) return std::unexpected(std::move(done).error());
     const auto sb = wire::load<hsi::QueryFuncSb>(side);
     Limits& l = nic.limits;
@@ -261,7 +261,7 @@ Result<void> query_func(Nic::State& nic) {
     l.max_qp_rd_atom = sb.max_qp_rd_atom;
     l.max_qp_init_rd_atom = sb.max_qp_init_rd_atom;
 
-    auto version = nic.rcfw->call(hsi::Opcode::QUERY_VERSION);
+    auto version = nic.rcfw->call_header(hsi::Opcode::QUERY_VERSION);
     if (!version) return std::unexpected(std::move(version).error());
     const auto v = wire::load<hsi::CreqQueryVersionCompletion>(wire::bytes_of(*version));
     nic.firmware += ", RoCE " + std::to_string(v.intf_maj) + "." + std::to_string(v.intf_minor) + "." +

@@ -61,10 +61,12 @@ Result<void> Hwrm::submit(hsi::ReqType type, std::span<const std::byte> request)
     std::array<std::byte, hsi::bar0::hwrm_window_bytes> window{};
     std::size_t fill = max_req_len_;
     if (shorten) {
-        if (!short_supported_ || (max_ext_req_len_ != 0 && length > max_ext_req_len_) || length > request_.bytes())
+        // §3.1: "any request longer than max_req_len must use short mode" (as Linux does,
+        // whether or not dev_caps_cfg advertises it); max_ext_req_len bounds it where given.
+        if ((max_ext_req_len_ != 0 && length > max_ext_req_len_) || length > request_.bytes())
             return fail(bus_, ": ", hwrm_name(type), " takes ", std::to_string(length),
-                        " bytes and the firmware takes ", std::to_string(max_req_len_),
-                        " in its window and no short commands");
+                        " bytes, more than the firmware takes (", std::to_string(max_ext_req_len_),
+                        " in a short command)");
         request_.window().write(0, request);
         hsi::HwrmShortRequest descriptor{};
         descriptor.req_type = static_cast<std::uint16_t>(type);

@@ -1,6 +1,6 @@
 // nic/bnxt/src/hwrm.hpp: the HWRM channel (spec/bnxt-hsi.md §3.1): one request at a time,
 // written into the BAR0 window with 32-bit stores (or, where it is longer than the window
-// takes and the firmware allows, as a short-mode descriptor of a request in DMA memory),
+// takes or the firmware requires it, as a short-mode descriptor of a request in DMA memory),
 // submitted by the trigger, answered by DMA into the response buffer. The driver waits
 // until the response carries the request's seq_id and a non-zero resp_len, then until its
 // last byte (`valid`) reads 1, against a deadline from the clock; a response with another

@@ -38,7 +38,7 @@ void Rcfw::start() {
         bar0_.write32(hsi::bar0::cmdq_mailbox + offset, wire::load<wire::Le32>(bytes.subspan(offset, 4)).get());
 }
 
-Result<hsi::CreqCompletion> Rcfw::call(hsi::Opcode opcode, std::span<std::byte> side_buffer) {
+Result<hsi::CreqCompletion> Rcfw::call_header(hsi::Opcode opcode, std::span<std::byte> side_buffer) {
     hsi::CmdqBase header{};
     return transact(opcode, std::as_writable_bytes(std::span(&header, 1)), side_buffer);
 }

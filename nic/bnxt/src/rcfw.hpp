@@ -49,7 +49,7 @@ public:
         return transact(opcode, std::as_writable_bytes(std::span(&command, 1)), side_buffer);
     }
     // A command that is the 16-byte header alone (QUERY_FUNC, QUERY_VERSION, DEINITIALIZE_FW).
-    Result<hsi::CreqCompletion> call(hsi::Opcode opcode, std::span<std::byte> side_buffer = {});
+    Result<hsi::CreqCompletion> call_header(hsi::Opcode opcode, std::span<std::byte> side_buffer = {});
 
     // Called with the QP number of every QP error notification seen.
     std::function<void(std::uint32_t qpn)> qp_error;

@@ -31,7 +31,7 @@ Result<void> ring_free(Nic::State& nic, std::uint16_t ring_id) {
 
 // §7.4 step 6, §4.6.4.
 Result<void> deinitialize_fw(Nic::State& nic) {
-    auto done = nic.rcfw->call(hsi::Opcode::DEINITIALIZE_FW);
+    auto done = nic.rcfw->call_header(hsi::Opcode::DEINITIALIZE_FW);
     if (!done) return std::unexpected(std::move(done).error());
     nic.fw_initialized = false;
     return {};
