@@ -364,9 +364,9 @@ private:
     std::map<std::uint32_t, Qp> qps_;
     std::map<std::uint32_t, Mr> mrs_;
     std::vector<std::optional<GidEntry>> gids_;
-    std::uint32_t next_cq_ = 1;
+    std::uint32_t next_cq_ = 0;
     std::uint32_t next_qpn_ = 2;
-    std::uint32_t next_mr_index_ = 1;
+    std::uint32_t next_mr_index_ = 0;
 };
 
 // An RCFW command's outcome: status, the CREQ entry's command-specific bytes, and the

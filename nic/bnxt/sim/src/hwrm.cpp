@@ -268,9 +268,9 @@ void Firmware::power_on() {
     function_reset();
     next_ring_id_ = 0;
     next_stat_ctx_ = 0;
-    next_cq_ = 1;
+    next_cq_ = 0;
     next_qpn_ = 2;
-    next_mr_index_ = 1;
+    next_mr_index_ = 0;
 }
 
 }  // namespace rig::bnxt::sim::detail

@@ -156,12 +156,16 @@ void Firmware::on_send(Qp& qp, Packet& p) {
     qp.epsn = psn_add(qp.epsn, 1);
     if (last) {
         const bool imm = p.immediate.has_value();
-        post_res_cqe(qp, static_cast<std::uint32_t>(r.offset), p.immediate.value_or(0),
-                     static_cast<std::uint16_t>(hsi::cqe_res_flags::IMM(imm ? 1 : 0)), r.wr_id, CqeResStatus::OK,
-                     p.solicited);
+        const bool written = post_res_cqe(qp, static_cast<std::uint32_t>(r.offset), p.immediate.value_or(0),
+                                          static_cast<std::uint16_t>(hsi::cqe_res_flags::IMM(imm ? 1 : 0)), r.wr_id,
+                                          CqeResStatus::OK, p.solicited);
         qp.rq_consumer = advance(qp.rq_consumer, qp.rq_size);
         r = Receive{};
         qp.msn = psn_add(qp.msn, 1);
+        if (!written) {
+            // The CQ overflowed (or its memory faulted): the QP fails, nothing is acknowledged.
+            return enter_error(qp, true, hsi::ReqErrStateReason::NO_ERROR, ResErrStateReason::NO_ERROR);
+        }
     }
     if (p.ack_request || last) send_ack(qp, p.psn, AethKind::ACK, 0x1F);
 }
@@ -207,11 +211,13 @@ void Firmware::on_write(Qp& qp, Packet& p) {
             CqeResStatus status{};
             const bool ok = take_receive(qp, r, status);
             // WRITE_WITH_IMMEDIATE: length = the RDMA payload length [UNCERTAIN, §5.5.2].
-            post_res_cqe(qp, ok ? static_cast<std::uint32_t>(length) : 0, *p.immediate,
-                         static_cast<std::uint16_t>(hsi::cqe_res_flags::IMM(1) | hsi::cqe_res_flags::RDMA(1)),
-                         r.wr_id, ok ? CqeResStatus::OK : status, p.solicited);
+            const bool written =
+                post_res_cqe(qp, ok ? static_cast<std::uint32_t>(length) : 0, *p.immediate,
+                             static_cast<std::uint16_t>(hsi::cqe_res_flags::IMM(1) | hsi::cqe_res_flags::RDMA(1)),
+                             r.wr_id, ok ? CqeResStatus::OK : status, p.solicited);
             qp.rq_consumer = advance(qp.rq_consumer, qp.rq_size);
             if (!ok) return responder_error(qp, p, NakCode::REMOTE_OPERATIONAL_ERROR, ResErrStateReason::NO_ERROR);
+            if (!written) return enter_error(qp, true, hsi::ReqErrStateReason::NO_ERROR, ResErrStateReason::NO_ERROR);
         }
         qp.msn = psn_add(qp.msn, 1);
     }

@@ -3,6 +3,7 @@
 #include "harness.hpp"
 
 #include <stdexcept>
+#include <utility>
 
 namespace rig::bnxt::sim::test {
 
@@ -178,8 +179,14 @@ std::optional<Completion> Node::rcfw(Msg c, std::uint64_t side_buffer, std::uint
     cmdq_first = false;
     w32(0x700, 1);
     settle();
-    auto e = creq_take();
-    if (!e) return std::nullopt;
+    std::optional<Bytes> e;
+    for (;;) {
+        e = creq_take();
+        if (!e) return std::nullopt;
+        const auto event = get(*e, 9, 1);
+        if (event != 0xC0 && event != 0xC1) break;
+        pending_events.push_back(*e);
+    }
     Completion done;
     done.status = static_cast<std::uint8_t>(get(*e, 1, 1));
     done.xid = static_cast<std::uint32_t>(get(*e, 4, 4));
@@ -188,6 +195,11 @@ std::optional<Completion> Node::rcfw(Msg c, std::uint64_t side_buffer, std::uint
     EXPECT_EQ(get(*e, 9, 1), get(c.b, 0, 1)) << "CREQ event = opcode";
     EXPECT_EQ(get(*e, 2, 2), ck) << "CREQ cookie";
     return done;
+}
+
+std::vector<Bytes> Node::events() {
+    while (auto e = creq_take()) pending_events.push_back(*e);
+    return std::exchange(pending_events, {});
 }
 
 void Node::up(std::uint32_t depth) {
@@ -415,6 +427,33 @@ void settle(Node& a, Node& b) {
     for (int i = 0; i < 1'000'000; ++i)
         if (a.nic.settle() + b.nic.settle() == 0) return;
     ADD_FAILURE() << "models never settled";
+}
+
+}  // namespace rig::bnxt::sim::test
+
+#include "pair.hpp"
+
+namespace rig::bnxt::sim::test {
+
+void Pair::open(PairConfig c) {
+    a.up();
+    b.up();
+    acq = a.create_cq(c.cq_size);
+    bcq = b.create_cq(c.cq_size);
+    aqp = a.create_qp(acq, acq, c.sq_size, c.rq_size);
+    bqp = b.create_qp(bcq, bcq, c.sq_size, c.rq_size);
+    akey = a.dma_mr(spec::mr_local_write | spec::mr_remote_read);
+    bkey = b.dma_mr(spec::mr_local_write | spec::mr_remote_read);
+    abuf = a.bus.alloc(c.buffer_bytes);
+    bbuf = b.bus.alloc(c.buffer_bytes);
+    Node::connect(a, aqp, b, bqp, c.mtu_code, c.access, c.rnr_retry, c.timeout, c.retry_cnt);
+}
+
+std::uint8_t qp_state(Node& n, const Qp& qp) {
+    const std::uint64_t sb = n.bus.alloc(4096);
+    const auto c = n.rcfw(Msg(24).put(0, 1, spec::op_query_qp).put(16, 4, qp.qpn), sb, 7);
+    if (!c || c->status != 0) return 0xFF;
+    return static_cast<std::uint8_t>(n.bus.get(sb + 12, 1) & 0xF);
 }
 
 }  // namespace rig::bnxt::sim::test

@@ -159,6 +159,10 @@ public:
     // doorbell. nullopt if none came.
     std::optional<Completion> rcfw(Msg command, std::uint64_t side_buffer = 0, std::uint8_t side_units = 0);
     std::optional<Bytes> creq_take();
+    // Asynchronous CREQ entries (QP error 0xC0, CQ error 0xC1) met while waiting for a
+    // completion, and any still on the CREQ.
+    std::vector<Bytes> events();
+    std::vector<Bytes> pending_events;
     Ring creq;
     std::uint64_t cmdq = 0;
     std::uint32_t cmdq_depth = 0;

@@ -1,0 +1,360 @@
+// Every fault the model reports on the data path becomes the CQE the hardware writes
+// (spec/bnxt-hsi.md §5.5, §5.7), the QP enters ERR with a QP error notification (§4.5.4),
+// and what is outstanding is flushed (§5.7.4).
+#include <gtest/gtest.h>
+
+#include "pair.hpp"
+
+namespace rig::bnxt::sim::test {
+namespace {
+
+using ErrorTest = Pair;
+using rig::sim::DmaStatus;
+
+constexpr std::uint8_t RTS = 3, ERR = 6;
+
+// The QP error notification for `qpn` among a node's CREQ events.
+std::optional<Bytes> qp_error(Node& n, std::uint32_t qpn) {
+    for (const Bytes& e : n.events())
+        if (get(e, 9, 1) == 0xC0 && get(e, 4, 4) == qpn) return e;
+    return std::nullopt;
+}
+
+TEST_F(ErrorTest, SendWithUnknownLkeyIsLocalProtectionErrorAndNothingLeaves) {
+    open();
+    b.post_recv(bqp, 1, {{bbuf, bkey, 64}});
+    const auto frames = a.counters().frames_sent;
+    a.post_send(aqp, spec::wqe_send, spec::signal_comp, {{abuf, 0x999900, 64}});
+    settle(a, b);
+    const auto c = a.poll(acq);
+    ASSERT_TRUE(c);
+    EXPECT_EQ(c->status(), 0x4);  // LOCAL_PROTECTION_ERR
+    EXPECT_EQ(c->sq_cons_idx(), 1u);
+    EXPECT_EQ(a.counters().frames_sent, frames);
+    EXPECT_TRUE(qp_error(a, aqp.qpn));
+    EXPECT_EQ(qp_state(a, aqp), ERR);
+    EXPECT_EQ(qp_state(b, bqp), RTS);
+    EXPECT_FALSE(b.poll(bcq));
+}
+
+TEST_F(ErrorTest, SgeBeyondItsRegionOrOfAnotherPdIsLocalProtectionError) {
+    open();
+    const std::uint64_t page = a.bus.alloc(4096);
+    const std::uint32_t small = a.register_mr(0, spec::mr_local_write, 0, 12, page, page, 4096);
+    a.post_send(aqp, spec::wqe_send, spec::signal_comp, {{page + 4000, small, 200}});
+    settle(a, b);
+    EXPECT_EQ(a.poll(acq)->status(), 0x4);
+}
+
+TEST_F(ErrorTest, MrOfAnotherProtectionDomainIsLocalProtectionError) {
+    open();
+    const std::uint32_t other_pd = a.dma_mr(spec::mr_local_write, 2);
+    a.post_send(aqp, spec::wqe_send, spec::signal_comp, {{abuf, other_pd, 64}});
+    settle(a, b);
+    EXPECT_EQ(a.poll(acq)->status(), 0x4);
+}
+
+TEST_F(ErrorTest, ReadIntoRegionWithoutLocalWriteIsLocalProtectionError) {
+    open();
+    const std::uint32_t read_only = a.dma_mr(spec::mr_remote_read);
+    a.post_send(aqp, spec::wqe_read, spec::signal_comp, {{abuf, read_only, 64}}, 0, bbuf, bkey);
+    settle(a, b);
+    EXPECT_EQ(a.poll(acq)->status(), 0x4);
+}
+
+TEST_F(ErrorTest, ReadWithUnknownRkeyIsRemoteAccessErrorOnBothSides) {
+    open();
+    a.post_send(aqp, spec::wqe_read, spec::signal_comp, {{abuf, akey, 64}}, 0, bbuf, 0x7777700);
+    settle(a, b);
+    EXPECT_EQ(a.poll(acq)->status(), 0x7);  // REMOTE_ACCESS_ERR
+    EXPECT_EQ(qp_state(a, aqp), ERR);
+    EXPECT_EQ(qp_state(b, bqp), ERR);
+    const auto e = qp_error(b, bqp.qpn);
+    ASSERT_TRUE(e);
+    EXPECT_EQ(get(*e, 11, 1), 0x6u);  // res_err_state_reason: RX invalid R_Key
+    EXPECT_FALSE(b.poll(bcq));
+}
+
+TEST_F(ErrorTest, ReadOfRegionWithoutRemoteReadIsNoPermission) {
+    open();
+    const std::uint32_t local = b.dma_mr(spec::mr_local_write);
+    a.post_send(aqp, spec::wqe_read, spec::signal_comp, {{abuf, akey, 64}}, 0, bbuf, local);
+    settle(a, b);
+    EXPECT_EQ(a.poll(acq)->status(), 0x7);
+    const auto e = qp_error(b, bqp.qpn);
+    ASSERT_TRUE(e);
+    EXPECT_EQ(get(*e, 11, 1), 0x8u);
+}
+
+TEST_F(ErrorTest, ReadBeyondTheRegionIsRangeError) {
+    open();
+    const std::uint64_t page = b.bus.alloc(4096);
+    const std::uint32_t small = b.register_mr(0, spec::mr_local_write | spec::mr_remote_read, 0, 12, page, page, 4096);
+    a.post_send(aqp, spec::wqe_read, spec::signal_comp, {{abuf, akey, 64}}, 0, page + 4090, small);
+    settle(a, b);
+    EXPECT_EQ(a.poll(acq)->status(), 0x7);
+    const auto e = qp_error(b, bqp.qpn);
+    ASSERT_TRUE(e);
+    EXPECT_EQ(get(*e, 11, 1), 0x9u);
+}
+
+TEST_F(ErrorTest, ReadFromQpWithoutRemoteReadAccessIsNoPermission) {
+    open({.access = spec::qp_local_write});
+    a.post_send(aqp, spec::wqe_read, spec::signal_comp, {{abuf, akey, 64}}, 0, bbuf, bkey);
+    settle(a, b);
+    EXPECT_EQ(a.poll(acq)->status(), 0x7);
+    EXPECT_EQ(get(*qp_error(b, bqp.qpn), 11, 1), 0x8u);
+}
+
+TEST_F(ErrorTest, WriteToRegionWithoutRemoteWriteIsRemoteAccessError) {
+    open();  // bkey grants REMOTE_READ only: rig never grants remote write
+    a.post_send(aqp, spec::wqe_write, spec::signal_comp, {{abuf, akey, 64}}, 0, bbuf, bkey);
+    settle(a, b);
+    EXPECT_EQ(a.poll(acq)->status(), 0x7);
+    EXPECT_EQ(b.bus.get(bbuf, 8), 0u);
+}
+
+TEST_F(ErrorTest, SendLongerThanThePostedReceiveIsLengthErrorThenFlush) {
+    open();
+    b.post_recv(bqp, 0x11, {{bbuf, bkey, 100}});
+    b.post_recv(bqp, 0x12, {{bbuf, bkey, 100}});
+    b.post_recv(bqp, 0x13, {{bbuf, bkey, 100}});
+    a.post_send(aqp, spec::wqe_send, spec::signal_comp, {{abuf, akey, 200}});
+    settle(a, b);
+    const auto bc = b.drain(bcq);
+    ASSERT_EQ(bc.size(), 3u);
+    EXPECT_EQ(bc[0].status(), 0x2);  // LOCAL_LENGTH_ERR
+    EXPECT_EQ(bc[0].wr_id(), 0x11u);
+    EXPECT_EQ(bc[1].status(), 0x7);  // WORK_REQUEST_FLUSHED_ERR
+    EXPECT_EQ(bc[1].wr_id(), 0x12u);
+    EXPECT_EQ(bc[2].status(), 0x7);
+    EXPECT_EQ(bc[2].wr_id(), 0x13u);
+    EXPECT_EQ(a.poll(acq)->status(), 0x6);  // REMOTE_INVALID_REQUEST_ERR
+    EXPECT_EQ(qp_state(a, aqp), ERR);
+    EXPECT_EQ(qp_state(b, bqp), ERR);
+}
+
+TEST_F(ErrorTest, ReceiveBufferWithUnknownLkeyIsProtectionErrorAndRemoteOperationError) {
+    open();
+    b.post_recv(bqp, 0x21, {{bbuf, 0x5555500, 100}});
+    a.post_send(aqp, spec::wqe_send, spec::signal_comp, {{abuf, akey, 50}});
+    settle(a, b);
+    const auto bc = b.poll(bcq);
+    ASSERT_TRUE(bc);
+    EXPECT_EQ(bc->status(), 0x3);  // responder LOCAL_PROTECTION_ERR
+    EXPECT_EQ(bc->wr_id(), 0x21u);
+    EXPECT_EQ(a.poll(acq)->status(), 0x8);  // REMOTE_OPERATION_ERR
+}
+
+TEST_F(ErrorTest, ReceiveIntoMemoryTheBusRefusesIsProtectionErrorAtTheResponder) {
+    open();
+    b.bus.refuse(bbuf, 4096, DmaStatus::CompleterAbort);  // a peer BAR the route does not forward
+    b.post_recv(bqp, 0x31, {{bbuf, bkey, 4096}});
+    a.post_send(aqp, spec::wqe_send, spec::signal_comp, {{abuf, akey, 1000}});
+    settle(a, b);
+    EXPECT_EQ(b.poll(bcq)->status(), 0x3);
+    EXPECT_EQ(a.poll(acq)->status(), 0x8);
+    EXPECT_GE(b.counters().dma_faults, 1u);
+}
+
+TEST_F(ErrorTest, SendFromMemoryTheBusRefusesIsLocalProtectionErrorWithTxMemoryReason) {
+    open();
+    a.bus.refuse(abuf, 4096, DmaStatus::UnsupportedRequest);  // no IOMMU mapping
+    b.post_recv(bqp, 1, {{bbuf, bkey, 4096}});
+    a.post_send(aqp, spec::wqe_send, spec::signal_comp, {{abuf, akey, 1000}});
+    settle(a, b);
+    EXPECT_EQ(a.poll(acq)->status(), 0x4);
+    const auto e = qp_error(a, aqp.qpn);
+    ASSERT_TRUE(e);
+    EXPECT_EQ(get(*e, 3, 1), 0x9u);  // req_err_state_reason: TX memory error
+}
+
+TEST_F(ErrorTest, ReadIntoMemoryTheBusRefusesIsLocalProtectionErrorWithRxMemoryReason) {
+    open();
+    a.bus.refuse(abuf, 4096, DmaStatus::UnsupportedRequest);
+    a.post_send(aqp, spec::wqe_read, spec::signal_comp, {{abuf, akey, 64}}, 0, bbuf, bkey);
+    settle(a, b);
+    EXPECT_EQ(a.poll(acq)->status(), 0x4);
+    EXPECT_EQ(get(*qp_error(a, aqp.qpn), 3, 1), 0x8u);
+}
+
+TEST_F(ErrorTest, ReadOfPeerMemoryTheBusRefusesIsRemoteOperationError) {
+    open();
+    b.bus.refuse(bbuf, 4096, DmaStatus::CompleterAbort);
+    a.post_send(aqp, spec::wqe_read, spec::signal_comp, {{abuf, akey, 64}}, 0, bbuf, bkey);
+    settle(a, b);
+    EXPECT_EQ(a.poll(acq)->status(), 0x8);
+}
+
+TEST_F(ErrorTest, ReceiverNotReadyRetriesRnrRetryTimesThenFails) {
+    open({.rnr_retry = 2});
+    a.post_send(aqp, spec::wqe_send, spec::signal_comp, {{abuf, akey, 64}});
+    settle(a, b);
+    EXPECT_EQ(b.counters().rnr_naks_sent, 1u);
+    settle(a, b);
+    EXPECT_EQ(b.counters().rnr_naks_sent, 1u);  // no resend before the RNR timer
+    a.clock.advance(std::chrono::microseconds(10));  // min_rnr_timer 1: 0.01 ms (IBA Table 45)
+    settle(a, b);
+    EXPECT_EQ(b.counters().rnr_naks_sent, 2u);
+    EXPECT_FALSE(a.poll(acq, false));
+    a.clock.advance(std::chrono::microseconds(10));  // the second and last retry
+    settle(a, b);
+    EXPECT_EQ(b.counters().rnr_naks_sent, 3u);
+    const auto c = a.poll(acq);
+    ASSERT_TRUE(c);
+    EXPECT_EQ(c->status(), 0x9);  // RNR_NAK_RETRY_CNT_ERR
+    EXPECT_EQ(get(*qp_error(a, aqp.qpn), 3, 1), 0x3u);
+    EXPECT_EQ(qp_state(b, bqp), RTS);  // the responder did nothing wrong
+}
+
+TEST_F(ErrorTest, ReceiverNotReadyThenAReceiveIsPostedAndTheSendArrives) {
+    open();  // rnr_retry 7: forever
+    const Bytes data = pattern(3000, 8);
+    a.bus.poke(abuf, data);
+    a.post_send(aqp, spec::wqe_send, spec::signal_comp, {{abuf, akey, 3000}});
+    settle(a, b);
+    for (int i = 0; i < 5; ++i) {
+        a.clock.advance(std::chrono::microseconds(10));
+        settle(a, b);
+    }
+    EXPECT_EQ(b.counters().rnr_naks_sent, 6u);
+    b.post_recv(bqp, 4, {{bbuf, bkey, 4096}});
+    a.clock.advance(std::chrono::microseconds(10));
+    settle(a, b);
+    EXPECT_EQ(b.poll(bcq)->length(), 3000u);
+    EXPECT_EQ(b.bus.peek(bbuf, 3000), data);
+    EXPECT_EQ(a.poll(acq)->status(), 0);
+}
+
+TEST_F(ErrorTest, NoAcknowledgementRetriesRetryCountTimesThenTransportRetryError) {
+    open({.timeout = 1, .retry_cnt = 2});  // 8.192 us
+    ASSERT_EQ(b.rcfw(Msg(24).put(0, 1, spec::op_destroy_qp).put(16, 4, bqp.qpn))->status, 0);
+    a.post_send(aqp, spec::wqe_send, spec::signal_comp, {{abuf, akey, 64}});
+    settle(a, b);
+    for (int i = 0; i < 2; ++i) {
+        a.clock.advance(std::chrono::microseconds(9));
+        settle(a, b);
+        EXPECT_FALSE(a.poll(acq, false));
+    }
+    EXPECT_EQ(a.counters().retransmissions, 2u);
+    a.clock.advance(std::chrono::microseconds(9));
+    settle(a, b);
+    const auto c = a.poll(acq);
+    ASSERT_TRUE(c);
+    EXPECT_EQ(c->status(), 0xA);  // TRANSPORT_RETRY_CNT_ERR
+    EXPECT_EQ(get(*qp_error(a, aqp.qpn), 3, 1), 0x2u);
+    EXPECT_EQ(b.counters().frames_dropped, 3u);  // no such QP on B
+}
+
+TEST_F(ErrorTest, DroppedPacketIsResentAfterASequenceNak) {
+    open();
+    const Bytes data = pattern(3000, 9);
+    a.bus.poke(abuf, data);
+    b.post_recv(bqp, 1, {{bbuf, bkey, 4096}});
+    a.faults.drop_frames(1);  // the SEND_FIRST
+    a.post_send(aqp, spec::wqe_send, spec::signal_comp, {{abuf, akey, 3000}});
+    settle(a, b);
+    EXPECT_EQ(b.poll(bcq)->length(), 3000u);
+    EXPECT_EQ(b.bus.peek(bbuf, 3000), data);
+    EXPECT_EQ(a.poll(acq)->status(), 0);
+    EXPECT_GE(a.counters().retransmissions, 1u);
+}
+
+TEST_F(ErrorTest, DroppedAcknowledgementIsRecoveredByTheTimerWithoutADuplicateReceive) {
+    open({.timeout = 1});
+    b.post_recv(bqp, 1, {{bbuf, bkey, 4096}});
+    b.post_recv(bqp, 2, {{bbuf, bkey, 4096}});
+    b.faults.drop_frames(1);  // the ACK
+    a.post_send(aqp, spec::wqe_send, spec::signal_comp, {{abuf, akey, 100}});
+    settle(a, b);
+    EXPECT_FALSE(a.poll(acq, false));
+    a.clock.advance(std::chrono::microseconds(9));
+    settle(a, b);
+    EXPECT_EQ(a.poll(acq)->status(), 0);
+    const auto bc = b.drain(bcq);
+    ASSERT_EQ(bc.size(), 1u);  // the duplicate was acknowledged, not received again
+    EXPECT_EQ(bc[0].wr_id(), 1u);
+}
+
+TEST_F(ErrorTest, DroppedReadResponseIsAskedForAgain) {
+    open({.timeout = 1});
+    const Bytes data = pattern(5000, 10);
+    b.bus.poke(bbuf, data);
+    b.faults.drop_frames(1);  // RDMA_READ_RESPONSE_FIRST
+    a.post_send(aqp, spec::wqe_read, spec::signal_comp, {{abuf, akey, 5000}}, 0, bbuf, bkey);
+    settle(a, b);
+    EXPECT_FALSE(a.poll(acq, false));
+    a.clock.advance(std::chrono::microseconds(9));
+    settle(a, b);
+    EXPECT_EQ(a.poll(acq)->status(), 0);
+    EXPECT_EQ(a.bus.peek(abuf, 5000), data);
+}
+
+TEST_F(ErrorTest, FailedWqeCompletesThenEveryLaterOneIsFlushedInOrder) {
+    open();
+    for (int i = 0; i < 4; ++i) b.post_recv(bqp, static_cast<std::uint32_t>(i), {{bbuf, bkey, 64}});
+    a.post_send(aqp, spec::wqe_send, spec::signal_comp, {{abuf, akey, 8}});
+    a.post_send(aqp, spec::wqe_send, spec::signal_comp, {{abuf, 0x999900, 8}});
+    a.post_send(aqp, spec::wqe_send, 0, {{abuf, akey, 8}});
+    a.post_send(aqp, spec::wqe_send, spec::signal_comp, {{abuf, akey, 8}});
+    settle(a, b);
+    const auto c = a.drain(acq);
+    ASSERT_EQ(c.size(), 4u);
+    EXPECT_EQ(c[0].status(), 0x0);
+    EXPECT_EQ(c[0].sq_cons_idx(), 1u);
+    EXPECT_EQ(c[1].status(), 0x4);
+    EXPECT_EQ(c[1].sq_cons_idx(), 2u);
+    EXPECT_EQ(c[2].status(), 0xB);  // flushed, unsignaled or not
+    EXPECT_EQ(c[2].sq_cons_idx(), 3u);
+    EXPECT_EQ(c[3].status(), 0xB);
+    EXPECT_EQ(c[3].sq_cons_idx(), 4u);
+    // A send posted (and rung) in ERR is flushed too.
+    a.post_send(aqp, spec::wqe_send, spec::signal_comp, {{abuf, akey, 8}});
+    a.settle();
+    const auto late = a.poll(acq);
+    ASSERT_TRUE(late);
+    EXPECT_EQ(late->status(), 0xB);
+    EXPECT_EQ(late->sq_cons_idx(), 5u);
+}
+
+TEST_F(ErrorTest, ModifyToErrFlushesReceivesWithoutANotification) {
+    open();
+    b.post_recv(bqp, 0x41, {{bbuf, bkey, 64}});
+    b.post_recv(bqp, 0x42, {{bbuf, bkey, 64}});
+    b.settle();
+    ASSERT_EQ(b.modify(bqp, 0x1, ERR), 0);
+    const auto c = b.drain(bcq);
+    ASSERT_EQ(c.size(), 2u);
+    EXPECT_EQ(c[0].status(), 0x7);
+    EXPECT_EQ(c[0].wr_id(), 0x41u);
+    EXPECT_EQ(c[1].wr_id(), 0x42u);
+    EXPECT_FALSE(qp_error(b, bqp.qpn));
+}
+
+TEST_F(ErrorTest, FullCqOverflowsReportsACqErrorAndFailsTheQp) {
+    open({.cq_size = 4});
+    for (int i = 0; i < 6; ++i) b.post_recv(bqp, static_cast<std::uint32_t>(i), {{bbuf, bkey, 64}});
+    for (int i = 0; i < 5; ++i) a.post_send(aqp, spec::wqe_send, 0, {{abuf, akey, 8}});
+    settle(a, b);
+    const auto events = b.events();
+    bool cq_error = false;
+    for (const Bytes& e : events) cq_error |= get(e, 9, 1) == 0xC1 && get(e, 4, 4) == bcq.id;
+    EXPECT_TRUE(cq_error);
+    EXPECT_EQ(qp_state(b, bqp), ERR);
+    EXPECT_EQ(b.drain(bcq).size(), 4u);  // the four that fit, nothing overwritten
+}
+
+TEST_F(ErrorTest, PacketsForAnotherMacAreDropped) {
+    open({.timeout = 1, .retry_cnt = 0});
+    // A points its QP at a MAC that is not B's: B drops every frame.
+    ASSERT_EQ(a.modify(aqp, 0x00000400, RTS, [](Msg& m) { m.put(56, 6, 0x0000'0000'0000'77); }), 0);
+    a.post_send(aqp, spec::wqe_send, spec::signal_comp, {{abuf, akey, 8}});
+    settle(a, b);
+    a.clock.advance(std::chrono::microseconds(9));
+    settle(a, b);
+    EXPECT_EQ(a.poll(acq)->status(), 0xA);
+    EXPECT_EQ(b.counters().frames_dropped, 1u);
+}
+
+}  // namespace
+}  // namespace rig::bnxt::sim::test
