@@ -148,7 +148,8 @@ TEST(RigTool, TopoJsonDistanceOfAnUnreadFunctionIsNull) {
     fs::remove(tree.root() / "sys/devices/pci0000:00/0000:00:01.0/0000:01:00.0/0000:02:10.0/0000:04:00.0/config");
     const Outcome run = rig({"topo", "--root", tree.root().string(), "--json"});
     ASSERT_EQ(run.status, 0) << run.out;
-    for (const auto& pair : nlohmann::json::parse(run.out).at("pairs")) {
+    const auto j = nlohmann::json::parse(run.out);
+    for (const auto& pair : j.at("pairs")) {
         const bool unread = pair.at("provider") == "0000:04:00.0" || pair.at("client") == "0000:04:00.0";
         EXPECT_EQ(pair.at("distance").is_null(), unread) << pair.dump();
         if (unread) {
