@@ -80,6 +80,12 @@ struct Memory::State {
     }
 };
 
+Result<std::byte*> Backend::process_bytes(const HostBuffer& host, std::uint64_t offset, std::uint64_t n) const {
+    if (!host.window.is_mapped())
+        return fail(label(), ": copies ", text::bytes(n), " only to host memory the process maps; this HostBuffer's window is remote");
+    return host.window.data() + offset;
+}
+
 // Dmabuf
 
 Dmabuf::Dmabuf(Dmabuf&& other) noexcept
@@ -105,24 +111,37 @@ std::int64_t Memory::address() const { return state_->address; }
 std::uint64_t Memory::bytes() const { return state_->bytes; }
 const std::string& Memory::gpu() const { return state_->backend->label(); }
 
-Result<Runs> Memory::runs(std::uint64_t offset, std::uint64_t n) const {
-    if (n == 0) throw std::invalid_argument("Memory::runs: 0 bytes of the memory at " + text::hex(static_cast<std::uint64_t>(address())));
-    state_->check_range("Memory::runs", offset, n);
-    const auto held = state_->use("Memory::runs");
+namespace {
+
+// Bytes [offset, offset + n) of a memory rounded out to pages: what runs and dmabuf ask a
+// backend for, and where the range's first byte lies in them.
+struct Pages {
+    std::shared_ptr<Held> held;
+    std::uint64_t first = 0, bytes = 0, offset = 0;
+};
+
+Pages pages(const Memory::State& memory, const char* what, std::uint64_t offset, std::uint64_t n) {
+    if (n == 0)
+        throw std::invalid_argument(std::string(what) + ": 0 bytes of the memory at " + text::hex(static_cast<std::uint64_t>(memory.address)));
+    memory.check_range(what, offset, n);
     const std::uint64_t first = offset / page * page;
-    auto runs = held->allocation->runs(first, round_up(offset + n, page) - first);
+    return {memory.use(what), first, round_up(offset + n, page) - first, offset - first};
+}
+
+}  // namespace
+
+Result<Runs> Memory::runs(std::uint64_t offset, std::uint64_t n) const {
+    const Pages p = pages(*state_, "Memory::runs", offset, n);
+    auto runs = p.held->allocation->runs(p.first, p.bytes);
     if (!runs) return std::unexpected(std::move(runs).error());
-    return Runs{std::move(*runs), offset - first};
+    return Runs{std::move(*runs), p.offset};
 }
 
 Result<Dmabuf> Memory::dmabuf(std::uint64_t offset, std::uint64_t n) const {
-    if (n == 0) throw std::invalid_argument("Memory::dmabuf: 0 bytes of the memory at " + text::hex(static_cast<std::uint64_t>(address())));
-    state_->check_range("Memory::dmabuf", offset, n);
-    const auto held = state_->use("Memory::dmabuf");
-    const std::uint64_t first = offset / page * page;
-    auto buf = held->allocation->dmabuf(first, round_up(offset + n, page) - first);
+    const Pages p = pages(*state_, "Memory::dmabuf", offset, n);
+    auto buf = p.held->allocation->dmabuf(p.first, p.bytes);
     if (!buf) return std::unexpected(std::move(buf).error());
-    const std::uint64_t bytes = buf->bytes(), at = buf->offset() + (offset - first);
+    const std::uint64_t bytes = buf->bytes(), at = buf->offset() + p.offset;
     return Dmabuf(buf->release(), bytes, at);
 }
 

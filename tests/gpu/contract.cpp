@@ -31,16 +31,6 @@ namespace {
 
 constexpr std::uint64_t KiB = 1024, MiB = 1024 * KiB;
 
-// The value of r, or an exception carrying its error (which fails the test with it).
-template <class T>
-T must(Result<T> r) {
-    if (!r) throw std::runtime_error(r.error());
-    return std::move(*r);
-}
-void must(Result<void> r) {
-    if (!r) throw std::runtime_error(r.error());
-}
-
 std::vector<std::byte> random_bytes(std::size_t n, unsigned seed) {
     std::mt19937_64 random(seed);
     std::vector<std::byte> bytes(n);

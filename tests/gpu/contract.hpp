@@ -4,6 +4,9 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
+#include <stdexcept>
+#include <vector>
 #include <functional>
 #include <memory>
 #include <ostream>
@@ -50,5 +53,25 @@ protected:
 
 // Exits 77, which CTest counts as skipped: the machine lacks what the test needs.
 [[noreturn]] void skip(const std::string& why);
+
+// The value of r, or an exception carrying its error (which fails the test with it).
+template <class T>
+T must(Result<T> r) {
+    if (!r) throw std::runtime_error(r.error());
+    return std::move(*r);
+}
+inline void must(Result<void> r) {
+    if (!r) throw std::runtime_error(r.error());
+}
+
+// Zeroed host memory of the process, for backends whose copies go through it (CUDA, HIP);
+// it lives as long as this.
+class ProcessMemory {
+public:
+    HostBuffer host(std::uint64_t bytes) { return HostBuffer::of(std::span(buffers_.emplace_back(bytes))); }
+
+private:
+    std::deque<std::vector<std::byte>> buffers_;
+};
 
 }  // namespace rig::gpu::test

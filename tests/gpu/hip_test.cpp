@@ -49,15 +49,12 @@ class HipPlatform final : public Platform {
 public:
     std::shared_ptr<Space> space() override { return amd_space(); }
     Gpu gpu(int index, std::shared_ptr<Space> space) override { return open_or_skip(index, std::move(space)); }
-    HostBuffer host(const Gpu&, std::uint64_t bytes) override {
-        buffers_.emplace_back(bytes);
-        return HostBuffer::of(std::span(buffers_.back()));
-    }
+    HostBuffer host(const Gpu&, std::uint64_t bytes) override { return process_.host(bytes); }
     std::uint64_t too_large(const Gpu&) override { return 1 * TiB; }
     bool publishes_runs() const override { return frames_visible(); }
 
 private:
-    std::vector<std::vector<std::byte>> buffers_;
+    ProcessMemory process_;
 };
 
 INSTANTIATE_TEST_SUITE_P(Hip, Contract, ::testing::Values(Backend{"hip", [] { return std::make_unique<HipPlatform>(); }}));

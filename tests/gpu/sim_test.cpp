@@ -36,15 +36,6 @@ using rig::sim::Topology;
 
 constexpr std::uint64_t KiB = 1024, MiB = 1024 * KiB, GiB = 1024 * MiB;
 
-template <class T>
-T must(Result<T> r) {
-    if (!r) throw std::runtime_error(r.error());
-    return std::move(*r);
-}
-void must(Result<void> r) {
-    if (!r) throw std::runtime_error(r.error());
-}
-
 std::shared_ptr<Space> sim_space() { return std::make_shared<Space>(std::int64_t{0x10'0000'0000}, std::int64_t{1} << 40); }
 
 struct Options {

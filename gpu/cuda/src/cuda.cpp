@@ -208,21 +208,15 @@ public:
         return copy(out.data(), at(memory, offset), out.size(), cudaMemcpyDeviceToHost, "could not download");
     }
 
-    Result<std::byte*> host_at(const HostBuffer& host, std::uint64_t host_offset, std::uint64_t n) const {
-        if (!host.window.is_mapped())
-            return fail(label(), ": CUDA copies ", text::bytes(n), " only to host memory the process maps; this HostBuffer's window is remote");
-        return host.window.data() + host_offset;
-    }
-
     Result<void> copy_to_host(Allocation& memory, std::uint64_t offset, const HostBuffer& host, std::uint64_t host_offset,
                               std::uint64_t n) override {
-        auto to = host_at(host, host_offset, n);
+        auto to = process_bytes(host, host_offset, n);
         if (!to) return std::unexpected(std::move(to).error());
         return copy(*to, at(memory, offset), n, cudaMemcpyDeviceToHost, "could not copy to host memory");
     }
     Result<void> copy_from_host(const HostBuffer& host, std::uint64_t host_offset, Allocation& memory, std::uint64_t offset,
                                 std::uint64_t n) override {
-        auto from = host_at(host, host_offset, n);
+        auto from = process_bytes(host, host_offset, n);
         if (!from) return std::unexpected(std::move(from).error());
         return copy(at(memory, offset), *from, n, cudaMemcpyHostToDevice, "could not copy from host memory");
     }

@@ -71,6 +71,10 @@ public:
 protected:
     Backend(std::string name, std::string bus) : name_(std::move(name)), bus_(std::move(bus)), label_(bus_ + " (" + name_ + ")") {}
 
+    // For backends that copy through the process (CUDA, HIP): byte `offset` of `host`'s
+    // window, or an Error naming the GPU and the n bytes where the window is not mapped.
+    Result<std::byte*> process_bytes(const HostBuffer& host, std::uint64_t offset, std::uint64_t n) const;
+
 private:
     std::string name_, bus_, label_;
 };
