@@ -56,9 +56,9 @@ Outcome run(const Job& job, Path path, std::string reason, Transfer&& transfer) 
 // The peer-to-peer path, or its refusal: the bus on either machine, or a NIC that will not
 // register its GPU's BAR.
 Outcome p2p(const Job& job, const Forwarding& bus) {
-    if (!bus.both) return {Path::P2p, false, "refused: " + bus.reason};
+    if (!bus.both) return {Path::P2p, false, bus.reason};
     auto path = PeerToPeer::open(job.pair, job.link, job.buffers, job.options.mode, job.options.pipeline);
-    if (!path) return {Path::P2p, false, "refused: " + bus.reason + "; but " + path.error()};
+    if (!path) return {Path::P2p, false, bus.reason + "; but " + path.error()};
     const char* how = job.options.mode == Mode::Read ? "machine 2 reads machine 1's GPU region (Qp::read); "
                                                      : "machine 1 sends from its GPU region into receives in machine 2's; ";
     return run(job, Path::P2p, how + bus.reason, [&](const Progress& p) { return path->run(job.options.size, p); });
@@ -66,7 +66,7 @@ Outcome p2p(const Job& job, const Forwarding& bus) {
 
 Outcome bounce(const Job& job, std::string why) {
     auto path = Bounce::open(job.pair, job.link, job.buffers, job.options.pipeline);
-    if (!path) return {Path::Bounce, false, "refused: " + path.error()};
+    if (!path) return {Path::Bounce, false, path.error()};
     return run(job, Path::Bounce, std::move(why), [&](const Progress& p) { return (*path)->run(job.options.size, p); });
 }
 
@@ -96,7 +96,7 @@ rig::Result<Report> copy(Pair& pair, const Options& options, const ProgressFor& 
             first.reason = "auto chose p2p: " + first.reason;
             report.paths.push_back(std::move(first));
         } else {
-            report.paths.push_back(bounce(job, "auto chose bounce, since p2p is " + first.reason + "; " + bounce_way));
+            report.paths.push_back(bounce(job, "auto chose bounce, since p2p cannot run: " + first.reason + "; " + bounce_way));
         }
         break;
     }

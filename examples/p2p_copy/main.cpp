@@ -64,6 +64,10 @@ int main(int argc, char** argv) {
     app.add_option("--gpu", gpu, "with --topology DIR: the bus address of the GPU the simulated GPU replaces");
     app.add_option("--nic", nic, "with --topology DIR: the bus address of the NIC the simulated bnxt NIC replaces");
     app.add_flag("--json", as_json, "print one JSON object instead of the table");
+    std::string chunk_text = "1M";
+    std::uint32_t depth = Pipeline{}.depth;
+    app.add_option("--chunk", chunk_text, "bytes per message (a multiple of 4096), K, M or G suffixes")->capture_default_str();
+    app.add_option("--depth", depth, "messages in flight")->check(CLI::Range(1, 64))->capture_default_str();
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
@@ -76,7 +80,13 @@ int main(int argc, char** argv) {
                   << "with K, M or G: 4096, 64K, 256M, 1G)\n";
         return 2;
     }
+    const auto chunk = parse_size(chunk_text);
+    if (!chunk || *chunk % 4096 != 0 || *chunk >= (std::uint64_t{1} << 31)) {
+        std::cerr << "p2p_copy: --chunk " << chunk_text << ": not a multiple of 4096 bytes below 2 GiB\n";
+        return 2;
+    }
     Options options;
+    options.pipeline = {*chunk, depth};
     options.size = *size;
     options.choice = path == "auto" ? Choice::Auto : path == "p2p" ? Choice::P2p : path == "bounce" ? Choice::Bounce : Choice::Both;
     options.mode = pull ? Mode::Read : Mode::SendRecv;

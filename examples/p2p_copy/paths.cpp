@@ -265,12 +265,15 @@ rig::Result<std::unique_ptr<Bounce>> Bounce::open(Pair& pair, Link& link, const 
                              "and rig::gpu offers no host memory of the GPU's own for the NIC to pin");
         Staging& s = path->staging_[i];
         s.nic = &nic;
-        auto dma = nic.function().alloc_dma(pipeline.chunk * pipeline.depth);
+        auto dma = nic.function().alloc_dma(pipeline.chunk * pipeline.depth, rig::pci::Contiguity::Contiguous);
         if (!dma) return rig::fail(sides[i]->name, ": ", dma.error());
         s.dma = std::move(*dma);
         s.host = rig::gpu::HostBuffer::of(s.dma);
         if (!s.dma.window.is_mapped())
             return rig::fail(sides[i]->name, ": the NIC's DMA memory is not mapped into this process");
+        // Resident before the clock starts, as pinned memory is: the simulator's DMA memory
+        // is committed on first touch.
+        std::fill_n(s.dma.window.data(), s.dma.window.size(), std::byte{0});
         auto region = Region::pages(nic, {s.dma.window.data(), s.dma.window.size()});
         if (!region) return rig::fail(sides[i]->name, ": ", region.error());
         s.region = std::move(*region);

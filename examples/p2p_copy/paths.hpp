@@ -38,7 +38,7 @@ enum class Path { P2p, Bounce };
 enum class Mode { SendRecv, Read };
 std::string_view to_string(Path path);  // "p2p", "bounce"
 
-// How a transfer is cut: messages of at most `chunk` bytes (a multiple of 4096), at most
+// How a transfer is cut: messages of at most `chunk` bytes (> 0), at most
 // `depth` of them in flight. Reads are bounded further by the NIC's initiator depth.
 struct Pipeline {
     std::uint64_t chunk = std::uint64_t{1} << 20;

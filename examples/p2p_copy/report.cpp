@@ -7,7 +7,11 @@
 
 namespace p2p_copy {
 
-std::string throughput(double bytes_per_second) { return fmt::format("{:.2f} GB/s", bytes_per_second / 1e9); }
+std::string throughput(double bytes_per_second) {
+    if (bytes_per_second >= 1e9) return fmt::format("{:.2f} GB/s", bytes_per_second / 1e9);
+    if (bytes_per_second >= 1e6) return fmt::format("{:.1f} MB/s", bytes_per_second / 1e6);
+    return fmt::format("{:.1f} KB/s", bytes_per_second / 1e3);
+}
 
 std::string table(const Report& report) {
     std::string out = fmt::format("p2p_copy: {} from GPU memory on machine 1 to GPU memory on machine 2 (topology {}: "
@@ -25,17 +29,17 @@ std::string table(const Report& report) {
     return out;
 }
 
-nlohmann::json json(const Report& report) {
-    nlohmann::json paths = nlohmann::json::array();
+nlohmann::ordered_json json(const Report& report) {
+    nlohmann::ordered_json paths = nlohmann::ordered_json::array();
     for (const Outcome& o : report.paths)
-        paths.push_back({{"path", std::string(to_string(o.path))},
+        paths.push_back(nlohmann::ordered_json{{"path", std::string(to_string(o.path))},
                          {"ran", o.ran},
                          {"reason", o.reason},
                          {"bytes", o.bytes},
                          {"seconds", o.seconds},
                          {"bytes_per_second", o.bytes_per_second()},
                          {"verified", o.verified}});
-    return {{"topology", report.topology}, {"size", report.size}, {"paths", std::move(paths)}};
+    return nlohmann::ordered_json{{"topology", report.topology}, {"size", report.size}, {"paths", std::move(paths)}};
 }
 
 ProgressLine::ProgressLine(std::FILE* out, std::string path, std::uint64_t total, bool enabled)

@@ -39,9 +39,9 @@ struct Report {
 
 // The table: a heading line, one row per path, each row's reason below it.
 std::string table(const Report& report);
-nlohmann::json json(const Report& report);
+nlohmann::ordered_json json(const Report& report);  // keys in the order above
 
-// "1.27 GB/s" (decimal: bytes per second / 1e9).
+// "1.27 GB/s", "350.2 MB/s", "12.0 KB/s": decimal units, as bytes_per_second.
 std::string throughput(double bytes_per_second);
 
 // Writes "\r<path>: 128 MiB of 256 MiB (50%), 1.2 GB/s" to `out` at most four times a
