@@ -42,12 +42,12 @@ nlohmann::ordered_json json(const Report& report) {
     return nlohmann::ordered_json{{"topology", report.topology}, {"size", report.size}, {"paths", std::move(paths)}};
 }
 
-ProgressLine::ProgressLine(std::FILE* out, std::string path, std::uint64_t total, bool enabled)
-    : out_(out), path_(std::move(path)), total_(total), enabled_(enabled), start_(std::chrono::steady_clock::now()), last_(start_) {}
+ProgressLine::ProgressLine(std::FILE* out, std::string path, std::uint64_t total, bool enabled, Now now)
+    : out_(out), now_(std::move(now)), path_(std::move(path)), total_(total), enabled_(enabled), start_(now_()), last_(start_) {}
 
 void ProgressLine::operator()(std::uint64_t done) {
     if (!enabled_) return;
-    const auto now = std::chrono::steady_clock::now();
+    const auto now = now_();
     if (now - start_ < std::chrono::seconds(1) || (written_ && now - last_ < std::chrono::milliseconds(250))) return;
     last_ = now;
     written_ = true;

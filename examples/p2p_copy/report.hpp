@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -44,17 +45,20 @@ nlohmann::ordered_json json(const Report& report);  // keys in the order above
 // "1.27 GB/s", "350.2 MB/s", "12.0 KB/s": decimal units, as bytes_per_second.
 std::string throughput(double bytes_per_second);
 
-// Writes "\r<path>: 128 MiB of 256 MiB (50%), 1.2 GB/s" to `out` at most four times a
-// second once the transfer has run for a second; finish() ends the line if one was
-// written. Disabled, it writes nothing.
+// Writes "\r<path>: 128 MiB of 256 MiB (50%), 1.20 GB/s" to `out` at most four times a
+// second once the transfer has run for a second by `now`; finish() ends the line if one
+// was written. Disabled, it writes nothing.
 class ProgressLine {
 public:
-    ProgressLine(std::FILE* out, std::string path, std::uint64_t total, bool enabled);
+    using Now = std::function<std::chrono::steady_clock::time_point()>;
+    ProgressLine(std::FILE* out, std::string path, std::uint64_t total, bool enabled,
+                 Now now = [] { return std::chrono::steady_clock::now(); });
     void operator()(std::uint64_t done);
     void finish();
 
 private:
     std::FILE* out_;
+    Now now_;
     std::string path_;
     std::uint64_t total_;
     bool enabled_, written_ = false;
