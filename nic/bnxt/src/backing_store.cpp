@@ -77,6 +77,10 @@ Result<void> backing_store(Nic::State& nic) {
     if (!answer) return std::unexpected(std::move(answer).error());
     if (answer->error_code == static_cast<std::uint16_t>(hsi::HwrmError::CMD_NOT_SUPPORTED)) return {};
     if (answer->error_code != 0) return nic.hwrm->refused(hsi::ReqType::HWRM_FUNC_BACKING_STORE_QCAPS, answer->error_code);
+    if (auto r = nic.hwrm->too_short(hsi::ReqType::HWRM_FUNC_BACKING_STORE_QCAPS, answer->resp_len,
+                                     offsetof(hsi::BackingStoreQcapsResponse, reserved_82));
+        !r)
+        return r;
     const hsi::BackingStoreQcapsResponse& q = answer->response;
     const auto mask = q.ctx_init_mask.get();
 

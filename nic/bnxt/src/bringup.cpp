@@ -104,10 +104,15 @@ Result<void> ver_get(Nic::State& nic) {
     Result<Hwrm::Answer<hsi::VerGetResponse>> answer;
     for (unsigned attempt = 0; attempt < ver_get_attempts; ++attempt) {
         answer = nic.hwrm->ask<hsi::VerGetResponse>(hsi::ReqType::HWRM_VER_GET, request);
-        if (answer && answer->error_code == 0 && hsi::ver_get::DEV_NOT_RDY.of(answer->response.flags) == 0) break;
+        if (answer && (answer->error_code != 0 || hsi::ver_get::DEV_NOT_RDY.of(answer->response.flags) == 0)) break;
     }
     if (!answer) return std::unexpected(std::move(answer).error());
     if (answer->error_code != 0) return nic.hwrm->refused(hsi::ReqType::HWRM_VER_GET, answer->error_code);
+    // Fields past chip_num are optional (an older layout keeps the defaults).
+    if (auto r = nic.hwrm->too_short(hsi::ReqType::HWRM_VER_GET, answer->resp_len,
+                                     offsetof(hsi::VerGetResponse, chip_num) + sizeof(hsi::VerGetResponse::chip_num));
+        !r)
+        return r;
     const hsi::VerGetResponse& v = answer->response;
     if (hsi::ver_get::DEV_NOT_RDY.of(v.flags) != 0)
         return fail(nic.bus, ": the firmware is not ready (HWRM_VER_GET DEV_NOT_RDY) after ",
@@ -135,7 +140,8 @@ Result<void> func_reset(Nic::State& nic) {
 Result<void> func_qcaps(Nic::State& nic) {
     hsi::FuncQcapsRequest request{};
     request.fid = hsi::hwrm::fid_self;
-    auto r = nic.hwrm->call<hsi::FuncQcapsResponse>(hsi::ReqType::HWRM_FUNC_QCAPS, request);
+    auto r = nic.hwrm->call<hsi::FuncQcapsResponse>(hsi::ReqType::HWRM_FUNC_QCAPS, request,
+                                                    offsetof(hsi::FuncQcapsResponse, max_rsscos_ctx));
     if (!r) return std::unexpected(std::move(r).error());
     if (hsi::func_qcaps::ROCE_V2_SUPPORTED.of(r->flags) == 0)
         return fail(nic.bus, ": the function offers no RoCE v2 (HWRM_FUNC_QCAPS flags ", text::hex(r->flags, 8), ")");
@@ -165,7 +171,8 @@ Result<void> drv_rgtr(Nic::State& nic) {
 Result<void> func_qcfg(Nic::State& nic) {
     hsi::FuncQcfgRequest request{};
     request.fid = hsi::hwrm::fid_self;
-    auto r = nic.hwrm->call<hsi::FuncQcfgResponse>(hsi::ReqType::HWRM_FUNC_QCFG, request);
+    auto r = nic.hwrm->call<hsi::FuncQcfgResponse>(hsi::ReqType::HWRM_FUNC_QCFG, request,
+                                                   offsetof(hsi::FuncQcfgResponse, pci_id));
     if (!r) return std::unexpected(std::move(r).error());
     if (std::any_of(r->mac_address.begin(), r->mac_address.end(), [](std::uint8_t b) { return b != 0; }))
         std::copy(r->mac_address.begin(), r->mac_address.end(), nic.mac.begin());

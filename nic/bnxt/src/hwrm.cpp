@@ -47,6 +47,12 @@ void Hwrm::adopt(const hsi::VerGetResponse& v) {
     short_required_ = short_supported_ && hsi::ver_get::SHORT_CMD_REQUIRED.of(v.dev_caps_cfg) != 0;
 }
 
+Result<void> Hwrm::too_short(hsi::ReqType type, std::uint16_t resp_len, std::size_t needed) const {
+    if (resp_len >= needed) return {};
+    return fail(bus_, ": ", hwrm_name(type), " was answered with ", std::to_string(resp_len),
+                " bytes; the driver reads its first ", std::to_string(needed));
+}
+
 std::chrono::milliseconds Hwrm::timeout(hsi::ReqType type) const {
     auto t = fixed_timeout_.value_or(default_timeout_);
     if (type == hsi::ReqType::HWRM_FUNC_RESET && !fixed_timeout_) t *= hsi::hwrm::func_reset_timeout_factor;
@@ -87,7 +93,7 @@ Result<void> Hwrm::submit(hsi::ReqType type, std::span<const std::byte> request)
     return {};
 }
 
-Result<std::uint16_t> Hwrm::transact(hsi::ReqType type, std::span<std::byte> request, std::span<std::byte> response) {
+Result<std::pair<std::uint16_t, std::uint16_t>> Hwrm::transact(hsi::ReqType type, std::span<std::byte> request, std::span<std::byte> response) {
     const std::uint16_t seq_id = ++seq_id_;
     hsi::HwrmRequestHeader header{};
     header.req_type = static_cast<std::uint16_t>(type);
@@ -127,7 +133,7 @@ Result<std::uint16_t> Hwrm::transact(hsi::ReqType type, std::span<std::byte> req
                 std::fill(response.begin(), response.end(), std::byte{0});
                 w.read(0, response.first(std::min<std::size_t>(resp_len, response.size())));
                 w.write8(resp_len - 1u, 0);
-                return h.error_code.get();
+                return std::pair{h.error_code.get(), resp_len};
             }
         }
         if (clock_->now() >= deadline) {

@@ -19,6 +19,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <utility>
 
 #include "dma_buffer.hpp"
 #include "rig/bnxt/clock.hpp"
@@ -39,11 +40,12 @@ public:
     Hwrm(std::string bus, pci::Window bar0, DmaBuffer response, DmaBuffer request, std::shared_ptr<Clock> clock,
          std::optional<std::chrono::milliseconds> timeout);
 
-    // What a command answered: the firmware's error_code and the response (its bytes
-    // beyond resp_len zero, §0).
+    // What a command answered: the firmware's error_code, resp_len, and the response
+    // (its bytes beyond resp_len zero, §0).
     template <class Response>
     struct Answer {
         std::uint16_t error_code = 0;
+        std::uint16_t resp_len = 0;
         Response response{};
     };
 
@@ -52,23 +54,28 @@ public:
     template <class Response, class Request>
     Result<Answer<Response>> ask(hsi::ReqType type, Request request) {
         Answer<Response> answer;
-        auto code = transact(type, std::as_writable_bytes(std::span(&request, 1)),
-                             std::as_writable_bytes(std::span(&answer.response, 1)));
-        if (!code) return std::unexpected(std::move(code).error());
-        answer.error_code = *code;
+        auto got = transact(type, std::as_writable_bytes(std::span(&request, 1)),
+                            std::as_writable_bytes(std::span(&answer.response, 1)));
+        if (!got) return std::unexpected(std::move(got).error());
+        answer.error_code = got->first;
+        answer.resp_len = got->second;
         return answer;
     }
 
     // As ask, and a refusal (error_code != 0) is an Error:
-    // "<bus>: the firmware refused HWRM_FUNC_RESET (status 2: INVALID_PARAMS)".
+    // "<bus>: the firmware refused HWRM_FUNC_RESET (status 2: INVALID_PARAMS)"; so is a
+    // success whose response ends before byte `needed`, the end of the fields the driver
+    // reads (an older firmware's shorter layout is fine where it covers them, §0).
     template <class Response, class Request>
-    Result<Response> call(hsi::ReqType type, Request request) {
+    Result<Response> call(hsi::ReqType type, Request request, std::size_t needed = sizeof(hsi::HwrmErrorResponse)) {
         auto answer = ask<Response>(type, request);
         if (!answer) return std::unexpected(std::move(answer).error());
         if (answer->error_code != 0) return refused(type, answer->error_code);
+        if (auto short_ = too_short(type, answer->resp_len, needed); !short_) return std::unexpected(std::move(short_).error());
         return answer->response;
     }
 
+    Result<void> too_short(hsi::ReqType type, std::uint16_t resp_len, std::size_t needed) const;
     std::unexpected<std::string> refused(hsi::ReqType type, std::uint16_t error_code) const;
 
     // Adopts what HWRM_VER_GET answered: the window length, short mode, the timeout and
@@ -78,8 +85,9 @@ public:
     std::chrono::milliseconds timeout(hsi::ReqType type) const;
 
 private:
-    // The response's error_code, its bytes copied into `response` (zero beyond resp_len).
-    Result<std::uint16_t> transact(hsi::ReqType type, std::span<std::byte> request, std::span<std::byte> response);
+    // The response's error_code and resp_len, its bytes copied into `response` (zero
+    // beyond resp_len).
+    Result<std::pair<std::uint16_t, std::uint16_t>> transact(hsi::ReqType type, std::span<std::byte> request, std::span<std::byte> response);
     Result<void> submit(hsi::ReqType type, std::span<const std::byte> request);
 
     std::string bus_;

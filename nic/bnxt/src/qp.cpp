@@ -18,9 +18,6 @@ constexpr std::uint16_t pkey_default = 0xFFFF;
 constexpr std::uint8_t hop_limit = 64;           // B19/B22: > 1, so the packet leaves the subnet
 constexpr std::uint8_t min_rnr_timer = 12;
 constexpr std::uint16_t vlan_untagged = 0xFFF;   // Linux's VID for an untagged GID
-constexpr std::uint8_t ack_timeout = 14;         // 4.096 us x 2^14: 67 ms
-constexpr std::uint8_t retry_count = 7;
-constexpr std::uint8_t rnr_retry_infinite = 7;
 constexpr std::uint8_t read_depth_most = 16;     // RDMA READs in flight per direction
 
 std::uint64_t round_page(std::uint64_t n) { return (n + 4095) / 4096 * 4096; }
@@ -135,8 +132,10 @@ Result<Qp> Qp::create(const Nic& nic, Cq& send_cq, Cq& recv_cq, Depths depths) {
     return Qp(std::move(qp));
 }
 
-Result<void> Qp::connect(const Endpoint& peer) {
+Result<void> Qp::connect(const Endpoint& peer, Retries retries) {
     State& qp = checked(state_, "connect");
+    if (retries.retry_cnt > 7 || retries.rnr_retry > 7 || retries.timeout > 31)
+        throw std::invalid_argument("rig::bnxt::Qp::connect: retry counts run 0..7 and the timeout 0..31");
     Nic::State& n = *qp.nic;
     std::lock_guard lock(n.mutex);
     if (qp.state.load(std::memory_order_acquire) != QpState::Reset)
@@ -182,9 +181,9 @@ Result<void> Qp::connect(const Endpoint& peer) {
     rts.modify_mask = hsi::modify_mask::RTR_TO_RTS;
     rts.qp_cid = qp.qpn;
     rts.network_type_en_sqd_async_notify_new_state = with_state(hsi::QpState::RTS, n.ipv4_gid);
-    rts.timeout = ack_timeout;
-    rts.retry_cnt = retry_count;
-    rts.rnr_retry = rnr_retry_infinite;
+    rts.timeout = retries.timeout;
+    rts.retry_cnt = retries.retry_cnt;
+    rts.rnr_retry = retries.rnr_retry;
     rts.sq_psn = static_cast<std::uint32_t>(hsi::modify_qp::psn(qp.local.psn));
     rts.max_rd_atomic = hsi::orrq_slots(qp.initiator_depth);
     if (auto done = n.rcfw->call(hsi::Opcode::MODIFY_QP, rts); !done) return std::unexpected(std::move(done).error());

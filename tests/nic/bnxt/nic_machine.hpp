@@ -15,7 +15,11 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <array>
 #include <memory>
+#include <optional>
+#include <utility>
+#include <vector>
 #include <stdexcept>
 #include <string>
 
@@ -61,12 +65,22 @@ struct SimMachine {
         return {pci::Run{pci::DmaAddress{t[*f].bar_address[0] + offset}, bytes}};
     }
     std::span<std::byte> gpu_memory(const std::shared_ptr<rig::sim::MemoryDevice>& gpu) const { return gpu->memory(0); }
+    // Takes the GPU-like functions, as their own driver would, so that their BARs decode
+    // (a take turns Memory Space on).
+    void take_gpus() {
+        for (const char* bus : {near_gpu_bus, far_gpu_bus}) {
+            auto f = pci::Function::take(machine(), bus);
+            if (!f) throw std::runtime_error(f.error());
+            gpus.push_back(std::move(*f));
+        }
+    }
 
     std::shared_ptr<sim::Nic> model;
     std::shared_ptr<rig::sim::MemoryDevice> near_gpu;
     std::shared_ptr<rig::sim::MemoryDevice> far_gpu;
     rig::sim::System system;
     sim::testing::Faults faults;
+    std::vector<pci::Function> gpus;
 
 private:
     static sim::Options with_mac(sim::Options o, std::uint8_t mac_last) {
@@ -96,23 +110,24 @@ private:
     }
 };
 
-// A clock that moves 1 ms each time it is read: a command nobody answers times out after
-// a few hundred reads, without the test sleeping on the wall clock.
-class StepClock final : public Clock {
-public:
-    std::chrono::nanoseconds now() override { return std::chrono::milliseconds(ticks_.fetch_add(1) + 1); }
-    void pause() override {}
-
-private:
-    std::atomic<std::int64_t> ticks_{0};
-};
+inline std::vector<std::byte> pattern(std::size_t n, std::uint32_t seed) {
+    std::vector<std::byte> out(n);
+    std::uint32_t x = seed * 2654435761u + 1;
+    for (auto& b : out) {
+        x ^= x << 13;
+        x ^= x >> 17;
+        x ^= x << 5;
+        b = static_cast<std::byte>(x);
+    }
+    return out;
+}
 
 // A clock whose pause steps the given models by hand (Thread::Stepped): every wait of the
 // driver runs the NICs, on the test's thread, in a fixed order.
 class SteppingClock final : public Clock {
 public:
     explicit SteppingClock(std::vector<sim::Nic*> models) : models_(std::move(models)) {}
-    std::chrono::nanoseconds now() override { return std::chrono::microseconds(ticks_.fetch_add(1)); }
+    std::chrono::nanoseconds now() override { return std::chrono::milliseconds(ticks_.fetch_add(1)); }
     void pause() override {
         for (sim::Nic* m : models_) m->settle();
     }
@@ -122,14 +137,73 @@ private:
     std::atomic<std::int64_t> ticks_{0};
 };
 
-inline std::vector<std::byte> pattern(std::size_t n, std::uint32_t seed) {
-    std::vector<std::byte> out(n);
-    std::uint32_t x = seed * 2654435761u + 1;
-    for (auto& b : out) {
-        x ^= x << 13;
-        x ^= x >> 17;
-        x ^= x << 5;
-        b = static_cast<std::byte>(x);
+// One side of a connection: a NIC, its send and receive CQs and one Qp.
+struct Side {
+    std::optional<Nic> nic;
+    std::optional<Cq> send_cq;
+    std::optional<Cq> recv_cq;
+    std::optional<Qp> qp;
+};
+
+struct PairOptions {
+    Iommu iommu = Iommu::Off;
+    Depths depths{};
+    std::uint32_t cq_depth = 0;  // 0: the depths, send and recv CQ each
+    Retries retries{};
+    Options nic{};
+    bool connect = true;
+    Thread thread = Thread::Own;  // Stepped: the NICs' clock steps both models on every pause
+};
+
+// Two NICs on two simulated machines joined by a wire, each with one RC queue pair
+// connected to the other's (§7.2).
+struct Pair {
+    explicit Pair(PairOptions o = {})
+        : a("a", o.iommu, 1, o.thread), b("b", o.iommu, 2, o.thread), wire(*a.model, *b.model) {
+        if (o.thread == Thread::Stepped)
+            o.nic.clock = std::make_shared<SteppingClock>(std::vector<sim::Nic*>{a.model.get(), b.model.get()});
+        for (auto [m, s] : {std::pair{&a, &sa}, std::pair{&b, &sb}}) {
+            auto n = m->open(o.nic);
+            if (!n) throw std::runtime_error(n.error());
+            s->nic.emplace(std::move(*n));
+            auto scq = Cq::create(*s->nic, o.cq_depth != 0 ? o.cq_depth : o.depths.send);
+            auto rcq = Cq::create(*s->nic, o.cq_depth != 0 ? o.cq_depth : o.depths.recv);
+            if (!scq || !rcq) throw std::runtime_error(!scq ? scq.error() : rcq.error());
+            s->send_cq.emplace(std::move(*scq));
+            s->recv_cq.emplace(std::move(*rcq));
+            auto qp = Qp::create(*s->nic, *s->send_cq, *s->recv_cq, o.depths);
+            if (!qp) throw std::runtime_error(qp.error());
+            s->qp.emplace(std::move(*qp));
+        }
+        if (o.connect) connect(o.retries);
+    }
+    void connect(Retries retries = {}) {
+        const Endpoint ea = sa.qp->endpoint(), eb = sb.qp->endpoint();
+        if (auto r = sa.qp->connect(eb, retries); !r) throw std::runtime_error(r.error());
+        if (auto r = sb.qp->connect(ea, retries); !r) throw std::runtime_error(r.error());
+    }
+
+    SimMachine a, b;
+    sim::Wire wire;
+    Side sa, sb;
+};
+
+// Takes `n` completions from `cq`, waiting up to `timeout` in all; fewer if it passed.
+inline std::vector<Completion> take(Cq& cq, std::size_t n,
+                                    std::chrono::milliseconds timeout = std::chrono::milliseconds(20000)) {
+    std::vector<Completion> out;
+    std::array<Completion, 64> batch;
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    while (out.size() < n) {
+        const auto now = std::chrono::steady_clock::now();
+        if (now >= deadline) break;
+        const std::size_t room = std::min(batch.size(), n - out.size());
+        auto got = cq.wait(std::span(batch.data(), room), deadline - now);
+        if (!got) {
+            ADD_FAILURE() << got.error();
+            break;
+        }
+        out.insert(out.end(), batch.begin(), batch.begin() + static_cast<std::ptrdiff_t>(*got));
     }
     return out;
 }

@@ -55,6 +55,13 @@ enum class Signal : std::uint8_t { Yes, No };
 
 enum class QpState : std::uint8_t { Reset, Init, Rtr, Rts, Error };
 
+// How a connected queue pair retries (§4.6.9, IB encodings).
+struct Retries {
+    std::uint8_t timeout = 14;    // ACK timeout: 4.096 us x 2^timeout (14: 67 ms)
+    std::uint8_t retry_cnt = 7;   // retransmissions before TRANSPORT_RETRY_CNT_ERR, 0..7
+    std::uint8_t rnr_retry = 7;   // receiver-not-ready retries before RNR_NAK_RETRY_CNT_ERR; 7: forever
+};
+
 // Queue depths, in work requests.
 struct Depths {
     std::uint32_t send = 128;
@@ -79,11 +86,11 @@ public:
 
     Endpoint endpoint() const;
     // RESET→INIT (access LOCAL_WRITE | REMOTE_READ), INIT→RTR (the peer's QPN, PSN, GID,
-    // MAC, the smaller MTU; hop limit 64), RTR→RTS (timeout 14, 7 retries, infinite RNR
-    // retries). Error naming the command and status where the firmware refuses a step;
-    // the Qp is then in the state the last accepted step left. Throws
-    // std::invalid_argument if the Qp is not in RESET or was destroyed.
-    Result<void> connect(const Endpoint& peer);
+    // MAC, the smaller MTU; hop limit 64), RTR→RTS (`retries`). Error naming the command
+    // and status where the firmware refuses a step; the Qp is then in the state the last
+    // accepted step left. Throws std::invalid_argument if the Qp is not in RESET or was
+    // destroyed, or a retry count is above 7.
+    Result<void> connect(const Endpoint& peer, Retries retries = {});
 
     // Sends `bytes` bytes at `offset` of `region`, with `immediate` where given. false if
     // the send queue is full. Throws std::invalid_argument if the bytes do not lie in the

@@ -32,8 +32,15 @@ public:
     // The valid/toggle value a consumer expects at index() (§0, §5.5.4).
     constexpr std::uint32_t phase() const { return epoch_ ^ 1u; }
 
+    // Moves one entry on (the hot path: no division).
+    constexpr void advance() {
+        if (++index_ == size_) {
+            index_ = 0;
+            epoch_ ^= 1u;
+        }
+    }
     // Moves `n` entries on (any n, several wraps included).
-    constexpr void advance(std::uint32_t n = 1) {
+    constexpr void advance(std::uint32_t n) {
         const std::uint64_t next = std::uint64_t{index_} + n;
         const std::uint64_t wraps = next / size_;
         index_ = static_cast<std::uint32_t>(next % size_);
