@@ -4,8 +4,10 @@
 //
 // Locks: `inbox_mutex` guards the inbox, the register file and the BAR-side counters
 // (bar_width_faults, bar_unmapped, frames_received); `step_mutex` guards the Firmware and
-// every other counter. A step takes step_mutex, then inbox_mutex briefly; a BAR access
-// takes inbox_mutex only; the wire takes the link's mutex, then the peer's inbox_mutex.
+// every other counter; `link_mutex` guards which link the Nic is plugged into. Orders: a
+// step takes step_mutex, then inbox_mutex briefly; a BAR access takes inbox_mutex only; a
+// frame leaving takes link_mutex (released), then the link's mutex, then the peer's
+// inbox_mutex; plugging takes both link_mutexes, then the link's mutex.
 #pragma once
 
 #include <array>
@@ -55,7 +57,8 @@ struct Nic::Impl {
     rig::sim::Port* port = nullptr;
     std::thread worker;
 
-    std::shared_ptr<Wire::Link> link;  // set and cleared under link->mutex
+    std::mutex link_mutex;
+    std::shared_ptr<Wire::Link> link;
     unsigned link_end = 0;
 };
 

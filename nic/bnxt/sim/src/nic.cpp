@@ -48,17 +48,19 @@ void Nic::Impl::to_wire(detail::Bytes frame) {
         return;
     }
     std::shared_ptr<Wire::Link> l;
+    unsigned end = 0;
     {
-        std::lock_guard lock(inbox_mutex);
+        std::lock_guard lock(link_mutex);
         l = link;
+        end = link_end;
     }
     if (!l) {
         ++counters.frames_dropped;
         return;
     }
     std::lock_guard lock(l->mutex);
-    Impl* peer = l->ends[1 - link_end];
-    if (l->ends[link_end] != this || peer == nullptr) {
+    Impl* peer = l->ends[1 - end];
+    if (l->ends[end] != this || peer == nullptr) {
         ++counters.frames_dropped;
         return;
     }
@@ -106,13 +108,15 @@ Nic::Nic(Options options) : impl_(std::make_unique<Impl>(std::move(options))) {}
 Nic::~Nic() {
     stop();
     std::shared_ptr<Wire::Link> l;
+    unsigned end = 0;
     {
-        std::lock_guard lock(impl_->inbox_mutex);
+        std::lock_guard lock(impl_->link_mutex);
         l = impl_->link;
+        end = impl_->link_end;
     }
     if (l) {
         std::lock_guard lock(l->mutex);
-        if (l->ends[impl_->link_end] == impl_.get()) l->ends[impl_->link_end] = nullptr;
+        if (l->ends[end] == impl_.get()) l->ends[end] = nullptr;
     }
 }
 

@@ -11,15 +11,11 @@ namespace rig::bnxt::sim {
 Wire::Wire(Nic& a, Nic& b) : link_(std::make_shared<Link>()) {
     if (&a == &b) throw std::invalid_argument("bnxt Wire: both ends are the same NIC");
     Nic::Impl* ends[2] = {a.impl_.get(), b.impl_.get()};
-    // Lock the two inboxes in address order: neither may be plugged already.
-    Nic::Impl* first = ends[0] < ends[1] ? ends[0] : ends[1];
-    Nic::Impl* second = first == ends[0] ? ends[1] : ends[0];
-    std::scoped_lock lock(first->inbox_mutex, second->inbox_mutex);
+    std::scoped_lock plugs(ends[0]->link_mutex, ends[1]->link_mutex);
     for (auto* e : ends) {
-        if (e->link) {
-            std::lock_guard l(e->link->mutex);
-            if (e->link->ends[e->link_end] == e) throw std::invalid_argument("bnxt Wire: a NIC is plugged already");
-        }
+        if (!e->link) continue;
+        std::lock_guard l(e->link->mutex);
+        if (e->link->ends[e->link_end] == e) throw std::invalid_argument("bnxt Wire: a NIC is plugged already");
     }
     std::lock_guard l(link_->mutex);
     for (unsigned i = 0; i < 2; ++i) {

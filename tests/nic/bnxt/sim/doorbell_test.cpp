@@ -210,46 +210,25 @@ TEST_F(DoorbellTest, DoorbellReadsAreCountedAsUnmapped) {
 }
 
 TEST_F(DoorbellTest, SendsPostedBeforeRtsRunOnceTheQpEntersRts) {
-    a.up();
-    b.up();
-    acq = a.create_cq(64);
-    bcq = b.create_cq(64);
-    aqp = a.create_qp(acq, acq, 16, 16);
-    bqp = b.create_qp(bcq, bcq, 16, 16);
-    akey = a.dma_mr(spec::mr_local_write);
-    bkey = b.dma_mr(spec::mr_local_write);
-    abuf = a.bus.alloc(4096);
-    bbuf = b.bus.alloc(4096);
-    ASSERT_EQ(a.modify(aqp, 0x0D, 1, [](Msg& m) { m.put(25, 1, 7).put(26, 2, 0xFFFF); }), 0);
+    open({.connect = false});
+    ASSERT_EQ(a.to_init(aqp), 0);
     // A doorbell on an SQ in INIT is taken but nothing is sent (§4.6.9: sends need RTS).
+    const std::uint32_t first_psn = aqp.psn;
     const auto before = a.counters().doorbells;
     a.post_send(aqp, spec::wqe_send, spec::signal_comp, {{abuf, akey, 4}});
     a.settle();
     EXPECT_EQ(a.counters().frames_sent, 0u);
     EXPECT_EQ(a.counters().doorbells, before + 1);
     ASSERT_EQ(a.modify(aqp, 0x0, 1), 0);  // INIT -> INIT keeps it
-    // Finish connecting both (connect walks from RESET: do the rest by hand). Receives
-    // may be posted from INIT on; a doorbell on a QP in RESET is dropped.
-    ASSERT_EQ(b.modify(bqp, 0x0D, 1, [](Msg& m) { m.put(25, 1, 7).put(26, 2, 0xFFFF); }), 0);
+    // Receives may be posted from INIT on (a doorbell on a QP in RESET is dropped).
+    ASSERT_EQ(b.to_init(bqp), 0);
     b.post_recv(bqp, 1, {{bbuf, bkey, 64}});
-    auto rtr = [](Node& n, Qp& q, Node& peer, Qp& pq) {
-        return n.modify(q, 0x141517E1, 2, [&](Msg& m) {
-            m.put_bytes(32, peer.gid).put(52, 2, n.gid_index).put(54, 1, 64).put_bytes(56, peer.mac);
-            m.put(63, 1, 2 << 4).put(67, 1, 1).put(68, 4, pq.psn).put(77, 1, 4).put(96, 4, pq.qpn).put(110, 2, 0xFFF);
-        });
-    };
-    const std::uint32_t apsn = aqp.psn - 1;  // the send already posted used one PSN
-    Qp pretend = aqp;
-    pretend.psn = apsn;
-    ASSERT_EQ(rtr(a, aqp, b, bqp), 0);
-    ASSERT_EQ(rtr(b, bqp, a, pretend), 0);
-    auto rts = [](Node& n, Qp& q, std::uint32_t psn) {
-        return n.modify(q, 0x000AE001, 3, [&](Msg& m) {
-            m.put(64, 1, 14).put(65, 1, 7).put(66, 1, 7).put(72, 4, psn).put(76, 1, 2);
-        });
-    };
-    ASSERT_EQ(rts(b, bqp, bqp.psn), 0);
-    ASSERT_EQ(rts(a, aqp, apsn), 0);
+    Qp a_as_it_started = aqp;
+    a_as_it_started.psn = first_psn;
+    ASSERT_EQ(a.to_rtr(aqp, b, bqp), 0);
+    ASSERT_EQ(b.to_rtr(bqp, a, a_as_it_started), 0);
+    ASSERT_EQ(b.to_rts(bqp), 0);
+    ASSERT_EQ(a.to_rts(a_as_it_started), 0);
     settle(a, b);
     const auto sent = a.poll(acq);
     const auto received = b.poll(bcq);
@@ -259,9 +238,7 @@ TEST_F(DoorbellTest, SendsPostedBeforeRtsRunOnceTheQpEntersRts) {
 }
 
 TEST_F(DoorbellTest, DoorbellOnAQpInResetIsDropped) {
-    a.up();
-    acq = a.create_cq(64);
-    aqp = a.create_qp(acq, acq, 16, 16);
+    open({.connect = false});
     a.ring(doorbell(spec::db_sq, aqp.qpn, 1, 0));
     a.settle();
     EXPECT_EQ(a.counters().doorbell_drops, 1u);

@@ -146,6 +146,21 @@ TEST_F(ErrorTest, ReceiveBufferWithUnknownLkeyIsProtectionErrorAndRemoteOperatio
     EXPECT_EQ(a.poll(acq)->status(), 0x8);  // REMOTE_OPERATION_ERR
 }
 
+TEST_F(ErrorTest, MalformedReceiveWqeIsLocalQpOperationError) {
+    open();
+    b.post_recv(bqp, 0x51, {{bbuf, bkey, 100}}, false);
+    b.bus.put(bqp.rq.at(0), 1, 0x00);  // wqe_type SEND on the RQ
+    b.ring(doorbell(spec::db_rq, bqp.qpn, bqp.rq_index, bqp.rq_epoch));
+    a.post_send(aqp, spec::wqe_send, spec::signal_comp, {{abuf, akey, 50}});
+    settle(a, b);
+    const auto bc = b.poll(bcq);
+    ASSERT_TRUE(bc);
+    EXPECT_EQ(bc->status(), 0x4);  // responder LOCAL_QP_OPERATION_ERR
+    EXPECT_EQ(bc->wr_id(), 0x51u);
+    EXPECT_EQ(a.poll(acq)->status(), 0x8);
+    EXPECT_EQ(b.counters().bad_descriptors, 1u);
+}
+
 TEST_F(ErrorTest, ReceiveIntoMemoryTheBusRefusesIsProtectionErrorAtTheResponder) {
     open();
     b.bus.refuse(bbuf, 4096, DmaStatus::CompleterAbort);  // a peer BAR the route does not forward

@@ -303,31 +303,39 @@ std::uint8_t Node::modify(Qp& qp, std::uint32_t mask, std::uint8_t state, const 
     return done ? done->status : 0xFF;
 }
 
+std::uint8_t Node::to_init(Qp& qp, std::uint8_t access) {
+    // RESET -> INIT: STATE | ACCESS | PKEY; access @25 (QP encoding), pkey @26.
+    return modify(qp, 0x0000000D, 1, [&](Msg& m) { m.put(25, 1, access).put(26, 2, 0xFFFF); });
+}
+
+std::uint8_t Node::to_rtr(Qp& qp, const Node& peer, const Qp& peer_qp, std::uint8_t mtu_code) {
+    // INIT -> RTR, mask 0x141517E1 ([CORRECTED]): dgid @32, sgid_index @52, hop_limit @54,
+    // dest_mac @56, path MTU @63 bits 7:4, min_rnr_timer @67 (1: 0.01 ms), rq_psn @68,
+    // max_dest_rd_atomic @77 (4: depth 1), dest_qp_id @96, VLAN 0xFFF @110.
+    qp.mtu = 256u << mtu_code;
+    return modify(qp, 0x141517E1, 2, [&](Msg& m) {
+        m.put_bytes(32, peer.gid).put(52, 2, gid_index).put(54, 1, 64).put_bytes(56, peer.mac);
+        m.put(63, 1, mtu_code << 4).put(67, 1, 1).put(68, 4, peer_qp.psn).put(77, 1, 4).put(96, 4, peer_qp.qpn);
+        m.put(110, 2, 0xFFF);
+    });
+}
+
+std::uint8_t Node::to_rts(Qp& qp, std::uint8_t rnr_retry, std::uint8_t timeout, std::uint8_t retry_cnt) {
+    // RTR -> RTS, mask 0x000AE001: timeout @64, retry_cnt @65, rnr_retry @66, sq_psn @72,
+    // max_rd_atomic @76 (2: depth 1).
+    return modify(qp, 0x000AE001, 3, [&](Msg& m) {
+        m.put(64, 1, timeout).put(65, 1, retry_cnt).put(66, 1, rnr_retry).put(72, 4, qp.psn).put(76, 1, 2);
+    });
+}
+
 void Node::connect(Node& a, Qp& qa, Node& b, Qp& qb, std::uint8_t mtu_code, std::uint8_t access,
                    std::uint8_t rnr_retry, std::uint8_t timeout, std::uint8_t retry_cnt) {
-    auto one = [&](Node& n, Qp& q, Node& peer, Qp& pq) {
-        ASSERT_EQ(n.modify(q, 0x0000000D, 1, [&](Msg& m) { m.put(25, 1, access).put(26, 2, 0xFFFF); }), 0);
-        ASSERT_EQ(n.modify(q, 0x141517E1, 2,
-                           [&](Msg& m) {
-                               m.put_bytes(32, peer.gid).put(52, 2, n.gid_index).put(54, 1, 64);
-                               m.put_bytes(56, peer.mac).put(63, 1, mtu_code << 4).put(67, 1, 1);
-                               m.put(68, 4, pq.psn).put(77, 1, 4).put(96, 4, pq.qpn).put(110, 2, 0xFFF);
-                           }),
-                  0);
-        q.mtu = 256u << mtu_code;
-    };
-    auto rts = [&](Node& n, Qp& q) {
-        ASSERT_EQ(n.modify(q, 0x000AE001, 3,
-                           [&](Msg& m) {
-                               m.put(64, 1, timeout).put(65, 1, retry_cnt).put(66, 1, rnr_retry);
-                               m.put(72, 4, q.psn).put(76, 1, 2);
-                           }),
-                  0);
-    };
-    one(a, qa, b, qb);
-    one(b, qb, a, qa);
-    rts(a, qa);
-    rts(b, qb);
+    ASSERT_EQ(a.to_init(qa, access), 0);
+    ASSERT_EQ(a.to_rtr(qa, b, qb, mtu_code), 0);
+    ASSERT_EQ(b.to_init(qb, access), 0);
+    ASSERT_EQ(b.to_rtr(qb, a, qa, mtu_code), 0);
+    ASSERT_EQ(a.to_rts(qa, rnr_retry, timeout, retry_cnt), 0);
+    ASSERT_EQ(b.to_rts(qb, rnr_retry, timeout, retry_cnt), 0);
 }
 
 void Node::post_send(Qp& qp, std::uint8_t type, std::uint8_t flags, const std::vector<Sge>& sges, std::uint32_t imm,
@@ -438,6 +446,10 @@ namespace rig::bnxt::sim::test {
 void Pair::open(PairConfig c) {
     a.up();
     b.up();
+    if (c.nq_int_mode != 2) {
+        a.nq = a.ring_alloc(64, 2, c.nq_int_mode);
+        b.nq = b.ring_alloc(64, 2, c.nq_int_mode);
+    }
     acq = a.create_cq(c.cq_size);
     bcq = b.create_cq(c.cq_size);
     aqp = a.create_qp(acq, acq, c.sq_size, c.rq_size);
@@ -446,7 +458,27 @@ void Pair::open(PairConfig c) {
     bkey = b.dma_mr(spec::mr_local_write | spec::mr_remote_read);
     abuf = a.bus.alloc(c.buffer_bytes);
     bbuf = b.bus.alloc(c.buffer_bytes);
-    Node::connect(a, aqp, b, bqp, c.mtu_code, c.access, c.rnr_retry, c.timeout, c.retry_cnt);
+    if (c.connect) Node::connect(a, aqp, b, bqp, c.mtu_code, c.access, c.rnr_retry, c.timeout, c.retry_cnt);
+}
+
+void Pair::send_and_read_back(std::uint64_t n) {
+    const Bytes data = pattern(n, static_cast<std::uint32_t>(n));
+    a.bus.poke(abuf, data);
+    b.post_recv(bqp, 1, {{bbuf, bkey, static_cast<std::uint32_t>(n)}});
+    a.post_send(aqp, spec::wqe_send, spec::signal_comp, {{abuf, akey, static_cast<std::uint32_t>(n)}});
+    settle(a, b);
+    const auto rc = b.poll(bcq);
+    ASSERT_TRUE(rc);
+    ASSERT_EQ(rc->status(), 0);
+    ASSERT_EQ(rc->length(), n);
+    ASSERT_EQ(a.poll(acq)->status(), 0);
+    ASSERT_TRUE(b.bus.peek(bbuf, n) == data);
+    // And back by RDMA READ into A's zeroed buffer.
+    a.bus.poke(abuf, Bytes(n));
+    a.post_send(aqp, spec::wqe_read, spec::signal_comp, {{abuf, akey, static_cast<std::uint32_t>(n)}}, 0, bbuf, bkey);
+    settle(a, b);
+    ASSERT_EQ(a.poll(acq)->status(), 0);
+    EXPECT_TRUE(a.bus.peek(abuf, n) == data);
 }
 
 std::uint8_t qp_state(Node& n, const Qp& qp) {

@@ -185,7 +185,11 @@ public:
                               std::uint16_t flags = 0, std::uint8_t* status = nullptr);
     std::uint32_t dma_mr(std::uint8_t access, std::uint32_t pd = 1);
     std::uint8_t modify(Qp& qp, std::uint32_t mask, std::uint8_t state, const std::function<void(Msg&)>& fill = {});
-    // RESET->INIT->RTR->RTS of a and b against each other (§7.2, Linux's masks).
+    // One transition each, with the masks Linux issues (§4.6.9, §7.2); the status.
+    std::uint8_t to_init(Qp& qp, std::uint8_t access = 0x07);
+    std::uint8_t to_rtr(Qp& qp, const Node& peer, const Qp& peer_qp, std::uint8_t mtu_code = 2);
+    std::uint8_t to_rts(Qp& qp, std::uint8_t rnr_retry = 7, std::uint8_t timeout = 14, std::uint8_t retry_cnt = 7);
+    // RESET->INIT->RTR->RTS of a and b against each other.
     static void connect(Node& a, Qp& qa, Node& b, Qp& qb, std::uint8_t mtu_code = 2, std::uint8_t access = 0x07,
                         std::uint8_t rnr_retry = 7, std::uint8_t timeout = 14, std::uint8_t retry_cnt = 7);
 

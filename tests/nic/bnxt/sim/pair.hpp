@@ -17,11 +17,16 @@ struct PairConfig {
     std::uint8_t timeout = 14;
     std::uint8_t retry_cnt = 7;
     std::uint64_t buffer_bytes = 1 << 20;
+    std::uint8_t nq_int_mode = 2;  // 2 MSI-X, 3 poll: a fresh NQ (vector 2) when not 2
+    bool connect = true;           // false: the QPs stay in RESET
 };
 
 class Pair : public ::testing::Test {
 protected:
     void open(PairConfig config = {});
+    // n bytes from A's buffer into a receive on B, then back by RDMA READ into A's zeroed
+    // buffer; both compared with what was sent.
+    void send_and_read_back(std::uint64_t n);
 
     Node a{1};
     Node b{2};
