@@ -11,6 +11,8 @@
 // reaches.
 #include "rig/gpu/sim.hpp"
 
+#include <sys/mman.h>
+
 #include <gtest/gtest.h>
 
 #include <thread>
@@ -344,6 +346,23 @@ TEST(SimGpu, ThreadsFillAndChecksumTheirOwnMemoryAtOnce) {
         });
     for (auto& t : threads) t.join();
     for (std::size_t i = 0; i < 4; ++i) EXPECT_EQ(sums[i], reference::fill_checksum(i, 1 * MiB + 8)) << i;
+}
+
+TEST(SimGpuModel, VramIsNotCommittedUntilTouched) {
+    sim::Model model({.memory_bytes = 16 * GiB});
+    const auto vram = model.memory(sim::reg::memory_bar);
+    ASSERT_EQ(vram.size(), 16 * GiB);
+    auto resident = [&] {
+        std::vector<unsigned char> pages(256);
+        if (::mincore(vram.data(), pages.size() * 4096, pages.data()) != 0) throw std::runtime_error("mincore failed");
+        std::vector<std::size_t> in;
+        for (std::size_t i = 0; i < pages.size(); ++i)
+            if (pages[i] & 1) in.push_back(i);
+        return in;
+    };
+    EXPECT_EQ(resident(), std::vector<std::size_t>{});
+    vram[3 * 4096 + 5] = std::byte{1};
+    EXPECT_EQ(resident(), std::vector<std::size_t>{3});
 }
 
 // The model through its registers alone (registers.hpp), as a driver sees it.

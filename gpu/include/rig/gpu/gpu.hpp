@@ -24,8 +24,8 @@
 // another GPU.
 //
 // Thread safety: every member of Gpu and Memory may be called from several threads at
-// once. Operations on one GPU run in the order their calls return; a free while a copy of
-// the same memory runs takes effect when the copy finishes.
+// once (two copies into the same bytes at once leave either's bytes, as on hardware); a
+// free while a copy of the same memory runs takes effect when the copy ends.
 #pragma once
 
 #include <cstddef>
