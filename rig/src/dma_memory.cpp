@@ -21,9 +21,9 @@ constexpr std::uint64_t pagemap_present = std::uint64_t{1} << 63;
 }  // namespace
 
 Result<DmaMemory> DmaMemory::map(vfio::Kernel& kernel, std::uint64_t bytes, std::optional<std::uintptr_t> va,
-                                 bool locked, const std::string& what) {
+                                 Residency residency, const std::string& what) {
     int flags = MAP_SHARED | MAP_ANONYMOUS | MAP_POPULATE;
-    if (locked) flags |= MAP_LOCKED;
+    if (residency == Residency::Locked) flags |= MAP_LOCKED;
     if (va) flags |= MAP_FIXED;
     auto* at = va ? reinterpret_cast<std::byte*>(*va) : nullptr;
     auto p = kernel.mmap(at, bytes, PROT_READ | PROT_WRITE, flags, -1, 0);

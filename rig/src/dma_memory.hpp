@@ -18,13 +18,16 @@
 
 namespace rig::pci {
 
+// Whether the kernel may move the pages: a device that reaches them at their physical
+// addresses needs them locked in RAM (MAP_LOCKED); behind an IOMMU the mapping pins them.
+enum class Residency { Movable, Locked };
+
 class DmaMemory {
 public:
-    // `bytes` (a multiple of the page) of zeroed memory, at `va` where given. `locked`:
-    // locked in RAM (MAP_LOCKED), for memory a device reaches at its physical address.
-    // Error naming `what`, the size and the errno.
+    // `bytes` (a multiple of the page) of zeroed memory, at `va` where given. Error naming
+    // `what`, the size and the errno.
     static Result<DmaMemory> map(vfio::Kernel& kernel, std::uint64_t bytes, std::optional<std::uintptr_t> va,
-                                 bool locked, const std::string& what);
+                                 Residency residency, const std::string& what);
     DmaMemory() = default;
     DmaMemory(DmaMemory&& other) noexcept;
     DmaMemory& operator=(DmaMemory&& other) noexcept;

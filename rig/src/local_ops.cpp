@@ -91,7 +91,8 @@ public:
                                          std::uint64_t bytes) override {
         std::lock_guard lock(mutex_);
         const bool physical = addressing() == Addressing::Physical;
-        auto memory = DmaMemory::map(*kernel_, bytes, va, physical, bus_ + ": alloc_dma");
+        auto memory = DmaMemory::map(*kernel_, bytes, va, physical ? Residency::Locked : Residency::Movable,
+                                     bus_ + ": alloc_dma");
         if (!memory) return std::unexpected(std::move(memory).error());
         Allocation a{std::move(*memory), {}, std::nullopt};
         if (physical) {

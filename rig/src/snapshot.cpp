@@ -6,15 +6,18 @@
 #include <fmt/format.h>
 
 #include <charconv>
-#include <fstream>
 #include <system_error>
 
+#include "files.hpp"
 #include "sysfs.hpp"
 
 namespace rig::pci {
 namespace {
 
 namespace fs = std::filesystem;
+using files::make_dirs;
+using files::make_link;
+using files::write_file;
 
 Result<fs::path> sysfs_root(const Machine& machine) {
     if (!machine.root())
@@ -42,29 +45,8 @@ std::optional<fs::path> physfn_dir(const fs::path& root, const fs::path& dir) {
     return *pf;
 }
 
-Result<void> write_file(const fs::path& file, std::string_view bytes) {
-    std::ofstream out(file, std::ios::binary | std::ios::trunc);
-    if (!out) return fail(file.string(), ": cannot create");
-    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-    if (!out) return fail(file.string(), ": cannot write");
-    return {};
-}
 
-Result<void> make_dirs(const fs::path& dir) {
-    std::error_code ec;
-    fs::create_directories(dir, ec);
-    if (ec) return fail(dir.string(), ": cannot create: ", ec.message());
-    return {};
-}
 
-// A relative link at out/`link` to out/`target`, both below out.
-Result<void> make_link(const fs::path& out, const fs::path& link, const fs::path& target) {
-    std::error_code ec;
-    fs::remove(out / link, ec);
-    fs::create_symlink(target.lexically_relative(link.parent_path()), out / link, ec);
-    if (ec) return fail((out / link).string(), ": cannot create the link: ", ec.message());
-    return {};
-}
 
 // A link of `dir` (driver, iommu_group) copied as a link to an empty directory of the
 // same name below `to` (sys/bus/pci/drivers, sys/kernel/iommu_groups).

@@ -165,7 +165,11 @@ TEST(FunctionTransport, DmaMemoryIsZeroed) {
 TEST(FunctionTransport, AllocDmaAtAReservedVaIsPlacedThere) {
     Bench bench;
     auto t = take(bench);
-    const std::uintptr_t base = 0x7a00'0000'0000;
+    // A range the system lets this process map (sanitizers keep some for themselves).
+    void* probe = ::mmap(nullptr, 1 << 20, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    ASSERT_NE(probe, MAP_FAILED);
+    ::munmap(probe, 1 << 20);
+    const auto base = reinterpret_cast<std::uintptr_t>(probe);
     ASSERT_TRUE(t.system.machine().reserve(base, 1 << 20));
     auto a = t.f.alloc_dma(8192, pci::Contiguity::Any, base + 0x4000);
     ASSERT_TRUE(a) << a.error();

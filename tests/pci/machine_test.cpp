@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <mutex>
+#include <thread>
 
 #include "../support/temp_dir.hpp"
 #include "rig/pci/address.hpp"
@@ -229,6 +230,27 @@ TEST(Machine, MakeWithSysfsReadsRoutesFromItsFiles) {
 
 TEST(Machine, MakeWithoutOpsThrows) {
     EXPECT_THROW(Machine::make("host:7000", nullptr), std::invalid_argument);
+}
+
+TEST(Machine, CallsFromSeveralThreadsAtOnceAgree) {
+    test::TempDir dir;
+    ASSERT_TRUE(sim::write_sysfs(small_topology(), dir.path()));
+    const Machine m = Machine::at(dir.path());
+    const auto expected = m.functions();
+    ASSERT_TRUE(expected);
+    std::vector<std::thread> threads;
+    std::vector<int> wrong(4, 0);
+    for (int i = 0; i < 4; ++i)
+        threads.emplace_back([&, i] {
+            for (int round = 0; round < 10; ++round) {
+                const Machine copy = m;  // copies share the machine
+                if (copy.functions() != expected) ++wrong[static_cast<std::size_t>(i)];
+                if (copy.distance("0000:01:00.0", "10000:e1:00.0") != Distance::System) ++wrong[static_cast<std::size_t>(i)];
+                if (!copy.forwards("0000:01:00.0", "0000:01:00.0")) ++wrong[static_cast<std::size_t>(i)];
+            }
+        });
+    for (auto& t : threads) t.join();
+    EXPECT_EQ(wrong, (std::vector<int>{0, 0, 0, 0}));
 }
 
 TEST(Machine, CopiesShareOneMachine) {

@@ -7,6 +7,8 @@
 
 #include <cstdint>
 #include <stdexcept>
+#include <thread>
+#include <vector>
 
 #include "rig/pci/machine.hpp"
 #include "rig/text.hpp"
@@ -68,6 +70,20 @@ TEST(Reserve, NotWholePagesThrows) {
     EXPECT_THROW((void)reserve_addresses(base, page + 1), std::invalid_argument);
     EXPECT_THROW((void)reserve_addresses(base, 0), std::invalid_argument);
     EXPECT_THROW((void)reserve_addresses(UINTPTR_MAX - page + 1, 2 * page), std::invalid_argument);
+}
+
+TEST(Reserve, ThreadsReservingOverlappingRangesAllSucceed) {
+    const auto base = free_range(16);
+    std::vector<std::thread> threads;
+    std::vector<int> failed(4, 0);
+    for (int i = 0; i < 4; ++i)
+        threads.emplace_back([&, i] {
+            // Each thread reserves [i*3, i*3 + 6) pages: neighbours overlap.
+            if (!reserve_addresses(base + static_cast<std::uint64_t>(i) * 3 * page, 6 * page)) failed[static_cast<std::size_t>(i)] = 1;
+        });
+    for (auto& t : threads) t.join();
+    EXPECT_EQ(failed, (std::vector<int>{0, 0, 0, 0}));
+    EXPECT_TRUE(is_reserved(base, 15 * page));
 }
 
 TEST(IsReserved, UnreservedOrEmptyRangeIsFalse) {

@@ -3,16 +3,20 @@
 // raw configuration space, decimal numa_node and bus numbers, and relative links.
 #include "rig/sim/fixture.hpp"
 
+#include "files.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <fstream>
 #include <system_error>
 
 namespace rig::sim {
 namespace {
 
 namespace fs = std::filesystem;
+using pci::files::make_dirs;
+using pci::files::make_link;
+using pci::files::write_file;
 
 // include/linux/ioport.h resource flags, as the `resource` file shows them.
 constexpr std::uint64_t resource_mem = 0x00000200;
@@ -32,29 +36,8 @@ fs::path host_bridge_dir(const Topology& t, HostBridgeRef h) {
     return dir / name;
 }
 
-Result<void> write_file(const fs::path& path, std::string_view bytes) {
-    std::ofstream out(path, std::ios::binary | std::ios::trunc);
-    if (!out) return fail(path.string(), ": cannot create");
-    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-    if (!out) return fail(path.string(), ": cannot write");
-    return {};
-}
 
-Result<void> make_dirs(const fs::path& dir) {
-    std::error_code ec;
-    fs::create_directories(dir, ec);
-    if (ec) return fail(dir.string(), ": cannot create: ", ec.message());
-    return {};
-}
 
-// A relative link at `link` (below root) to `target` (below root).
-Result<void> make_link(const fs::path& root, const fs::path& link, const fs::path& target) {
-    std::error_code ec;
-    fs::remove(root / link, ec);
-    fs::create_symlink(target.lexically_relative(link.parent_path()), root / link, ec);
-    if (ec) return fail((root / link).string(), ": cannot create the link: ", ec.message());
-    return {};
-}
 
 std::string resource_text(const Topology::Function& f) {
     std::string text;

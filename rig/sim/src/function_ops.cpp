@@ -115,7 +115,7 @@ public:
     Result<std::optional<pci::Dma>> alloc_dma(pci::Contiguity contiguity, std::optional<std::uintptr_t> va,
                                               std::uint64_t below, std::uint64_t bytes) override {
         if (!call(Operation::AllocDma)) return unreachable();
-        auto mapped = pci::DmaMemory::map(*pci::vfio::linux_kernel(), bytes, va, false,
+        auto mapped = pci::DmaMemory::map(*pci::vfio::linux_kernel(), bytes, va, pci::Residency::Movable,
                                           state_->name + ": " + slot_.bus + ": alloc_dma");
         if (!mapped) return std::unexpected(std::move(mapped).error());
         auto memory = std::make_shared<pci::DmaMemory>(std::move(*mapped));
@@ -126,7 +126,7 @@ public:
             std::unique_lock lock(state_->memory_mutex);
             // Physical addresses are bounded by `below` only where the function uses them.
             const std::uint64_t frame_bound = slot_.iommu ? ~std::uint64_t{0} : below;
-            auto frames = state_->give_frames(host, bytes, contiguity == pci::Contiguity::Contiguous, frame_bound, memory);
+            auto frames = state_->give_frames(host, bytes, contiguity, frame_bound, memory);
             if (!frames) return std::optional<pci::Dma>();
             Held held{host, bytes, std::move(*frames), std::nullopt, memory};
             if (slot_.iommu) {
@@ -175,7 +175,7 @@ public:
                                     ": not memory alloc_dma gave");
             }
             const std::uint64_t frame_bound = slot_.iommu ? ~std::uint64_t{0} : below;
-            auto frames = state_->give_frames(address, bytes, false, frame_bound, nullptr);
+            auto frames = state_->give_frames(address, bytes, pci::Contiguity::Any, frame_bound, nullptr);
             if (!frames) return std::optional<std::vector<pci::Run>>();
             Held held{address, bytes, std::move(*frames), std::nullopt, nullptr};
             if (slot_.iommu) {

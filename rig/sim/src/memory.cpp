@@ -19,14 +19,14 @@
 namespace rig::sim {
 
 std::optional<std::vector<std::uint64_t>> System::State::give_frames(std::uintptr_t host, std::uint64_t bytes,
-                                                                     bool contiguous, std::uint64_t below,
+                                                                     pci::Contiguity contiguity, std::uint64_t below,
                                                                      std::shared_ptr<pci::DmaMemory> memory) {
     const std::uint64_t pages = (bytes + page - 1) / page;
     std::vector<std::uint64_t> out;
     std::vector<std::pair<std::uint64_t, std::uintptr_t>> fresh;  // frames taken here, and their pages
     std::vector<std::uint64_t> shared;                            // frames other holders gave
     std::optional<std::uint64_t> run;
-    if (contiguous && memory) {
+    if (contiguity == pci::Contiguity::Contiguous && memory) {
         run = frames.allocate(pages * page, page, below);
         if (!run) return std::nullopt;
     }

@@ -8,12 +8,12 @@
 //   function_ops.cpp  FunctionOps of a take: windows, alloc_dma, pin, release
 //   faults.cpp        call records and fault injection (rig/sim/faults.hpp)
 //
-// Locks, outermost first: State::take_mutex (takes and releases), Slot::holdings_mutex,
-// State::memory_mutex (shared by DMA, exclusive for mapping changes), then the leaves
-// (Slot::config_mutex, Slot::irq_mutex, State::fault_mutex, State::route_mutex,
-// Injection::mutex). Model calls (Device::read/write/reset/bus_master) are made with no
-// lock of the state held but config_mutex' neighbours released, so a model may call its
-// Port from inside them.
+// Locks, outermost first: Slot::holdings_mutex (what a take holds), State::memory_mutex
+// (shared by DMA, exclusive for mapping changes), then the leaves (State::take_mutex,
+// Slot::config_mutex, Slot::irq_mutex, State::fault_mutex, State::route_mutex,
+// Injection::mutex), none of which is held while another is taken. Device::read and Device::write are called with no lock of the state
+// held; Device::bus_master and Device::reset at most with a holdings_mutex (from release),
+// never with memory_mutex or config_mutex, so a model may issue DMA from inside any of them.
 #pragma once
 
 #include <array>
@@ -171,7 +171,7 @@ struct System::State {
     std::vector<std::unique_ptr<Slot>> slots;  // by topology index; null without a model
     std::uint64_t aperture_start = 0, aperture_end = 0;  // the BARs' bus addresses
 
-    std::mutex take_mutex;
+    std::mutex take_mutex;  // guards the change of Slot::taken
 
     // System memory (memory.cpp), guarded by memory_mutex.
     mutable std::shared_mutex memory_mutex;
@@ -203,9 +203,10 @@ struct System::State {
     Slot* find(std::string_view bus);
 
     // memory.cpp: give the pages of [host, host + bytes) physical pages (alloc_dma's:
-    // `memory` set; a pin's: null, reusing the frames pages already have). Contiguous:
-    // one physical run. nullopt where no physical memory below `below` is left.
-    std::optional<std::vector<std::uint64_t>> give_frames(std::uintptr_t host, std::uint64_t bytes, bool contiguous,
+    // `memory` set; a pin's: null, reusing the frames pages already have). Contiguous
+    // (alloc_dma only): one physical run. nullopt where no physical memory below `below`
+    // is left.
+    std::optional<std::vector<std::uint64_t>> give_frames(std::uintptr_t host, std::uint64_t bytes, pci::Contiguity contiguity,
                                                           std::uint64_t below, std::shared_ptr<pci::DmaMemory> memory);
     void take_frames(const std::vector<std::uint64_t>& frames);
     // Maps frames at IOVAs of the slot's domain below `below`: the IOVA of byte 0, or nullopt.

@@ -3,6 +3,7 @@
 //
 // Both need a machine whose sysfs files rig reads: Machine::local(), Machine::at(root),
 // or Machine::make(name, ops, sysfs). Both read the files now; neither changes anything.
+// Both may be called from several threads at once.
 #pragma once
 
 #include <cstdint>
