@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cstdint>
+#include <latch>
 #include <stdexcept>
 #include <thread>
 #include <vector>
@@ -18,12 +19,16 @@ namespace {
 
 const std::uint64_t page = static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE));
 
-// An address range nothing maps now: the kernel's choice for `pages` pages, given back.
+// An address range nothing maps now, nor is likely to: the middle of a 1 GiB hole the
+// kernel chose. Later mappings of this process (a sanitizer's included) are placed at the
+// hole's top end, next to the mappings above it, not in its middle.
 std::uintptr_t free_range(std::uint64_t pages) {
-    void* p = ::mmap(nullptr, pages * page, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    constexpr std::uint64_t hole = std::uint64_t{1} << 30;
+    if (pages * page > hole / 4) throw std::runtime_error("free_range: too many pages");
+    void* p = ::mmap(nullptr, hole, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (p == MAP_FAILED) throw std::runtime_error("mmap failed");
-    ::munmap(p, pages * page);
-    return reinterpret_cast<std::uintptr_t>(p);
+    ::munmap(p, hole);
+    return reinterpret_cast<std::uintptr_t>(p) + hole / 2;
 }
 
 TEST(Reserve, SameRangeTwiceSucceeds) {
@@ -74,13 +79,16 @@ TEST(Reserve, NotWholePagesThrows) {
 
 TEST(Reserve, ThreadsReservingOverlappingRangesAllSucceed) {
     const auto base = free_range(16);
+    std::latch start(1);
     std::vector<std::thread> threads;
     std::vector<int> failed(4, 0);
     for (int i = 0; i < 4; ++i)
         threads.emplace_back([&, i] {
-            // Each thread reserves [i*3, i*3 + 6) pages: neighbours overlap.
+            start.wait();
+            // Each thread reserves pages [3i, 3i + 6): neighbours overlap.
             if (!reserve_addresses(base + static_cast<std::uint64_t>(i) * 3 * page, 6 * page)) failed[static_cast<std::size_t>(i)] = 1;
         });
+    start.count_down();
     for (auto& t : threads) t.join();
     EXPECT_EQ(failed, (std::vector<int>{0, 0, 0, 0}));
     EXPECT_TRUE(is_reserved(base, 15 * page));

@@ -173,6 +173,23 @@ TEST(RigTool, TopoPrintsBothMatricesWithLegend) {
     EXPECT_NE(run.out.find("NS   = not supported"), std::string::npos) << run.out;
 }
 
+TEST(RigTool, TopoNotesAVirtualTopologyWhenEveryEndpointSitsOnARootBus) {
+    // cases/bugs B05: a passthrough guest, GPUs and a NIC on root bus 00, no bridges.
+    Topology t(Cpu::intel());
+    const auto h = t.host_bridge(0, 0);
+    t.add(h, Spec::endpoint(0, 0, 0x10de, 0x20b5, 0x030200));
+    t.add(h, Spec::endpoint(1, 0, 0x15b3, 0x101b, 0x020700));
+    t.add(h, Spec::endpoint(2, 0, 0x10de, 0x20b5, 0x030200));
+    const Tree flat(t);
+    const Outcome run = rig({"topo", "--root", flat.root().string()});
+    ASSERT_EQ(run.status, 0) << run.out;
+    EXPECT_NE(run.out.find("virtual topology"), std::string::npos) << run.out;
+    EXPECT_NE(run.out.find("GPU0  X     BR    BR"), std::string::npos) << run.out;
+    // A machine with a switch gets no such note.
+    const Tree switched(OneSwitch{}.build());
+    EXPECT_EQ(rig({"topo", "--root", switched.root().string()}).out.find("virtual topology"), std::string::npos);
+}
+
 TEST(RigTool, WhyNormalizesShortAndUppercaseAddresses) {
     Topology t(Cpu::intel());
     const auto h = t.host_bridge(0, 0);
