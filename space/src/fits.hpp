@@ -42,16 +42,28 @@
 
 namespace rig::detail {
 
+// A node of a space's books. Most are blocks, which tile the space; a node with bytes = 0
+// is a share instead (space.cpp): a second or later hold on a block. Its roles:
+//  - free block: prev and next link its class's free list; holds = 0;
+//  - held block: holds > 0; the block itself is its range's first hold, and prev and
+//    next link it into its holder's ring while that hold lasts (space.cpp);
+//  - share: `after` is the held block, prev and next link it into its holder's ring;
+//  - pooled: `before` links the pool.
+// generation goes up each time the hold a node is (first hold or share) is given back, and
+// survives the pool: a Hold naming the node with an older generation is stale.
 struct Block {
-    std::uint64_t start = 0;      // first address
-    std::uint64_t bytes = 0;      // > 0
-    Block* before = nullptr;      // the block just below, or null at the space's base
-    Block* after = nullptr;       // the block just above, or null at the space's end
-    Block* prev_free = nullptr;   // neighbours in its class's free list, while free
-    Block* next_free = nullptr;
-    std::uint64_t holds = 0;      // holds on the range; 0: the block is free
-    Block* pool_next = nullptr;   // Pool's link while the node is unused
+    std::uint64_t start = 0;       // first address
+    std::uint64_t bytes = 0;       // > 0 for a block; 0 for a share
+    Block* before = nullptr;       // the block just below, or null at the space's base
+    Block* after = nullptr;        // the block just above, or null at the space's end
+    Block* prev = nullptr;         // free list or holder's ring, as above
+    Block* next = nullptr;
+    std::uint64_t holds = 0;       // holds on the range; 0: the block is free
+    std::uint64_t generation = 0;  // of the hold this node is
 };
+static_assert(sizeof(Block) == 64);  // one cache line
+
+using Blocks = Pool<Block, &Block::before>;
 
 class Fits {
 public:
@@ -59,20 +71,21 @@ public:
     static constexpr std::size_t spare_blocks = 2;
 
     // [base, base + bytes), all free; `chunk` gives the first block its node.
-    Fits(std::uint64_t base, std::uint64_t bytes, std::unique_ptr<Pool<Block>::Chunk> chunk);
+    Fits(std::uint64_t base, std::uint64_t bytes, std::unique_ptr<Blocks::Chunk> chunk);
     Fits(const Fits&) = delete;
     Fits& operator=(const Fits&) = delete;
 
     // A block of exactly n bytes starting at a multiple of `align` (a power of two), with
-    // holds = 1; or null. Certain to succeed while a free block of at least
-    // 2 * (n + align) bytes exists (above). Precondition: blocks().has(spare_blocks).
+    // holds = 1 and prev and next left to the caller; or null. Certain to succeed while a
+    // free block of at least 2 * (n + align) bytes exists (above).
+    // Precondition: blocks().has(spare_blocks).
     Block* take(std::uint64_t n, std::uint64_t align);
 
     // Makes a held block free again (precondition: its holds just fell to 0), merged with
     // its free neighbours.
     void give_back(Block* block);
 
-    Pool<Block>& blocks() { return pool_; }
+    Blocks& blocks() { return pool_; }
     // The block at the space's base (null for an empty space); walk on with `after`.
     const Block* first() const { return first_; }
 
@@ -81,7 +94,7 @@ private:
     void remove_free(Block* block);
     Block* carve(Block* block, std::uint64_t n, std::uint64_t align);
 
-    Pool<Block> pool_;
+    Blocks pool_;
     std::uint64_t nonempty_ = 0;              // bit c: lists_[c] is not empty
     std::array<Block*, 64> lists_{};          // class c: free blocks of [2^c, 2^(c+1)) bytes
     Block* first_ = nullptr;
@@ -102,7 +115,7 @@ inline bool holds_run(const Block& block, std::uint64_t n, std::uint64_t align) 
 
 }  // namespace fits
 
-inline Fits::Fits(std::uint64_t base, std::uint64_t bytes, std::unique_ptr<Pool<Block>::Chunk> chunk) {
+inline Fits::Fits(std::uint64_t base, std::uint64_t bytes, std::unique_ptr<Blocks::Chunk> chunk) {
     pool_.add(std::move(chunk));
     if (bytes == 0) return;
     first_ = pool_.take();
@@ -176,18 +189,18 @@ inline void Fits::give_back(Block* block) {
 
 inline void Fits::insert_free(Block* block) {
     const int c = fits::class_of(block->bytes);
-    block->prev_free = nullptr;
-    block->next_free = lists_[c];
-    if (lists_[c] != nullptr) lists_[c]->prev_free = block;
+    block->prev = nullptr;
+    block->next = lists_[c];
+    if (lists_[c] != nullptr) lists_[c]->prev = block;
     else nonempty_ |= std::uint64_t{1} << c;
     lists_[c] = block;
 }
 
 inline void Fits::remove_free(Block* block) {
     const int c = fits::class_of(block->bytes);
-    if (block->prev_free != nullptr) block->prev_free->next_free = block->next_free;
-    else lists_[c] = block->next_free;
-    if (block->next_free != nullptr) block->next_free->prev_free = block->prev_free;
+    if (block->prev != nullptr) block->prev->next = block->next;
+    else lists_[c] = block->next;
+    if (block->next != nullptr) block->next->prev = block->prev;
     if (lists_[c] == nullptr) nonempty_ &= ~(std::uint64_t{1} << c);
 }
 

@@ -1,11 +1,11 @@
-// space/src/pool.hpp: the nodes a space keeps its books in (blocks of address space,
-// holds), taken and given back in constant time.
+// space/src/pool.hpp: the nodes a space keeps its books in (fits.hpp's blocks), taken and
+// given back in constant time.
 //
 // A pool allocates nothing by itself: its owner makes a Chunk outside its lock (where a
 // test may inject std::bad_alloc, state.hpp) and adds it. Chunks go back to the heap only
 // with the pool, so a pool is as large as the most nodes its space ever needed at once.
-// Given-back nodes keep their contents until taken again; Entry's generation relies on
-// that. Not thread-safe: the space's lock guards it.
+// Given-back nodes keep their contents but `link` until taken again; Block's generation
+// relies on that. Not thread-safe: the space's lock guards it.
 #pragma once
 
 #include <array>
@@ -15,8 +15,8 @@
 
 namespace rig::detail {
 
-// Node: any type with a `Node* pool_next` member, default-constructible.
-template <class Node>
+// Node: a default-constructible type; `link`, a Node* member it does not use while pooled.
+template <class Node, Node* Node::*link>
 class Pool {
 public:
     static constexpr std::size_t chunk_nodes = 64;
@@ -34,10 +34,10 @@ public:
     }
 
     // Whether at least n nodes are free (n is 1 or 2: a take needs no more). No count is
-    // kept, since every store on the hot path costs (space.cpp).
+    // kept, since every store on the hot path costs (space.cpp, Cost).
     bool has(std::size_t n) const {
         const Node* node = free_;
-        for (std::size_t i = 0; i < n; ++i, node = node->pool_next)
+        for (std::size_t i = 0; i < n; ++i, node = node->*link)
             if (node == nullptr) return false;
         return true;
     }
@@ -51,12 +51,12 @@ public:
     // Precondition: has(1).
     Node* take() {
         Node* node = free_;
-        free_ = node->pool_next;
+        free_ = node->*link;
         return node;
     }
 
     void give_back(Node* node) {
-        node->pool_next = free_;
+        node->*link = free_;
         free_ = node;
     }
 

@@ -1,18 +1,18 @@
 // space/src/state.hpp: a space's books and a holder's, and who guards what.
 //
 // A SpaceState is the shell of a space: its lock, its life and, while it lives, its Books
-// (the blocks of fits.hpp, the hold entries). The first alloc on a Space gives it a shell;
+// (the blocks of fits.hpp, which are also its holds). The first alloc on a Space gives it a shell;
 // the shell lives while its owners do (the Space and each holder's Membership in it) and
 // then dies: its life number goes up, its Books are freed, and the shell goes to a cache
 // for a later space. Shells are never freed, so every Hold can name its shell forever
-// and stays a plain value: a Hold is (shell, life, entry, generation), and free and share
+// and stays a plain value: a Hold is (shell, life, node, generation), and free and share
 // check under the shell's lock that the life is the shell's and the generation the
-// entry's; a Hold of a dead space or a given-back hold fails one or the other. (Linux's
+// node's; a Hold of a dead space or a given-back hold fails one or the other. (Linux's
 // SLAB_TYPESAFE_BY_RCU caches make objects type-stable the same way.) The shell cache is
 // the only process-wide state of rig_space.
 //
 // The shell's SpinLock guards everything in it: life, owners, the Books, and each
-// Membership's ring of entries. So alloc, share and free each take that one lock once.
+// Membership's ring of holds. So alloc, share and free each take that one lock once.
 //
 // A HolderState lists its memberships, one per space it ever held a range of, in a list
 // that only grows (new ones under its mutex, published with a release store), so alloc
@@ -52,15 +52,6 @@ private:
     std::atomic<bool> locked_{false};
 };
 
-// One holder's hold on one range.
-struct Entry {
-    Block* range = nullptr;
-    Entry* prev = nullptr;  // the ring of its holder's holds in this space (Membership::holds)
-    Entry* next = nullptr;
-    std::uint64_t generation = 0;  // bumped when given back
-    Entry* pool_next = nullptr;
-};
-
 struct Faults {
     testing::SpaceFaults at;
 };
@@ -82,7 +73,6 @@ struct Books {
 
     const std::shared_ptr<Faults> faults;  // null outside tests
     Fits fits;
-    Pool<Entry> entries;
 };
 
 struct SpaceState {
@@ -90,7 +80,9 @@ struct SpaceState {
     std::uint64_t life = 0;        // guarded by lock; goes up when the space dies
     std::int64_t owners = 0;       // guarded by lock: the Space, and each Membership
     SpaceState* next_cached = nullptr;
-    alignas(64) std::optional<Books> books;  // guarded by lock; engaged while the space lives
+    // Guarded by lock; engaged while the space lives. On cache lines of its own: the
+    // lock's line is the one other threads spin on.
+    alignas(64) std::optional<Books> books;
 };
 
 // A shell for a new space, owned once (by its Space), and its life. May throw
@@ -104,7 +96,7 @@ void drop_owner(SpaceState& space);
 struct Membership {
     explicit Membership(SpaceState& of) : space(&of) { holds.prev = holds.next = &holds; }
     SpaceState* const space;
-    Entry holds;                 // the ring's sentinel; guarded by space->lock
+    Block holds;                 // sentinel of the ring of its holds (fits.hpp); guarded by space->lock
     Membership* next = nullptr;  // immutable once published
 };
 

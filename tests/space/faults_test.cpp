@@ -83,16 +83,16 @@ TEST(SpaceFaultsFirstAlloc, BadAllocAtAnyAllocationTakesNothing) {
         break;
     }
     // The space's state (unless a dead one is reused), its first blocks, the holder's
-    // membership, its first entries: at least three heap allocations, each survived.
+    // membership: at least three heap allocations, each survived.
     EXPECT_GE(points, 3);
 }
 
-TEST(SpaceFaultsGrowth, BadAllocGrowingThePoolsTakesNothing) {
+TEST(SpaceFaultsGrowth, BadAllocGrowingThePoolTakesNothing) {
     Fault fault;
     auto space = rig::testing::make_space(0, 1024 * MiB, fault.hook());
     rig::Holder holder;
     std::vector<rig::Hold> holds;
-    // Enough holds to outgrow the first chunks of blocks and entries: each alloc is tried
+    // Enough holds to outgrow the first chunks of nodes: each alloc is tried
     // first with a fault at its first heap allocation (if it makes one), then without.
     int faulted = 0;
     while (holds.size() < 300) {
@@ -111,7 +111,7 @@ TEST(SpaceFaultsGrowth, BadAllocGrowingThePoolsTakesNothing) {
         ASSERT_TRUE(hold);
         holds.push_back(*hold);
     }
-    EXPECT_GE(faulted, 4);  // the first alloc's state, then chunks of blocks and entries
+    EXPECT_GE(faulted, 4);  // the first alloc's state, its membership, then chunks of nodes
     rig::release(holder);
     EXPECT_EQ(free_ranges(*space), (std::vector<Range>{{0, 1024 * MiB}}));
 }

@@ -191,7 +191,7 @@ TEST_F(SpaceHolds, FreeTwiceDoesNothing) {
     auto a = rig::alloc(space, first, 64 * KiB);
     ASSERT_TRUE(a);
     rig::free(*a);
-    auto b = rig::alloc(space, first, 64 * KiB);  // the same range, likely the same entry
+    auto b = rig::alloc(space, first, 64 * KiB);  // the same range again
     ASSERT_TRUE(b);
     EXPECT_EQ(rig::address(*b), rig::address(*a));
     rig::free(*a);  // stale: must not give back b

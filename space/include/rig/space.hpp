@@ -38,7 +38,7 @@ class Hold;
 namespace detail {
 struct SpaceState;   // space/src/state.hpp
 struct HolderState;  // space/src/state.hpp
-struct Entry;        // space/src/state.hpp
+struct Block;        // space/src/fits.hpp
 struct Faults;       // space/src/state.hpp: test-only fault injection
 struct SpaceAccess;  // space/src/testing.cpp
 struct Steps;        // space/src/space.cpp
@@ -71,9 +71,10 @@ private:
 class Hold {
 public:
     Hold() = default;
-    Hold(detail::HoldKey, detail::SpaceState* space, std::uint64_t life, detail::Entry* entry,
+    // For rig_space only: no one else can make a HoldKey.
+    Hold(detail::HoldKey, detail::SpaceState* space, std::uint64_t life, detail::Block* node,
          std::uint64_t generation, std::int64_t address)
-        : space_(space), life_(life), entry_(entry), generation_(generation), address_(address) {}
+        : space_(space), life_(life), node_(node), generation_(generation), address_(address) {}
 
 private:
     friend std::optional<Hold> alloc(Space&, const Holder&, std::int64_t, std::int64_t);
@@ -81,10 +82,10 @@ private:
     friend std::optional<Hold> share(const Holder&, const Hold&);
     friend void free(const Hold&);
     // The space's state, which outlives every Hold (space/src/state.hpp), and which of
-    // its lives and which of its entries this hold is: a stale Hold fails these checks.
+    // its lives and which of its nodes this hold is: a stale Hold fails these checks.
     detail::SpaceState* space_ = nullptr;  // null: names no range
     std::uint64_t life_ = 0;
-    detail::Entry* entry_ = nullptr;
+    detail::Block* node_ = nullptr;
     std::uint64_t generation_ = 0;
     std::int64_t address_ = 0;
 };
