@@ -61,7 +61,7 @@ void read_capabilities(const std::vector<std::uint8_t>& config, Spec& spec) {
             spec.acs_control = static_cast<std::uint16_t>(le(config, ext + cfg::acs_control, 2));
             return;
         }
-        ext = cfg::extended_next.of(header);
+        ext = static_cast<std::uint32_t>(cfg::extended_next.of(header));
     }
 }
 
