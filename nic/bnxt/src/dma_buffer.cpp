@@ -4,14 +4,14 @@
 #include <stdexcept>
 #include <utility>
 
-#include "rig/text.hpp"
 
 namespace rig::bnxt {
 
 Result<DmaBuffer> DmaBuffer::allocate(const pci::Function& fn, std::uint64_t bytes, pci::Contiguity contiguity,
                                       std::string_view what) {
     auto dma = fn.alloc_dma(bytes, contiguity);
-    if (!dma) return fail(fn.bus(), ": no DMA memory for the ", what, " (", text::bytes(bytes), "): ", dma.error());
+    // alloc_dma's message names the function and the size; the buffer's use goes in front.
+    if (!dma) return fail(what, ": ", dma.error());
     DmaBuffer b;
     b.fn_ = fn;
     b.dma_ = std::move(*dma);

@@ -22,8 +22,8 @@ namespace rig::bnxt {
 class DmaBuffer {
 public:
     DmaBuffer() = default;
-    // `bytes` (rounded up to the page) of zeroed DMA memory of `fn`. Error naming the
-    // function, `what` and the size where the machine has none.
+    // `bytes` (rounded up to the page) of zeroed DMA memory of `fn`. Error where the
+    // machine has none: "host region: " and Function::alloc_dma's message.
     static Result<DmaBuffer> allocate(const pci::Function& fn, std::uint64_t bytes, pci::Contiguity contiguity,
                                       std::string_view what);
     DmaBuffer(DmaBuffer&& other) noexcept;

@@ -125,7 +125,7 @@ Result<Region> Region::pages(const Nic& nic, std::span<std::byte> memory) {
     state->bytes = memory.size();
     state->va = address;
     auto runs = state->nic->fn.pin(memory.data(), memory.size());
-    if (!runs) return fail(nic.bus(), ": cannot pin ", text::bytes(memory.size()), " at ", text::hex(address), ": ", runs.error());
+    if (!runs) return std::unexpected(std::move(runs).error());  // Function::pin names the function and the bytes
     state->pinned = memory.data();
     state->pinned_bytes = memory.size();
     if (auto r = register_region(*state, *runs); !r) {

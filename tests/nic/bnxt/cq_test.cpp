@@ -15,18 +15,6 @@
 namespace rig::bnxt::test {
 namespace {
 
-Region host(const Nic& nic, std::uint64_t bytes) {
-    auto r = Region::host(nic, bytes);
-    if (!r) throw std::runtime_error(r.error());
-    return *r;
-}
-
-std::vector<std::byte> read_back(const Region& r, std::uint64_t offset, std::size_t n) {
-    std::vector<std::byte> out(n);
-    r.read(offset, out);
-    return out;
-}
-
 void expect_clean_doorbells(const SimMachine& m) {
     const auto c = m.faults.counters();
     EXPECT_EQ(c.epoch_faults, 0u);
@@ -150,10 +138,7 @@ TEST(Cq, WaitByPollingWithoutInterrupts) {
 // B25: a wait with nothing to wait for ends at its timeout, measured on the NIC's clock.
 TEST(Cq, WaitWithNothingToTakeEndsAtItsTimeout) {
     SimMachine m("sim0", Iommu::Off, 1, Thread::Stepped);
-    Options options;
-    options.clock = std::make_shared<SteppingClock>(std::vector<sim::Nic*>{m.model.get()});
-    options.interrupts = Interrupts::Poll;
-    auto nic = m.open(options);
+    auto nic = m.open(stepped_options(m));
     ASSERT_TRUE(nic) << nic.error();
     auto cq = Cq::create(*nic, 16);
     ASSERT_TRUE(cq) << cq.error();

@@ -110,18 +110,6 @@ private:
     }
 };
 
-inline std::vector<std::byte> pattern(std::size_t n, std::uint32_t seed) {
-    std::vector<std::byte> out(n);
-    std::uint32_t x = seed * 2654435761u + 1;
-    for (auto& b : out) {
-        x ^= x << 13;
-        x ^= x >> 17;
-        x ^= x << 5;
-        b = static_cast<std::byte>(x);
-    }
-    return out;
-}
-
 // A clock whose pause steps the given models by hand (Thread::Stepped): every wait of the
 // driver runs the NICs, on the test's thread, in a fixed order.
 class SteppingClock final : public Clock {
@@ -136,6 +124,38 @@ private:
     std::vector<sim::Nic*> models_;
     std::atomic<std::int64_t> ticks_{0};
 };
+
+// Options whose clock steps the machine's model (Thread::Stepped) and which poll.
+inline Options stepped_options(const SimMachine& m) {
+    Options o;
+    o.clock = std::make_shared<SteppingClock>(std::vector<sim::Nic*>{m.model.get()});
+    o.interrupts = Interrupts::Poll;
+    return o;
+}
+
+inline Region host(const Nic& nic, std::uint64_t bytes) {
+    auto r = Region::host(nic, bytes);
+    if (!r) throw std::runtime_error(r.error());
+    return *r;
+}
+
+inline std::vector<std::byte> read_back(const Region& r, std::uint64_t offset, std::size_t n) {
+    std::vector<std::byte> out(n);
+    r.read(offset, out);
+    return out;
+}
+
+inline std::vector<std::byte> pattern(std::size_t n, std::uint32_t seed) {
+    std::vector<std::byte> out(n);
+    std::uint32_t x = seed * 2654435761u + 1;
+    for (auto& b : out) {
+        x ^= x << 13;
+        x ^= x >> 17;
+        x ^= x << 5;
+        b = static_cast<std::byte>(x);
+    }
+    return out;
+}
 
 // One side of a connection: a NIC, its send and receive CQs and one Qp.
 struct Side {

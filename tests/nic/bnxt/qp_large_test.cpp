@@ -7,18 +7,6 @@
 namespace rig::bnxt::test {
 namespace {
 
-Region host(const Nic& nic, std::uint64_t bytes) {
-    auto r = Region::host(nic, bytes);
-    if (!r) throw std::runtime_error(r.error());
-    return *r;
-}
-
-std::vector<std::byte> read_back(const Region& r, std::uint64_t offset, std::size_t n) {
-    std::vector<std::byte> out(n);
-    r.read(offset, out);
-    return out;
-}
-
 TEST(QpSlow, SixtyFourMiBSendAndReadDeliverExactlyTheBytes) {
     Pair p;
     const std::uint64_t n = 64 << 20;

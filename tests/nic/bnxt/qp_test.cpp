@@ -11,18 +11,6 @@
 namespace rig::bnxt::test {
 namespace {
 
-Region host(const Nic& nic, std::uint64_t bytes) {
-    auto r = Region::host(nic, bytes);
-    if (!r) throw std::runtime_error(r.error());
-    return *r;
-}
-
-std::vector<std::byte> read_back(const Region& r, std::uint64_t offset, std::size_t n) {
-    std::vector<std::byte> out(n);
-    r.read(offset, out);
-    return out;
-}
-
 void expect_completion(const Completion& c, std::uint64_t id, Op op, Status status, std::uint32_t bytes) {
     EXPECT_EQ(c.id, id);
     EXPECT_EQ(c.op, op) << to_string(c.op);

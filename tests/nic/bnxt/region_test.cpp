@@ -82,7 +82,9 @@ TEST(Region, HostLargerThanTheMachineHasIsAnErrorNamingTheSize) {
     Opened o;
     auto r = Region::host(*o.nic, std::uint64_t{1} << 50);
     ASSERT_FALSE(r);
-    EXPECT_EQ(r.error().rfind("0000:04:00.0: no DMA memory for the host region (1 PiB)", 0), 0u) << r.error();
+    EXPECT_EQ(r.error().rfind("host region: ", 0), 0u) << r.error();
+    EXPECT_NE(r.error().find("0000:04:00.0"), std::string::npos) << r.error();
+    EXPECT_NE(r.error().find("1 PiB"), std::string::npos) << r.error();
 }
 
 TEST_P(EitherAddressing, HostRefusedByTheFirmwareIsAnErrorAndGivesTheMemoryBack) {
@@ -132,7 +134,7 @@ TEST(Region, PagesOfProcessMemoryOnANicWithoutIommuIsAnError) {
     auto memory = process_pages(8192);
     auto r = Region::pages(*o.nic, std::span(memory.get(), 8192));
     ASSERT_FALSE(r);
-    EXPECT_EQ(r.error().rfind("0000:04:00.0: cannot pin 8 KiB at ", 0), 0u) << r.error();
+    EXPECT_NE(r.error().find("0000:04:00.0: cannot pin 8 KiB at "), std::string::npos) << r.error();
     EXPECT_EQ(o.nic->function().pins(), 0u);
 }
 
@@ -300,10 +302,7 @@ TEST(Region, RefusedDeregisterOfPagesKeepsThemPinnedUntilClose) {
 
 TEST(Region, UnansweredDeregisterTimesOutAndKeepsTheMemoryUntilClose) {
     SimMachine m("sim0", Iommu::Off, 1, Thread::Stepped);
-    Options options;
-    options.clock = std::make_shared<SteppingClock>(std::vector<sim::Nic*>{m.model.get()});
-    options.interrupts = Interrupts::Poll;
-    auto nic = m.open(options);
+    auto nic = m.open(stepped_options(m));
     ASSERT_TRUE(nic) << nic.error();
     auto r = Region::host(*nic, 4096);
     ASSERT_TRUE(r) << r.error();

@@ -93,7 +93,9 @@ public:
     // As poll, but waits up to `timeout` for the first completion: on the notification
     // queue's MSI-X interrupt where the NIC has one (CQ_ARMALL, NQ_ARM, §5.6), else by
     // polling against the NIC's clock. 0 when the timeout passed. Error naming the NIC
-    // where it can no longer be reached.
+    // where it can no longer be reached. (A queue pair the firmware alone declares failed
+    // (§4.5.4), with no CQE, does not wake a wait on the interrupt; the next poll or wait
+    // reports its flushed entries.)
     Result<std::size_t> wait(std::span<Completion> out, std::chrono::nanoseconds timeout);
 
     // DESTROY_CQ, then drains the notification queue of the CQ's notifications (§7.4),
