@@ -28,11 +28,20 @@ public:
     constexpr Le() = default;
     constexpr Le(T value) { set(value); }  // NOLINT: implicit, as an integer field
     constexpr T get() const {
+        if (!std::is_constant_evaluated() && std::endian::native == std::endian::little) {
+            T value;  // one load: the bytes are already in the host's order
+            std::memcpy(&value, bytes_.data(), sizeof(T));
+            return value;
+        }
         T value{};
         for (std::size_t i = 0; i < sizeof(T); ++i) value |= static_cast<T>(static_cast<T>(bytes_[i]) << (8 * i));
         return value;
     }
     constexpr void set(T value) {
+        if (!std::is_constant_evaluated() && std::endian::native == std::endian::little) {
+            std::memcpy(bytes_.data(), &value, sizeof(T));  // one store (drivers' hot paths build WQEs of these)
+            return;
+        }
         for (std::size_t i = 0; i < sizeof(T); ++i) bytes_[i] = static_cast<std::uint8_t>(value >> (8 * i));
     }
     constexpr operator T() const { return get(); }  // NOLINT

@@ -64,9 +64,13 @@ void Firmware::hwrm(Bytes window) {
     h.seq_id = static_cast<std::uint16_t>(header.seq_id - (fault && fault->kind == FaultKind::stale ? 1 : 0));
     h.resp_len = static_cast<std::uint16_t>(out.size());
     rig::wire::store(std::span(out), h);
-    // §3.1: every byte with valid = 0, then the valid byte alone.
+    // §3.1: every byte with valid = 0, then the valid byte alone. seq_id and resp_len
+    // (bytes 4..7), which the driver polls first, go last as one aligned 4-byte write (a
+    // release, rig/sim/device.hpp), so a driver that sees them sees the rest (TSan).
     out.back() = std::byte{0};
-    if (!bus_.write(header.resp_addr, out)) return;
+    if (!bus_.write(header.resp_addr, std::span(out).first(4))) return;
+    if (!bus_.write(header.resp_addr + 8, std::span(out).subspan(8))) return;
+    if (!bus_.write(header.resp_addr + 4, std::span(out).subspan(4, 4))) return;
     const std::byte valid{hsi::hwrm::valid};
     bus_.write(header.resp_addr + out.size() - 1, std::span(&valid, 1));
 }

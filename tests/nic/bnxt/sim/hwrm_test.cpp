@@ -28,16 +28,22 @@ TEST(BnxtModelHwrm, VerGetAnswersP5ChipAndModelValues) {
     EXPECT_EQ(get(r, 175, 1), 1u);             // valid
 }
 
+// The body with valid = 0 (seq_id and resp_len, bytes 4..7, last, as one 4-byte write the
+// driver's poll acquires), then the valid byte alone.
 TEST(BnxtModelHwrm, ResponseBodyGoesFirstWithValidZeroThenValidByteAlone) {
     Node n;
     n.bus.log_writes(true);
     ASSERT_FALSE(n.hwrm(Msg(24).put(0, 2, 0x0011)).empty());  // FUNC_RESET
     const auto writes = n.bus.writes();
-    ASSERT_EQ(writes.size(), 2u);
+    ASSERT_EQ(writes.size(), 4u);
     EXPECT_EQ(writes[0].address, n.resp);
-    EXPECT_EQ(writes[0].bytes, 16u);
-    EXPECT_EQ(writes[1].address, n.resp + 15);
-    EXPECT_EQ(writes[1].bytes, 1u);
+    EXPECT_EQ(writes[0].bytes, 4u);
+    EXPECT_EQ(writes[1].address, n.resp + 8);
+    EXPECT_EQ(writes[1].bytes, 8u);
+    EXPECT_EQ(writes[2].address, n.resp + 4);
+    EXPECT_EQ(writes[2].bytes, 4u);
+    EXPECT_EQ(writes[3].address, n.resp + 15);
+    EXPECT_EQ(writes[3].bytes, 1u);
 }
 
 TEST(BnxtModelHwrm, FuncQcapsReportsRoceAndTheMac) {

@@ -1,0 +1,174 @@
+// bench/p2p/p2p_bench.cpp: the main job's two paths on p2p_copy's default machines
+// (examples/p2p_copy: topology "switch"), row for row in one run against memcpy on this
+// machine, so the ratios are read directly:
+//
+//  p2p/send/<bytes>     peer-to-peer, machine 1 sends from its GPU region into receives
+//                       posted in machine 2's GPU region (1 MiB messages, 16 in flight)
+//  p2p/read/<bytes>     peer-to-peer, machine 2 reads machine 1's GPU region (RDMA READ)
+//  bounce/send/<bytes>  GPU copy engine to host memory, send/receive between host regions,
+//                       host memory to GPU, pipelined over 16 host slots of 1 MiB
+//  memcpy/<bytes>       std::memcpy between two resident buffers of this process
+//  completions/send-64B 64-byte sends into posted receives, 64 in flight: items/s are
+//                       send completions per second
+//
+// bytes: 4 KiB, 64 KiB, 1 MiB, 16 MiB, 256 MiB. bytes_per_second is the counter to read.
+// Each row also gives bytes_per_cpu_second: bytes over the CPU time of the whole process
+// (the NIC models' threads included), which a loaded machine disturbs far less than the
+// wall clock. Every transfer row checks once, after timing, that the destination's checksum (computed
+// on machine 2's GPU) equals the source's, and reports an error where not.
+// The NIC models run on their own threads, so the rows use real time; the machine's
+// wall clock is shared with whatever else runs on it: compare rows of one run.
+#include <benchmark/benchmark.h>
+
+#include <time.h>
+
+#include <cstring>
+#include <memory>
+#include <stdexcept>
+#include <vector>
+
+#include "copy.hpp"
+#include "machines.hpp"
+#include "paths.hpp"
+
+namespace {
+
+using namespace p2p_copy;
+
+constexpr std::uint64_t KiB = 1024, MiB = 1024 * KiB;
+constexpr std::uint64_t largest = 256 * MiB;
+const std::vector<std::int64_t> sizes{4 * KiB, 64 * KiB, 1 * MiB, 16 * MiB, 256 * MiB};
+
+template <class T>
+T must(rig::Result<T> r) {
+    if (!r) throw std::runtime_error(r.error());
+    return std::move(*r);
+}
+
+// The two machines, their queue pairs, a buffer of `largest` bytes on each GPU, and every
+// path over them, opened once for the whole run.
+struct Rig {
+    std::unique_ptr<Pair> pair;
+    std::optional<Link> link;
+    std::optional<Buffers> buffers;
+    std::optional<PeerToPeer> send, read, small;
+    std::unique_ptr<Bounce> bounce;
+
+    Rig() {
+        auto config = gpu_config(largest);
+        auto layout = must(builtin("switch", rig::gpu::sim::Model(config).identity(), nic_identity()));
+        pair = must(open_pair(layout, config.memory_bytes));
+        const Pipeline pipeline;
+        link = must(Link::connect(*pair, 64));
+        buffers = must(Buffers::allocate(*pair, largest));
+        if (auto r = pair->one.gpu->fill(buffers->source, 1); !r) throw std::runtime_error(r.error());
+        if (auto r = pair->two.gpu->fill(buffers->destination, 2); !r) throw std::runtime_error(r.error());
+        send = must(PeerToPeer::open(*pair, *link, *buffers, Mode::SendRecv, pipeline));
+        read = must(PeerToPeer::open(*pair, *link, *buffers, Mode::Read, pipeline));
+        small = must(PeerToPeer::open(*pair, *link, *buffers, Mode::SendRecv, {64, 64}));
+        bounce = must(Bounce::open(*pair, *link, *buffers, pipeline));
+    }
+    ~Rig() {
+        // Paths before the link, the link before the machines.
+        bounce.reset();
+        send.reset();
+        read.reset();
+        small.reset();
+        buffers.reset();
+        link.reset();
+    }
+};
+
+// CPU time of the process, all threads, in seconds.
+double process_cpu_seconds() {
+    timespec t{};
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+    return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) * 1e-9;
+}
+
+void count(benchmark::State& state, std::uint64_t bytes, double cpu_seconds) {
+    const double total = static_cast<double>(state.iterations()) * static_cast<double>(bytes);
+    state.SetBytesProcessed(static_cast<std::int64_t>(total));
+    state.counters["bytes_per_cpu_second"] = cpu_seconds > 0 ? total / cpu_seconds : 0;
+}
+
+Rig& machines() {
+    static Rig rig;
+    return rig;
+}
+
+// Times `transfer` of state.range(0) bytes, then checks the destination once.
+template <class Transfer>
+void transfer_rows(benchmark::State& state, Transfer&& transfer) {
+    Rig& rig = machines();
+    const auto bytes = static_cast<std::uint64_t>(state.range(0));
+    // Another pattern first, so that a transfer that moves nothing cannot verify.
+    if (auto r = rig.pair->two.gpu->fill(rig.buffers->destination, 0, bytes, state.iterations() + 7); !r) {
+        state.SkipWithError(r.error().c_str());
+        return;
+    }
+    const double cpu = process_cpu_seconds();
+    for (auto _ : state) {
+        if (auto r = transfer(rig, bytes); !r) {
+            state.SkipWithError(r.error().c_str());
+            return;
+        }
+    }
+    count(state, bytes, process_cpu_seconds() - cpu);
+    auto sums = checksums(*rig.pair, *rig.buffers, bytes);
+    if (!sums) state.SkipWithError(sums.error().c_str());
+    else if (!sums->equal()) state.SkipWithError("the destination's checksum differs from the source's");
+}
+
+void p2p_send(benchmark::State& state) {
+    transfer_rows(state, [](Rig& rig, std::uint64_t bytes) { return rig.send->run(bytes); });
+}
+void p2p_read(benchmark::State& state) {
+    transfer_rows(state, [](Rig& rig, std::uint64_t bytes) { return rig.read->run(bytes); });
+}
+void bounce_send(benchmark::State& state) {
+    transfer_rows(state, [](Rig& rig, std::uint64_t bytes) { return rig.bounce->run(bytes); });
+}
+
+void memcpy_row(benchmark::State& state) {
+    const auto bytes = static_cast<std::size_t>(state.range(0));
+    static std::vector<std::byte> from(largest, std::byte{1}), to(largest, std::byte{2});
+    const double cpu = process_cpu_seconds();
+    for (auto _ : state) {
+        std::memcpy(to.data(), from.data(), bytes);
+        benchmark::DoNotOptimize(to.data());
+        benchmark::ClobberMemory();
+    }
+    count(state, bytes, process_cpu_seconds() - cpu);
+}
+
+// 1024 sends of 64 bytes per iteration, each into a posted receive.
+void completions(benchmark::State& state) {
+    Rig& rig = machines();
+    constexpr std::uint64_t sends = 1024;
+    const double cpu = process_cpu_seconds();
+    for (auto _ : state) {
+        if (auto r = rig.small->run(64 * sends); !r) {
+            state.SkipWithError(r.error().c_str());
+            return;
+        }
+    }
+    state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * sends));
+    const double spent = process_cpu_seconds() - cpu;
+    state.counters["items_per_cpu_second"] = spent > 0 ? static_cast<double>(state.iterations() * sends) / spent : 0;
+}
+
+void apply_sizes(benchmark::internal::Benchmark* b) {
+    for (std::int64_t s : sizes) b->Arg(s);
+    b->UseRealTime()->Unit(benchmark::kMicrosecond);
+}
+
+BENCHMARK(p2p_send)->Name("p2p/send")->Apply(apply_sizes);
+BENCHMARK(p2p_read)->Name("p2p/read")->Apply(apply_sizes);
+BENCHMARK(bounce_send)->Name("bounce/send")->Apply(apply_sizes);
+BENCHMARK(memcpy_row)->Name("memcpy")->Apply(apply_sizes);
+BENCHMARK(completions)->Name("completions/send-64B")->UseRealTime()->Unit(benchmark::kMicrosecond);
+
+}  // namespace
+
+BENCHMARK_MAIN();

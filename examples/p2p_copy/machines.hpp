@@ -1,0 +1,64 @@
+// The two simulated machines p2p_copy moves bytes between: each a rig::sim::System of one
+// Layout (topologies.hpp) with the simulated GPU's model at its GPU and a bnxt model at
+// its NIC, both opened by their drivers (rig::gpu::sim::open, rig::bnxt::Nic::open) as on
+// any machine; the two NICs' ports joined by a simulated wire.
+//
+// Everything a Side holds lives until the Pair goes: Pair's destructor closes the NICs
+// (while their models still run), then unplugs the wire, then stops the models.
+// Not thread-safe; the data path (paths.hpp) uses a Pair from one thread.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "rig/bnxt/nic.hpp"
+#include "rig/bnxt/sim/nic.hpp"
+#include "rig/bnxt/sim/wire.hpp"
+#include "rig/gpu/gpu.hpp"
+#include "rig/gpu/sim/model.hpp"
+#include "rig/pci/machine.hpp"
+#include "rig/sim/system.hpp"
+#include "rig/space.hpp"
+#include "topologies.hpp"
+
+namespace p2p_copy {
+
+// One machine of the pair.
+struct Side {
+    std::string name;  // "machine 1"
+    std::shared_ptr<rig::gpu::sim::Model> gpu_model;
+    std::shared_ptr<rig::bnxt::sim::Nic> nic_model;
+    std::optional<rig::sim::System> system;
+    std::shared_ptr<rig::Space> space;  // the GPU vendor's, one per machine
+    std::optional<rig::gpu::Gpu> gpu;
+    std::optional<rig::bnxt::Nic> nic;
+    std::string gpu_bus, nic_bus;
+
+    const rig::pci::Machine& machine() const { return system->machine(); }
+    // Whether the NIC reaches the GPU's BAR: forwards(provider = GPU, client = NIC), explained.
+    rig::pci::Route route() const { return machine().route(gpu_bus, nic_bus); }
+};
+
+struct Pair {
+    Pair() = default;
+    Pair(const Pair&) = delete;
+    Pair& operator=(const Pair&) = delete;
+    ~Pair();
+
+    std::string topology;  // the Layout's name
+    Side one, two;         // the sender and the receiver
+    std::unique_ptr<rig::bnxt::sim::Wire> wire;
+};
+
+// The GPU model's identity for a GPU of `memory_bytes` bytes of memory, all of it behind
+// its BAR, and the bnxt model's identity: what a Layout is built with.
+rig::gpu::sim::ModelConfig gpu_config(std::uint64_t memory_bytes);
+rig::sim::Identity nic_identity();
+
+// Two machines of `layout`, each with a GPU of `gpu_memory_bytes` (a power of two >= 64
+// KiB), running, opened and cabled. Error naming the machine and what failed: the sysfs
+// tree, the GPU's or the NIC's open.
+rig::Result<std::unique_ptr<Pair>> open_pair(const Layout& layout, std::uint64_t gpu_memory_bytes);
+
+}  // namespace p2p_copy

@@ -1,0 +1,139 @@
+// p2p_copy: moves a buffer from GPU memory on one machine into GPU memory on another,
+// peer-to-peer (NIC to GPU BAR) and through host memory (bounce), on two simulated
+// machines, and prints what ran, why, how fast, and whether the bytes arrived intact.
+//
+//   p2p_copy [--size 256M] [--path both|auto|p2p|bounce] [--pull]
+//            [--topology switch|acs|two-host-bridges|iommu|DIR [--gpu BUS --nic BUS]] [--json]
+//
+// Exit status: 0 when at least one path ran and every path that ran was verified (and a
+// path chosen alone with --path p2p or --path bounce was not refused); 1 otherwise; 2 for
+// a command line it cannot use.
+#include <CLI/CLI.hpp>
+
+#include <bit>
+#include <cctype>
+#include <charconv>
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+#include <map>
+#include <optional>
+
+#include "copy.hpp"
+#include "machines.hpp"
+#include "report.hpp"
+#include "topologies.hpp"
+
+namespace {
+
+using namespace p2p_copy;
+
+// "256M", "4k", "1G", "4096", "64MiB": bytes, with binary K/M/G suffixes.
+std::optional<std::uint64_t> parse_size(std::string_view s) {
+    std::uint64_t value = 0;
+    const auto [end, error] = std::from_chars(s.data(), s.data() + s.size(), value);
+    if (error != std::errc() || end == s.data()) return std::nullopt;
+    std::string suffix(end, s.data() + s.size());
+    for (char& c : suffix) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    static const std::map<std::string, unsigned> shifts{{"", 0},    {"B", 0},   {"K", 10},   {"KB", 10}, {"KIB", 10},
+                                                        {"M", 20},  {"MB", 20}, {"MIB", 20}, {"G", 30},  {"GB", 30},
+                                                        {"GIB", 30}};
+    const auto shift = shifts.find(suffix);
+    if (shift == shifts.end() || value == 0 || value > (std::uint64_t{1} << 40) >> shift->second) return std::nullopt;
+    return value << shift->second;
+}
+
+// The GPU's memory: a power of two that holds the buffer, at least 64 MiB.
+std::uint64_t gpu_memory_for(std::uint64_t size) { return std::bit_ceil(std::max<std::uint64_t>(size, std::uint64_t{64} << 20)); }
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    CLI::App app{"Moves a buffer from GPU memory on one simulated machine into GPU memory on another, "
+                 "peer-to-peer and through host memory, and verifies it."};
+    std::string size_text = "256M", path = "both", topology = "switch", gpu, nic;
+    bool pull = false, as_json = false;
+    app.add_option("--size", size_text, "bytes to move, with K, M or G (binary) suffixes")->capture_default_str();
+    app.add_option("--path", path, "which paths: both, auto (p2p where the bus forwards, else bounce), p2p, bounce")
+        ->check(CLI::IsMember({"both", "auto", "p2p", "bounce"}))
+        ->capture_default_str();
+    app.add_flag("--pull", pull, "peer-to-peer by RDMA READ: the receiver reads the sender's GPU region");
+    app.add_option("--topology", topology,
+                   "switch, acs, two-host-bridges, iommu, or a directory `rig snapshot` wrote (with --gpu and --nic)")
+        ->capture_default_str();
+    app.add_option("--gpu", gpu, "with --topology DIR: the bus address of the GPU the simulated GPU replaces");
+    app.add_option("--nic", nic, "with --topology DIR: the bus address of the NIC the simulated bnxt NIC replaces");
+    app.add_flag("--json", as_json, "print one JSON object instead of the table");
+    std::string chunk_text = "1M";
+    std::uint32_t depth = Pipeline{}.depth;
+    app.add_option("--chunk", chunk_text, "bytes per message (a multiple of 4096), K, M or G suffixes")->capture_default_str();
+    app.add_option("--depth", depth, "messages in flight")->check(CLI::Range(1, 64))->capture_default_str();
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::ParseError& e) {
+        return app.exit(e) == 0 ? 0 : 2;
+    }
+
+    const auto size = parse_size(size_text);
+    if (!size) {
+        std::cerr << "p2p_copy: --size " << size_text << ": not a size (a positive number of bytes up to 1 TiB, "
+                  << "with K, M or G: 4096, 64K, 256M, 1G)\n";
+        return 2;
+    }
+    const auto chunk = parse_size(chunk_text);
+    if (!chunk || *chunk % 4096 != 0 || *chunk >= (std::uint64_t{1} << 31)) {
+        std::cerr << "p2p_copy: --chunk " << chunk_text << ": not a multiple of 4096 bytes below 2 GiB\n";
+        return 2;
+    }
+    Options options;
+    options.pipeline = {*chunk, depth};
+    options.size = *size;
+    options.choice = path == "auto" ? Choice::Auto : path == "p2p" ? Choice::P2p : path == "bounce" ? Choice::Bounce : Choice::Both;
+    options.mode = pull ? Mode::Read : Mode::SendRecv;
+
+    const auto gpu_config = p2p_copy::gpu_config(gpu_memory_for(*size));
+    const auto gpu_identity = rig::gpu::sim::Model(gpu_config).identity();
+    rig::Result<Layout> layout = rig::fail("");
+    std::error_code ec;
+    if (std::filesystem::is_directory(topology, ec)) {
+        if (gpu.empty() || nic.empty()) {
+            std::cerr << "p2p_copy: --topology " << topology << " is a snapshot: name the GPU and the NIC with --gpu BUS --nic BUS\n";
+            return 2;
+        }
+        layout = from_snapshot(topology, gpu, nic, gpu_identity, nic_identity());
+    } else {
+        if (!gpu.empty() || !nic.empty()) {
+            std::cerr << "p2p_copy: --gpu and --nic name functions of a snapshot (--topology DIR); "
+                      << "the built-in topology " << topology << " places its own\n";
+            return 2;
+        }
+        layout = builtin(topology, gpu_identity, nic_identity());
+    }
+    if (!layout) {
+        std::cerr << "p2p_copy: " << layout.error() << "\n";
+        return 2;
+    }
+
+    auto pair = open_pair(*layout, gpu_config.memory_bytes);
+    if (!pair) {
+        std::cerr << "p2p_copy: " << pair.error() << "\n";
+        return 1;
+    }
+    std::optional<ProgressLine> line;
+    auto report = copy(
+        **pair, options,
+        [&](Path p) -> Progress {
+            line.emplace(stderr, std::string(to_string(p)), *size, !as_json);
+            return [&](std::uint64_t done) { (*line)(done); };
+        },
+        [&](Path) {
+            if (line) line->finish();
+        });
+    if (!report) {
+        std::cerr << "p2p_copy: " << report.error() << "\n";
+        return 1;
+    }
+    if (as_json) std::cout << json(*report).dump() << "\n";
+    else std::cout << table(*report);
+    return exit_status(*report, options.choice);
+}

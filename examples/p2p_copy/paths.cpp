@@ -1,0 +1,320 @@
+// The peer-to-peer and bounce paths of p2p_copy (paths.hpp).
+//
+// One loop (stream) drives both send/receive paths: it keeps up to `depth` receives posted
+// on machine 2, sends chunk i only once the receive that takes it is posted, and learns of
+// progress only from completions. The bounce path hooks its GPU copies in: a chunk is
+// copied to machine 1's host memory just before its send, and out of machine 2's host
+// memory as soon as its receive completes, into the slot (i mod depth) that the next
+// receive reuses. Reads (Mode::Read) need no receives: machine 2 reads chunk after chunk.
+#include "paths.hpp"
+
+#include <algorithm>
+#include <array>
+
+#include "rig/pci/function.hpp"
+#include "rig/text.hpp"
+
+namespace p2p_copy {
+namespace {
+
+using rig::bnxt::Completion;
+using rig::bnxt::Region;
+using Clock = std::chrono::steady_clock;
+
+// A transfer without a completion for this long has stalled (a lost wire, a model that
+// stopped); it is an Error, not a hang.
+constexpr auto stall_after = std::chrono::seconds(30);
+// How long one wait for a completion blocks before the loop looks at the other queue.
+constexpr auto wait_slice = std::chrono::milliseconds(5);
+
+struct Chunks {
+    std::uint64_t bytes, chunk;
+    std::uint64_t count() const { return (bytes + chunk - 1) / chunk; }
+    std::uint64_t offset(std::uint64_t i) const { return i * chunk; }
+    std::uint64_t length(std::uint64_t i) const { return std::min(chunk, bytes - i * chunk); }
+};
+
+std::string describe(const char* what, std::uint64_t i, const Chunks& chunks) {
+    return std::string(what) + " of chunk " + std::to_string(i) + " (" + rig::text::bytes(chunks.length(i)) + " at byte " +
+           std::to_string(chunks.offset(i)) + ")";
+}
+
+rig::Result<void> check(const Completion& c, const Side& side, const char* what, const Chunks& chunks, bool exact_bytes) {
+    if (!c.ok())
+        return rig::fail(side.name, ": the ", describe(what, c.id, chunks), " completed with ", std::string(to_string(c.status)),
+                         " (CQE status ", rig::text::hex(c.code, 2), ")");
+    if (exact_bytes && c.bytes != chunks.length(c.id))
+        return rig::fail(side.name, ": the ", describe(what, c.id, chunks), " completed with ", std::to_string(c.bytes),
+                         " bytes");
+    return {};
+}
+
+// Where a chunk is sent from or received into, and what runs around it.
+struct Hooks {
+    const Region* send_region;
+    const Region* recv_region;
+    std::function<std::uint64_t(std::uint64_t)> send_offset, recv_offset;
+    std::function<rig::Result<void>(std::uint64_t)> before_send, after_receive;  // may be empty
+};
+
+class Stall {
+public:
+    void moved() { last_ = Clock::now(); }
+    rig::Result<void> check(const Side& side, std::uint64_t done, std::uint64_t bytes) const {
+        if (Clock::now() - last_ < stall_after) return {};
+        return rig::fail(side.name, ": no completion for ", std::to_string(stall_after.count()), " s with ",
+                         rig::text::bytes(done), " of ", rig::text::bytes(bytes), " arrived");
+    }
+
+private:
+    Clock::time_point last_ = Clock::now();
+};
+
+rig::Result<void> stream(Pair& pair, Link& link, const Hooks& h, const Chunks& chunks, std::uint32_t depth,
+                         const Progress& progress) {
+    rig::bnxt::Qp& sender = *link.qp[0];
+    rig::bnxt::Qp& receiver = *link.qp[1];
+    rig::bnxt::Cq& sent_cq = *link.cq[0];
+    rig::bnxt::Cq& received_cq = *link.cq[1];
+    const std::uint64_t n = chunks.count();
+    std::uint64_t posted = 0, received = 0, sent = 0, send_done = 0, bytes_done = 0;
+    std::array<Completion, 32> out;
+    Stall stall;
+    while (received < n || send_done < sent) {
+        bool moved = false;
+        while (posted < n && posted - received < depth && receiver.recv(*h.recv_region, h.recv_offset(posted), chunks.length(posted), posted)) {
+            ++posted;
+            moved = true;
+        }
+        while (sent < posted && sent - send_done < depth) {
+            if (h.before_send)
+                if (auto r = h.before_send(sent); !r) return r;
+            if (!sender.send(*h.send_region, h.send_offset(sent), chunks.length(sent), sent)) break;
+            ++sent;
+            moved = true;
+        }
+        // Wait on the queue whose completion the loop needs next: a receive whose send
+        // is out, else the sends' acknowledgements.
+        rig::bnxt::Cq& next = sent > received ? received_cq : sent_cq;
+        for (rig::bnxt::Cq* cq : {&sent_cq, &received_cq}) {
+            std::size_t got = 0;
+            if (moved || cq != &next) {
+                got = cq->poll(out);
+            } else {
+                auto waited = cq->wait(out, wait_slice);
+                if (!waited) return rig::fail((cq == &sent_cq ? pair.one : pair.two).name, ": ", waited.error());
+                got = *waited;
+            }
+            for (std::size_t k = 0; k < got; ++k) {
+                if (cq == &sent_cq) {
+                    if (auto r = check(out[k], pair.one, "send", chunks, true); !r) return r;
+                    ++send_done;
+                    continue;
+                }
+                if (auto r = check(out[k], pair.two, "receive", chunks, true); !r) return r;
+                if (h.after_receive)
+                    if (auto r = h.after_receive(out[k].id); !r) return r;
+                ++received;
+                bytes_done += out[k].bytes;
+                if (progress) progress(bytes_done);
+            }
+            if (got > 0) moved = true;
+        }
+        if (moved) stall.moved();
+        else if (auto r = stall.check(pair.two, bytes_done, chunks.bytes); !r) return r;
+    }
+    return {};
+}
+
+// Machine 2 reads the chunks of machine 1's `source` into its `destination`.
+rig::Result<void> read_all(Pair& pair, Link& link, const Region& source, std::uint64_t source_offset,
+                           const Region& destination, std::uint64_t destination_offset, const Chunks& chunks,
+                           std::uint32_t depth, const Progress& progress) {
+    rig::bnxt::Qp& reader = *link.qp[1];
+    rig::bnxt::Cq& cq = *link.cq[1];
+    const std::uint64_t n = chunks.count();
+    std::uint64_t posted = 0, done = 0, bytes_done = 0;
+    std::array<Completion, 32> out;
+    Stall stall;
+    while (done < n) {
+        bool moved = false;
+        while (posted < n && posted - done < depth &&
+               reader.read(destination, destination_offset + chunks.offset(posted),
+                           source.remote(source_offset + chunks.offset(posted)), chunks.length(posted), posted)) {
+            ++posted;
+            moved = true;
+        }
+        auto got = moved ? rig::Result<std::size_t>(cq.poll(out)) : cq.wait(out, wait_slice);
+        if (!got) return rig::fail(pair.two.name, ": ", got.error());
+        for (std::size_t k = 0; k < *got; ++k) {
+            if (auto r = check(out[k], pair.two, "read", chunks, true); !r) return r;
+            ++done;
+            bytes_done += out[k].bytes;
+            if (progress) progress(bytes_done);
+        }
+        if (moved || *got > 0) stall.moved();
+        else if (auto r = stall.check(pair.two, bytes_done, chunks.bytes); !r) return r;
+    }
+    return {};
+}
+
+std::string summary(const rig::pci::Route& route) {
+    if (route.verdict == rig::pci::Verdict::Unread) return "unread: " + route.unread;
+    std::string out = "distance " + std::string(route.distance ? to_string(*route.distance) : "unknown") + ", ";
+    if (route.forwards()) {
+        out += "forwards (" + std::string(to_string(route.verdict));
+        if (route.common) out += " below " + *route.common;
+        if (route.verdict == rig::pci::Verdict::ThroughHostBridge)
+            out += route.cpu_rule ? ", the AMD CPU rule" : ", " + route.host_bridge_rule;
+        return out + ")";
+    }
+    out += "does not forward:";
+    std::string redirects;
+    for (const auto& r : route.redirects)
+        redirects += (redirects.empty() ? " ACS redirects at " : ", ") + r.bus + " (ACSCtl " + rig::text::hex(r.control, 4) + ")";
+    if (!redirects.empty()) out += redirects + " up to the root complex, and";
+    else if (!route.common) out += " no common upstream bridge, and";
+    out += " " + (route.host_bridge_rule.empty() ? std::string("the root complex refuses") : route.host_bridge_rule);
+    return out;
+}
+
+}  // namespace
+
+std::string_view to_string(Path path) { return path == Path::P2p ? "p2p" : "bounce"; }
+
+rig::Result<Link> Link::connect(Pair& pair, std::uint32_t depth) {
+    Link link;
+    Side* sides[2] = {&pair.one, &pair.two};
+    for (int i = 0; i < 2; ++i) {
+        auto cq = rig::bnxt::Cq::create(*sides[i]->nic, 2 * depth);
+        if (!cq) return rig::fail(sides[i]->name, ": ", cq.error());
+        link.cq[i] = std::move(*cq);
+        auto qp = rig::bnxt::Qp::create(*sides[i]->nic, *link.cq[i], *link.cq[i], {depth, depth});
+        if (!qp) return rig::fail(sides[i]->name, ": ", qp.error());
+        link.qp[i] = std::move(*qp);
+    }
+    for (int i = 0; i < 2; ++i)
+        if (auto r = link.qp[i]->connect(link.qp[1 - i]->endpoint()); !r) return rig::fail(sides[i]->name, ": ", r.error());
+    link.read_depth = std::max<std::uint32_t>(1, std::min<std::uint32_t>(pair.two.nic->limits().max_qp_init_rd_atom,
+                                                                         pair.one.nic->limits().max_qp_rd_atom));
+    return link;
+}
+
+Forwarding forwarding(const Pair& pair) {
+    Forwarding f{true, {}};
+    for (const Side* side : {&pair.one, &pair.two}) {
+        const auto route = side->route();
+        f.both = f.both && route.forwards();
+        f.reason += (f.reason.empty() ? "" : "; ") + side->name + ": " + summary(route);
+    }
+    return f;
+}
+
+rig::Result<Buffers> Buffers::allocate(Pair& pair, std::uint64_t bytes) {
+    auto source = pair.one.gpu->alloc(bytes);
+    if (!source) return rig::fail(pair.one.name, ": ", source.error());
+    auto destination = pair.two.gpu->alloc(bytes);
+    if (!destination) return rig::fail(pair.two.name, ": ", destination.error());
+    return Buffers{std::move(*source), std::move(*destination), bytes};
+}
+
+rig::Result<PeerToPeer> PeerToPeer::open(Pair& pair, Link& link, const Buffers& buffers, Mode mode, Pipeline pipeline) {
+    std::optional<Region> regions[2];
+    std::uint64_t offsets[2] = {};
+    const Side* sides[2] = {&pair.one, &pair.two};
+    const rig::gpu::Memory* memory[2] = {&buffers.source, &buffers.destination};
+    for (int i = 0; i < 2; ++i) {
+        auto runs = memory[i]->runs();
+        if (!runs) return rig::fail(sides[i]->name, ": ", runs.error());
+        auto region = Region::device(*sides[i]->nic, runs->runs);
+        if (!region) return rig::fail(sides[i]->name, ": ", region.error());
+        regions[i] = std::move(*region);
+        offsets[i] = runs->offset;
+    }
+    PeerToPeer path(link, std::move(*regions[0]), std::move(*regions[1]), mode, pipeline);
+    path.offsets_[0] = offsets[0];
+    path.offsets_[1] = offsets[1];
+    path.pair_ = &pair;
+    return path;
+}
+
+rig::Result<void> PeerToPeer::run(std::uint64_t bytes, const Progress& progress) {
+    const Chunks chunks{bytes, pipeline_.chunk};
+    if (mode_ == Mode::Read)
+        return read_all(*pair_, *link_, source_, offsets_[0], destination_, offsets_[1], chunks,
+                        std::min(pipeline_.depth, link_->read_depth), progress);
+    Hooks hooks{&source_, &destination_,
+                [&](std::uint64_t i) { return offsets_[0] + chunks.offset(i); },
+                [&](std::uint64_t i) { return offsets_[1] + chunks.offset(i); },
+                {}, {}};
+    return stream(*pair_, *link_, hooks, chunks, pipeline_.depth, progress);
+}
+
+rig::Result<std::unique_ptr<Bounce>> Bounce::open(Pair& pair, Link& link, const Buffers& buffers, Pipeline pipeline) {
+    std::unique_ptr<Bounce> path(new Bounce(pair, link, buffers, pipeline));
+    const Side* sides[2] = {&pair.one, &pair.two};
+    for (int i = 0; i < 2; ++i) {
+        // Host memory both the GPU's copy engine and the NIC reach: the NIC's DMA memory,
+        // at physical addresses where no IOMMU translates for the NIC. Behind an IOMMU
+        // the NIC's runs are IOVAs of its own domain, which the GPU cannot use, and
+        // rig::gpu gives no host memory of the GPU's for the NIC to pin instead.
+        const rig::bnxt::Nic& nic = *sides[i]->nic;
+        if (nic.function().addressing() == rig::pci::Addressing::Iommu)
+            return rig::fail(sides[i]->name, ": the NIC ", nic.bus(),
+                             " is behind an IOMMU: its host memory lies at IOVAs the GPU's copy engine cannot reach, "
+                             "and rig::gpu offers no host memory of the GPU's own for the NIC to pin");
+        Staging& s = path->staging_[i];
+        s.nic = &nic;
+        auto dma = nic.function().alloc_dma(pipeline.chunk * pipeline.depth, rig::pci::Contiguity::Contiguous);
+        if (!dma) return rig::fail(sides[i]->name, ": ", dma.error());
+        s.dma = std::move(*dma);
+        s.host = rig::gpu::HostBuffer::of(s.dma);
+        if (!s.dma.window.is_mapped())
+            return rig::fail(sides[i]->name, ": the NIC's DMA memory is not mapped into this process");
+        // Resident before the clock starts, as pinned memory is: the simulator's DMA memory
+        // is committed on first touch.
+        std::fill_n(s.dma.window.data(), s.dma.window.size(), std::byte{0});
+        auto region = Region::pages(nic, {s.dma.window.data(), s.dma.window.size()});
+        if (!region) return rig::fail(sides[i]->name, ": ", region.error());
+        s.region = std::move(*region);
+    }
+    return path;
+}
+
+Bounce::~Bounce() {
+    for (Staging& s : staging_) {
+        if (!s.nic || s.nic->closed()) continue;
+        if (s.region) (void)s.region->deregister();  // unpins; an error leaves the memory to close
+        if (s.dma.window.size() > 0 && (!s.region || s.region->deregistered())) s.nic->function().free_dma(s.dma);
+    }
+}
+
+rig::Result<void> Bounce::run(std::uint64_t bytes, const Progress& progress) {
+    const Chunks chunks{bytes, pipeline_.chunk};
+    const rig::gpu::Gpu& sender = *pair_->one.gpu;
+    const rig::gpu::Gpu& receiver = *pair_->two.gpu;
+    auto slot = [&](std::uint64_t i) { return (i % pipeline_.depth) * pipeline_.chunk; };
+    Hooks hooks{&*staging_[0].region, &*staging_[1].region, slot, slot,
+                [&](std::uint64_t i) -> rig::Result<void> {
+                    auto r = sender.copy_to_host(buffers_.source, chunks.offset(i), staging_[0].host, slot(i), chunks.length(i));
+                    if (!r) return rig::fail(pair_->one.name, ": ", r.error());
+                    return {};
+                },
+                [&](std::uint64_t i) -> rig::Result<void> {
+                    auto r = receiver.copy_from_host(staging_[1].host, slot(i), buffers_.destination, chunks.offset(i),
+                                                     chunks.length(i));
+                    if (!r) return rig::fail(pair_->two.name, ": ", r.error());
+                    return {};
+                }};
+    return stream(*pair_, *link_, hooks, chunks, pipeline_.depth, progress);
+}
+
+rig::Result<Checksums> checksums(Pair& pair, const Buffers& buffers, std::uint64_t bytes) {
+    auto source = pair.one.gpu->checksum(buffers.source, 0, bytes);
+    if (!source) return rig::fail(pair.one.name, ": ", source.error());
+    auto destination = pair.two.gpu->checksum(buffers.destination, 0, bytes);
+    if (!destination) return rig::fail(pair.two.name, ": ", destination.error());
+    return Checksums{*source, *destination};
+}
+
+}  // namespace p2p_copy

@@ -1,0 +1,138 @@
+// The two ways p2p_copy moves GPU memory of machine 1 into GPU memory of machine 2
+// (DESIGN.md, "The data path of the main job"):
+//
+//  - peer-to-peer: each NIC registers its GPU's memory by its BAR runs (Region::device);
+//    the receiver posts receives into its GPU region and the sender sends from its own
+//    (Mode::SendRecv), or the receiver reads the sender's region (Mode::Read, Qp::read).
+//    The bytes cross each machine's bus once, NIC to GPU BAR.
+//  - bounce: the GPU's copy engine copies a chunk into host memory, the NICs move it host
+//    region to host region, and the other GPU's engine copies it in: every byte crosses
+//    each bus twice more.
+//
+// Both cut the transfer into chunks (messages) and keep `depth` of them in flight, as a
+// NIC's throughput needs. A receive is always posted before the send it takes, so no send
+// waits on the receiver-not-ready timer. The completion is the point at which a chunk's
+// bytes are in the destination (cases/bugs B27; region.hpp): nothing reads them earlier.
+//
+// Everything here runs on the calling thread; the NIC models run on their own.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "machines.hpp"
+#include "rig/bnxt/cq.hpp"
+#include "rig/bnxt/qp.hpp"
+#include "rig/bnxt/region.hpp"
+#include "rig/gpu/gpu.hpp"
+
+namespace p2p_copy {
+
+enum class Path { P2p, Bounce };
+enum class Mode { SendRecv, Read };
+std::string_view to_string(Path path);  // "p2p", "bounce"
+
+// How a transfer is cut: messages of at most `chunk` bytes (> 0), at most
+// `depth` of them in flight. Reads are bounded further by the NIC's initiator depth.
+struct Pipeline {
+    std::uint64_t chunk = std::uint64_t{1} << 20;
+    std::uint32_t depth = 16;
+};
+
+// Called on the transfer's thread with the bytes in the destination so far.
+using Progress = std::function<void(std::uint64_t done)>;
+
+// A reliable-connected queue pair on each NIC, connected to each other; each with one Cq
+// that takes its sends, receives and reads.
+struct Link {
+    std::optional<rig::bnxt::Cq> cq[2];
+    std::optional<rig::bnxt::Qp> qp[2];
+    // Reads in flight at once: the smaller of the two NICs' initiator and responder depths.
+    std::uint32_t read_depth = 1;
+
+    // Error naming the machine and the step (CREATE_CQ, CREATE_QP, MODIFY_QP) that failed.
+    static rig::Result<Link> connect(Pair& pair, std::uint32_t depth);
+};
+
+// Whether each machine's bus carries its NIC's requests to its GPU's BAR, in words for the
+// report: the distance and verdict on each machine, and where one does not forward, the
+// bridges that redirect and the host-bridge rule that refused.
+struct Forwarding {
+    bool both = false;
+    std::string reason;
+};
+Forwarding forwarding(const Pair& pair);
+
+// GPU memory of `bytes` on each machine: `source` on machine 1, `destination` on 2.
+struct Buffers {
+    rig::gpu::Memory source, destination;
+    std::uint64_t bytes = 0;
+    static rig::Result<Buffers> allocate(Pair& pair, std::uint64_t bytes);
+};
+
+// The peer-to-peer path over registered device regions of both buffers. open is Error
+// where a NIC refuses Region::device (behind an IOMMU; the firmware), naming the machine.
+class PeerToPeer {
+public:
+    static rig::Result<PeerToPeer> open(Pair& pair, Link& link, const Buffers& buffers, Mode mode, Pipeline pipeline);
+    // Moves bytes [0, bytes) of the source into the destination. Error naming the
+    // machine, the chunk and the completion's status where a work request fails, or the
+    // bytes that had arrived where no completion came for 30 s.
+    rig::Result<void> run(std::uint64_t bytes, const Progress& progress = {});
+
+private:
+    PeerToPeer(Link& link, rig::bnxt::Region source, rig::bnxt::Region destination, Mode mode, Pipeline pipeline)
+        : link_(&link), source_(std::move(source)), destination_(std::move(destination)), mode_(mode), pipeline_(pipeline) {}
+    Pair* pair_ = nullptr;
+    Link* link_;
+    rig::bnxt::Region source_, destination_;  // deregistered by their last handle
+    std::uint64_t offsets_[2] = {};            // of each buffer's first byte in its region (B13)
+    Mode mode_;
+    Pipeline pipeline_;
+};
+
+// The bounce path through `depth` chunks of host memory on each machine that both the
+// GPU's copy engine and the NIC reach (staging in paths.cpp). open is Error where there is
+// no such memory (a NIC behind an IOMMU) or the NIC refuses the region.
+class Bounce {
+public:
+    static rig::Result<std::unique_ptr<Bounce>> open(Pair& pair, Link& link, const Buffers& buffers, Pipeline pipeline);
+    Bounce(const Bounce&) = delete;
+    Bounce& operator=(const Bounce&) = delete;
+    ~Bounce();  // deregisters the host regions and gives their memory back
+    rig::Result<void> run(std::uint64_t bytes, const Progress& progress = {});
+
+    // Host memory of one machine: the NIC's DMA memory, seen by the GPU's copy engine at
+    // its runs and by the NIC as a region over its pages.
+    struct Staging {
+        const rig::bnxt::Nic* nic = nullptr;
+        rig::pci::Dma dma;
+        rig::gpu::HostBuffer host;
+        std::optional<rig::bnxt::Region> region;
+    };
+
+private:
+    Bounce(Pair& pair, Link& link, const Buffers& buffers, Pipeline pipeline)
+        : pair_(&pair), link_(&link), buffers_(buffers), pipeline_(pipeline) {}
+    Pair* pair_;
+    Link* link_;
+    Buffers buffers_;
+    Pipeline pipeline_;
+    Staging staging_[2];
+};
+
+// The checksums of bytes [0, bytes) of the source and the destination, each computed on
+// its own GPU. Error naming the GPU where one fails.
+struct Checksums {
+    std::uint64_t source = 0, destination = 0;
+    bool equal() const { return source == destination; }
+};
+rig::Result<Checksums> checksums(Pair& pair, const Buffers& buffers, std::uint64_t bytes);
+
+}  // namespace p2p_copy

@@ -1,0 +1,130 @@
+// rig/bnxt/qp.hpp: reliable-connected queue pairs (spec/bnxt-hsi.md §4.6.8-4.6.11, §5.1-§5.4,
+// §7.2, §7.3).
+//
+// A Qp has a send queue and a receive queue of 128-byte static-mode WQEs in DMA memory
+// (§5.1), the send queue followed by its PSN search area (§5.4). A post writes the WQE
+// (and the PSN entry), then rings the doorbell: one 8-byte store of the producer index
+// and its epoch (§5.8). A post allocates nothing, builds no string and takes no lock; a
+// full queue is not an error: the post returns false and queues nothing.
+//
+// Work requests: send from a region (with immediate data or not), send_inline of the
+// caller's bytes (copied into the WQE: at most Limits::max_inline_data), recv into a
+// region, read of a connected peer's region into a local one. No RDMA WRITE is offered:
+// a peer writes a region only through a receive its owner posted (seeds/000). Each takes
+// the caller's 64-bit id, which its Completion carries; a send or read with Signal::No
+// produces no completion when it succeeds (keep at least one signalled request per
+// depth, or the queue never frees), but one when it fails. Every request is checked
+// against the NIC's limits (nic.hpp) and its region before it reaches the queue.
+//
+// States: a Qp is created in RESET; connect walks RESET→INIT→RTR→RTS with the masks of
+// §4.6.9. Receives may be posted before connect (the RQ doorbell rings after RTR); sends
+// and reads need RTS. When a request fails, the Qp is in Error: every request still
+// queued completes with Status::Flushed, and later posts are queued as flushed without
+// reaching the NIC (§5.2.5).
+//
+// Thread safety: one thread at a time may post to a Qp; its Cqs may be polled by other
+// threads meanwhile. connect and destroy take the NIC's channel lock and must not run
+// while the Qp is posted to.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+
+#include "rig/bnxt/cq.hpp"
+#include "rig/bnxt/gid.hpp"
+#include "rig/bnxt/nic.hpp"
+#include "rig/bnxt/region.hpp"
+#include "rig/result.hpp"
+
+namespace rig::bnxt {
+
+// What a peer needs to connect to a Qp (§7.2 step 5): a plain value for any channel.
+struct Endpoint {
+    std::uint32_t qpn = 0;  // 24 bits
+    std::uint32_t psn = 0;  // the first PSN this Qp sends, 24 bits
+    Gid gid{};
+    Mac mac{};
+    Mtu mtu = Mtu::Mtu1024;  // the largest path MTU of its port
+    friend bool operator==(const Endpoint&, const Endpoint&) = default;
+};
+
+enum class Signal : std::uint8_t { Yes, No };
+
+enum class QpState : std::uint8_t { Reset, Init, Rtr, Rts, Error };
+
+// How a connected queue pair retries (§4.6.9, IB encodings).
+struct Retries {
+    std::uint8_t timeout = 14;    // ACK timeout: 4.096 us x 2^timeout (14: 67 ms)
+    std::uint8_t retry_cnt = 7;   // retransmissions before TRANSPORT_RETRY_CNT_ERR, 0..7
+    std::uint8_t rnr_retry = 7;   // receiver-not-ready retries before RNR_NAK_RETRY_CNT_ERR; 7: forever
+};
+
+// Queue depths, in work requests.
+struct Depths {
+    std::uint32_t send = 128;
+    std::uint32_t recv = 128;
+};
+
+class Qp {
+public:
+    // An RC queue pair whose sends and reads complete on `send_cq` and receives on
+    // `recv_cq` (which may be the same Cq). Error naming the NIC where there is no memory
+    // for its queues, or the command and status where the firmware refuses. Throws
+    // std::invalid_argument if a depth is 0 or above Limits::max_qp_wr - 1, the Cqs belong
+    // to another NIC or were destroyed, the depths of the Cq's queue pairs would exceed
+    // its depth (a CQ that overflows stops), or the NIC is closed.
+    static Result<Qp> create(const Nic& nic, Cq& send_cq, Cq& recv_cq, Depths depths = {});
+
+    Qp(Qp&&) noexcept;
+    Qp& operator=(Qp&&) noexcept;
+    Qp(const Qp&) = delete;
+    Qp& operator=(const Qp&) = delete;
+    ~Qp();  // destroy(), its error lost
+
+    Endpoint endpoint() const;
+    // RESET→INIT (access LOCAL_WRITE | REMOTE_READ), INIT→RTR (the peer's QPN, PSN, GID,
+    // MAC, the smaller MTU; hop limit 64), RTR→RTS (`retries`). Error naming the command
+    // and status where the firmware refuses a step; the Qp is then in the state the last
+    // accepted step left. Throws std::invalid_argument if the Qp is not in RESET or was
+    // destroyed, or a retry count is above 7.
+    Result<void> connect(const Endpoint& peer, Retries retries = {});
+
+    // Sends `bytes` bytes at `offset` of `region`, with `immediate` where given. false if
+    // the send queue is full. Throws std::invalid_argument if the bytes do not lie in the
+    // region, bytes >= 2^31, the region is deregistered or of another NIC, or the Qp is
+    // not connected (RTS or Error) or destroyed.
+    [[nodiscard]] bool send(const Region& region, std::uint64_t offset, std::uint64_t bytes, std::uint64_t id,
+                            Signal signal = Signal::Yes, std::optional<std::uint32_t> immediate = std::nullopt);
+    // Sends the caller's bytes, copied into the WQE before it returns (§5.2.4). Throws
+    // std::invalid_argument if data is longer than Limits::max_inline_data, and as send.
+    [[nodiscard]] bool send_inline(std::span<const std::byte> data, std::uint64_t id, Signal signal = Signal::Yes,
+                                   std::optional<std::uint32_t> immediate = std::nullopt);
+    // Posts a receive of up to `bytes` bytes into `offset` of `region`; its completion is
+    // always signalled. false if the receive queue is full. Throws as send does, but is
+    // allowed before connect.
+    [[nodiscard]] bool recv(const Region& region, std::uint64_t offset, std::uint64_t bytes, std::uint64_t id);
+    // Reads `bytes` bytes of the connected peer's region named by `remote` into `offset`
+    // of the local `region`. false if the send queue is full. Throws as send does.
+    [[nodiscard]] bool read(const Region& region, std::uint64_t offset, Remote remote, std::uint64_t bytes,
+                            std::uint64_t id, Signal signal = Signal::Yes);
+
+    QpState state() const;
+    std::uint32_t qpn() const;
+    Depths depths() const;
+
+    // DESTROY_QP and frees its queues. Any state. Error naming the command and status
+    // where the firmware refuses. Ok and nothing done once destroyed or after the NIC closed.
+    Result<void> destroy();
+
+    struct State;
+    const std::shared_ptr<State>& state_handle() const { return state_; }
+
+private:
+    explicit Qp(std::shared_ptr<State> state);
+    std::shared_ptr<State> state_;
+};
+
+}  // namespace rig::bnxt

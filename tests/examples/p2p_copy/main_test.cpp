@@ -1,0 +1,316 @@
+// p2p_copy run as a user runs it: each built-in topology with a small --size, its exit
+// status, its JSON object field by field, the reasons it gives for refusing a path, and
+// a `rig snapshot` tree whose GPU and NIC the simulated ones replace.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "../../support/trees.hpp"
+#include "rig/pci/snapshot.hpp"
+
+namespace p2p_copy {
+namespace {
+
+using rig::sim::Cpu;
+using rig::test::OneSwitch;
+using rig::test::TempDir;
+using rig::test::Tree;
+using nlohmann::json;
+
+struct Invocation {
+    int status = -1;
+    std::string out;  // stdout and stderr
+};
+
+// Runs p2p_copy with `args` (each quoted for the shell).
+Invocation p2p_copy(const std::vector<std::string>& args) {
+    std::string command = "'" P2P_COPY_BINARY "'";
+    for (const auto& a : args) command += " '" + a + "'";
+    command += " 2>&1";
+    Invocation run;
+    FILE* pipe = ::popen(command.c_str(), "r");
+    if (pipe == nullptr) return run;
+    char buffer[4096];
+    std::size_t n;
+    while ((n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0) run.out.append(buffer, n);
+    const int status = ::pclose(pipe);
+    run.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    return run;
+}
+
+// p2p_copy --json with `args`: its status and the object it printed.
+std::pair<int, json> p2p_copy_json(std::vector<std::string> args) {
+    args.push_back("--json");
+    const Invocation run = p2p_copy(args);
+    json object;
+    try {
+        object = json::parse(run.out);
+    } catch (const json::exception& e) {
+        ADD_FAILURE() << "not one JSON object (" << e.what() << "):\n" << run.out;
+    }
+    return {run.status, object};
+}
+
+bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+// A path that ran and arrived intact: its bytes, a time, and a rate that is bytes / seconds.
+void expect_verified(const json& path, const char* name, std::uint64_t bytes) {
+    EXPECT_EQ(path.at("path"), name);
+    EXPECT_EQ(path.at("ran"), true) << path.at("reason");
+    EXPECT_EQ(path.at("verified"), true) << path.at("reason");
+    EXPECT_EQ(path.at("bytes").get<std::uint64_t>(), bytes);
+    const double seconds = path.at("seconds").get<double>();
+    EXPECT_GT(seconds, 0);
+    EXPECT_NEAR(path.at("bytes_per_second").get<double>(), static_cast<double>(bytes) / seconds, 1e-6 * static_cast<double>(bytes) / seconds);
+}
+
+void expect_refused(const json& path, const char* name) {
+    EXPECT_EQ(path.at("path"), name);
+    EXPECT_EQ(path.at("ran"), false);
+    EXPECT_EQ(path.at("verified"), false);
+    EXPECT_EQ(path.at("bytes").get<std::uint64_t>(), 0u);
+    EXPECT_EQ(path.at("seconds").get<double>(), 0.0);
+    EXPECT_EQ(path.at("bytes_per_second").get<double>(), 0.0);
+}
+
+const std::string direct_below_switch = "distance switch, forwards (direct below 0000:01:00.0)";
+
+TEST(P2pCopy, SwitchRunsBothPathsAndVerifiesThem) {
+    const auto [status, out] = p2p_copy_json({"--size", "256K"});
+    EXPECT_EQ(status, 0);
+    EXPECT_EQ(out.at("topology"), "switch");
+    EXPECT_EQ(out.at("size").get<std::uint64_t>(), 256u * 1024);
+    ASSERT_EQ(out.at("paths").size(), 2u);
+    expect_verified(out["paths"][0], "p2p", 256 * 1024);
+    expect_verified(out["paths"][1], "bounce", 256 * 1024);
+    const std::string why = out["paths"][0]["reason"];
+    EXPECT_TRUE(has(why, "machine 1: " + direct_below_switch)) << why;
+    EXPECT_TRUE(has(why, "machine 2: " + direct_below_switch)) << why;
+}
+
+TEST(P2pCopy, JsonHasExactlyTheIssuesFieldsInItsOrder) {
+    const auto [status, out] = p2p_copy_json({"--size", "64K"});
+    EXPECT_EQ(status, 0);
+    const Invocation raw = p2p_copy({"--size", "64K", "--json"});
+    EXPECT_EQ(raw.out.rfind("{\"topology\":\"switch\",\"size\":65536,\"paths\":[{\"path\":\"p2p\",\"ran\":true,\"reason\":", 0), 0u)
+        << raw.out;
+    std::set<std::string> keys, path_keys;
+    for (const auto& [k, v] : out.items()) keys.insert(k);
+    EXPECT_EQ(keys, (std::set<std::string>{"topology", "size", "paths"}));
+    for (const auto& path : out.at("paths")) {
+        path_keys.clear();
+        for (const auto& [k, v] : path.items()) path_keys.insert(k);
+        EXPECT_EQ(path_keys, (std::set<std::string>{"path", "ran", "reason", "bytes", "seconds", "bytes_per_second", "verified"}));
+    }
+}
+
+TEST(P2pCopy, AcsRefusesP2pNamingTheRedirectingPortsAndTheHostBridgeAndRunsBounce) {
+    const auto [status, out] = p2p_copy_json({"--size", "128K", "--topology", "acs"});
+    EXPECT_EQ(status, 0);
+    ASSERT_EQ(out.at("paths").size(), 2u);
+    expect_refused(out["paths"][0], "p2p");
+    const std::string why = out["paths"][0]["reason"];
+    for (const char* part : {"machine 1: distance switch, does not forward", "machine 2: distance switch, does not forward",
+                             "0000:02:00.0 (ACSCtl 0x001d)", "0000:02:01.0 (ACSCtl 0x001d)",
+                             "0000:00:00.0 (8086:6f00) is not in the allow-list"})
+        EXPECT_TRUE(has(why, part)) << part << " not in: " << why;
+    expect_verified(out["paths"][1], "bounce", 128 * 1024);
+}
+
+TEST(P2pCopy, PathP2pOnAcsExitsNonZeroNamingTheBridgeAndRunsNothingElse) {
+    const Invocation run = p2p_copy({"--size", "64K", "--topology", "acs", "--path", "p2p"});
+    EXPECT_EQ(run.status, 1) << run.out;
+    EXPECT_TRUE(has(run.out, "p2p     refused")) << run.out;
+    EXPECT_TRUE(has(run.out, "ACS redirects at 0000:02:00.0 (ACSCtl 0x001d)")) << run.out;
+    EXPECT_FALSE(has(run.out, "bounce")) << run.out;
+}
+
+TEST(P2pCopy, AutoOnAcsRunsBounceAndSaysWhy) {
+    const auto [status, out] = p2p_copy_json({"--size", "64K", "--topology", "acs", "--path", "auto"});
+    EXPECT_EQ(status, 0);
+    ASSERT_EQ(out.at("paths").size(), 1u);
+    expect_verified(out["paths"][0], "bounce", 64 * 1024);
+    const std::string why = out["paths"][0]["reason"];
+    EXPECT_EQ(why.rfind("auto chose bounce, since p2p cannot run: machine 1: distance switch, does not forward", 0), 0u) << why;
+    EXPECT_TRUE(has(why, "ACSCtl 0x001d")) << why;
+}
+
+TEST(P2pCopy, AutoOnSwitchRunsP2p) {
+    const auto [status, out] = p2p_copy_json({"--size", "64K", "--path", "auto"});
+    EXPECT_EQ(status, 0);
+    ASSERT_EQ(out.at("paths").size(), 1u);
+    expect_verified(out["paths"][0], "p2p", 64 * 1024);
+    EXPECT_EQ(out["paths"][0]["reason"].get<std::string>().rfind("auto chose p2p: ", 0), 0u);
+}
+
+TEST(P2pCopy, TwoHostBridgesForwardsThroughTheHostBridgeByTheCpuRule) {
+    const auto [status, out] = p2p_copy_json({"--size", "64K", "--topology", "two-host-bridges"});
+    EXPECT_EQ(status, 0);
+    ASSERT_EQ(out.at("paths").size(), 2u);
+    expect_verified(out["paths"][0], "p2p", 64 * 1024);
+    expect_verified(out["paths"][1], "bounce", 64 * 1024);
+    const std::string why = out["paths"][0]["reason"];
+    EXPECT_TRUE(has(why, "machine 1: distance system, forwards (through host bridge, the AMD CPU rule)")) << why;
+}
+
+// Known gap: the bounce path needs host memory that both the GPU's engine and the NIC
+// reach; behind an IOMMU the NIC's is at IOVAs and rig::gpu gives no host memory of the
+// GPU's own (Bounce::open, paths.cpp). Until it does, nothing runs on this machine.
+TEST(P2pCopy, IommuRefusesTheDeviceRegionNamingTheNicAndExitsNonZero) {
+    const auto [status, out] = p2p_copy_json({"--size", "64K", "--topology", "iommu"});
+    EXPECT_EQ(status, 1);
+    ASSERT_EQ(out.at("paths").size(), 2u);
+    expect_refused(out["paths"][0], "p2p");
+    const std::string why = out["paths"][0]["reason"];
+    EXPECT_TRUE(has(why, "machine 1: " + direct_below_switch)) << why;
+    EXPECT_TRUE(has(why, "0000:04:00.0: the NIC is behind an IOMMU")) << why;
+    expect_refused(out["paths"][1], "bounce");
+    EXPECT_TRUE(has(out["paths"][1]["reason"], "the NIC 0000:04:00.0 is behind an IOMMU")) << out["paths"][1]["reason"];
+}
+
+TEST(P2pCopy, PullReadsTheSendersRegion) {
+    const auto [status, out] = p2p_copy_json({"--size", "192K", "--path", "p2p", "--pull", "--chunk", "64K"});
+    EXPECT_EQ(status, 0);
+    ASSERT_EQ(out.at("paths").size(), 1u);
+    expect_verified(out["paths"][0], "p2p", 192 * 1024);
+    EXPECT_TRUE(has(out["paths"][0]["reason"], "machine 2 reads machine 1's GPU region (Qp::read)"));
+}
+
+TEST(P2pCopy, PathBounceRunsOnlyBounce) {
+    const auto [status, out] = p2p_copy_json({"--size", "64K", "--path", "bounce"});
+    EXPECT_EQ(status, 0);
+    ASSERT_EQ(out.at("paths").size(), 1u);
+    expect_verified(out["paths"][0], "bounce", 64 * 1024);
+}
+
+// 1000 bytes: not a page, not a word of the checksum; with 4 KiB chunks and 2 host slots
+// the bounce path reuses its slots many times.
+TEST(P2pCopy, SizesThatAreNoPageMultipleArriveExactly) {
+    for (const char* size : {"1000", "70001"}) {
+        const auto [status, out] = p2p_copy_json({"--size", size, "--chunk", "4K", "--depth", "2"});
+        EXPECT_EQ(status, 0) << size;
+        ASSERT_EQ(out.at("paths").size(), 2u);
+        expect_verified(out["paths"][0], "p2p", std::stoull(size));
+        expect_verified(out["paths"][1], "bounce", std::stoull(size));
+    }
+}
+
+TEST(P2pCopy, SizeSuffixesAreBinary) {
+    for (const auto& [text, bytes] : std::vector<std::pair<std::string, std::uint64_t>>{
+             {"4096", 4096}, {"8k", 8192}, {"8KiB", 8192}, {"1M", 1u << 20}, {"1MB", 1u << 20}}) {
+        const auto [status, out] = p2p_copy_json({"--size", text, "--path", "p2p"});
+        EXPECT_EQ(status, 0) << text;
+        EXPECT_EQ(out.at("size").get<std::uint64_t>(), bytes) << text;
+    }
+}
+
+TEST(P2pCopy, TableNamesEachPathWithoutProgressForShortTransfers) {
+    const Invocation run = p2p_copy({"--size", "64K"});
+    EXPECT_EQ(run.status, 0) << run.out;
+    EXPECT_TRUE(has(run.out, "p2p_copy: 64 KiB from GPU memory on machine 1 to GPU memory on machine 2 (topology switch: "
+                             "GPU 0000:03:00.0, NIC 0000:04:00.0 on each)"))
+        << run.out;
+    EXPECT_TRUE(has(run.out, "path    ran             bytes   seconds   throughput  verified")) << run.out;
+    EXPECT_TRUE(has(run.out, "p2p     ran             65536")) << run.out;
+    EXPECT_TRUE(has(run.out, "bounce  ran             65536")) << run.out;
+    EXPECT_TRUE(has(run.out, "        why: machine 1 sends from its GPU region")) << run.out;
+    EXPECT_FALSE(has(run.out, "\r")) << run.out;
+}
+
+TEST(P2pCopy, BadCommandLinesExitTwoNamingTheArgument) {
+    struct Case {
+        std::vector<std::string> args;
+        std::string message;
+    };
+    for (const Case& c : std::vector<Case>{
+             {{"--size", "12Q"}, "--size 12Q: not a size"},
+             {{"--size", "0"}, "--size 0: not a size"},
+             {{"--chunk", "1000"}, "--chunk 1000: not a multiple of 4096"},
+             {{"--topology", "nope"}, "no built-in topology \"nope\" (switch, acs, two-host-bridges, iommu;"},
+             {{"--gpu", "0000:03:00.0"}, "--gpu and --nic name functions of a snapshot"},
+             {{"--path", "sideways"}, "--path"}}) {
+        const Invocation run = p2p_copy(c.args);
+        EXPECT_EQ(run.status, 2) << c.args[0] << "\n" << run.out;
+        EXPECT_TRUE(has(run.out, c.message)) << run.out;
+    }
+}
+
+// A snapshot as `rig snapshot` writes it, of a machine with a real GPU (and its audio
+// function) and a real NIC below a switch.
+class Snapshot : public ::testing::Test {
+protected:
+    void take(const OneSwitch& machine) {
+        const Tree tree(machine.build());
+        const auto written = rig::pci::snapshot(tree.machine(), dir_.path());
+        ASSERT_TRUE(written) << written.error();
+    }
+    std::string dir() const { return dir_.path().string(); }
+
+private:
+    TempDir dir_;
+};
+
+TEST_F(Snapshot, ModelsTakeTheNamedFunctionsPlacesAndItsRoutes) {
+    take(OneSwitch{});
+    const auto [status, out] = p2p_copy_json({"--size", "64K", "--topology", dir(), "--gpu", "0000:03:00.0", "--nic", "0000:04:00.0"});
+    EXPECT_EQ(status, 0);
+    EXPECT_EQ(out.at("topology"), dir());
+    ASSERT_EQ(out.at("paths").size(), 2u);
+    expect_verified(out["paths"][0], "p2p", 64 * 1024);
+    expect_verified(out["paths"][1], "bounce", 64 * 1024);
+    EXPECT_TRUE(has(out["paths"][0]["reason"], "machine 1: " + direct_below_switch)) << out["paths"][0]["reason"];
+    const Invocation table = p2p_copy({"--size", "64K", "--topology", dir(), "--gpu", "0000:03:00.0", "--nic", "0000:04:00.0"});
+    EXPECT_TRUE(has(table.out, "GPU 0000:03:00.0, NIC 0000:04:00.0 on each")) << table.out;
+}
+
+TEST_F(Snapshot, RedirectingSwitchPortsRefuseP2pNamingThem) {
+    OneSwitch machine;
+    machine.downstream_acs = 0x001d;
+    take(machine);
+    const auto [status, out] = p2p_copy_json({"--size", "64K", "--topology", dir(), "--gpu", "0000:03:00.0", "--nic", "0000:04:00.0"});
+    EXPECT_EQ(status, 0);
+    ASSERT_EQ(out.at("paths").size(), 2u);
+    expect_refused(out["paths"][0], "p2p");
+    const std::string why = out["paths"][0]["reason"];
+    EXPECT_TRUE(has(why, "ACS redirects at 0000:02:08.0 (ACSCtl 0x001d), 0000:02:10.0 (ACSCtl 0x001d)")) << why;
+    EXPECT_TRUE(has(why, "0000:00:00.0 (8086:6f00) is not in the allow-list")) << why;
+    expect_verified(out["paths"][1], "bounce", 64 * 1024);
+}
+
+TEST_F(Snapshot, AnAmdCpuForwardsWhatTheSameSwitchRedirects) {
+    OneSwitch machine;
+    machine.cpu = Cpu::amd();
+    machine.downstream_acs = 0x001d;
+    take(machine);
+    const auto [status, out] = p2p_copy_json({"--size", "64K", "--topology", dir(), "--gpu", "0000:03:00.0", "--nic", "0000:04:00.0"});
+    EXPECT_EQ(status, 0);
+    expect_verified(out["paths"][0], "p2p", 64 * 1024);
+    EXPECT_TRUE(has(out["paths"][0]["reason"], "forwards (through host bridge below 0000:01:00.0, the AMD CPU rule)"))
+        << out["paths"][0]["reason"];
+}
+
+TEST_F(Snapshot, FunctionsTheSnapshotLacksOrThatAreBridgesAreRefused) {
+    take(OneSwitch{});
+    struct Case {
+        std::string gpu, nic, message;
+    };
+    for (const Case& c : std::vector<Case>{
+             {"0000:09:00.0", "0000:04:00.0", "--gpu 0000:09:00.0: no such function in the snapshot"},
+             {"0000:03:00.0", "0000:02:10.0", "--nic 0000:02:10.0 is a bridge, not an endpoint"},
+             {"0000:04:00.0", "0000:04:00.0", "--gpu and --nic both name 0000:04:00.0"}}) {
+        const Invocation run = p2p_copy({"--size", "64K", "--topology", dir(), "--gpu", c.gpu, "--nic", c.nic});
+        EXPECT_EQ(run.status, 2) << run.out;
+        EXPECT_TRUE(has(run.out, c.message)) << run.out;
+    }
+    const Invocation missing = p2p_copy({"--topology", dir()});
+    EXPECT_EQ(missing.status, 2);
+    EXPECT_TRUE(has(missing.out, "is a snapshot: name the GPU and the NIC with --gpu BUS --nic BUS")) << missing.out;
+}
+
+}  // namespace
+}  // namespace p2p_copy

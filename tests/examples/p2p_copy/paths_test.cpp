@@ -1,0 +1,127 @@
+// p2p_copy's paths in-process (examples/p2p_copy/paths.hpp): the exact bytes that arrive
+// in machine 2's GPU memory, compared with the host's computation of the fill pattern, for
+// every path; the bytes past the transfer untouched; and checksums that tell a transfer
+// that did not happen.
+#include "paths.hpp"
+
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "rig/gpu/reference.hpp"
+
+namespace p2p_copy {
+namespace {
+
+constexpr std::uint64_t KiB = 1024, MiB = 1024 * KiB;
+constexpr std::uint64_t source_seed = 11, poison_seed = 12;
+
+template <class T>
+T must(rig::Result<T> r) {
+    if (!r) throw std::runtime_error(r.error());
+    return std::move(*r);
+}
+void must(rig::Result<void> r) {
+    if (!r) throw std::runtime_error(r.error());
+}
+
+// The switch machines with `size` bytes of GPU memory on each side, the source filled and
+// the destination poisoned.
+class Paths : public ::testing::Test {
+protected:
+    static constexpr std::uint64_t size = 300 * KiB + 5;
+
+    void SetUp() override {
+        const auto config = gpu_config(64 * MiB);
+        pair_ = must(open_pair(must(builtin("switch", rig::gpu::sim::Model(config).identity(), nic_identity())), config.memory_bytes));
+        link_ = must(Link::connect(*pair_, 8));
+        buffers_ = must(Buffers::allocate(*pair_, size));
+        must(pair_->one.gpu->fill(buffers_->source, source_seed));
+        must(pair_->two.gpu->fill(buffers_->destination, poison_seed));
+    }
+    void TearDown() override {
+        buffers_.reset();
+        link_.reset();
+        pair_.reset();
+    }
+
+    // The destination's bytes, downloaded through machine 2's BAR.
+    std::vector<std::byte> destination() {
+        std::vector<std::byte> out(size);
+        must(pair_->two.gpu->download(buffers_->destination, 0, out));
+        return out;
+    }
+    // The first `arrived` bytes are the source's pattern, the rest still the poison.
+    void expect_arrived(std::uint64_t arrived) {
+        std::vector<std::byte> expected(size), poison(size);
+        rig::gpu::reference::fill(expected, source_seed);
+        rig::gpu::reference::fill(poison, poison_seed);
+        std::copy(poison.begin() + static_cast<std::ptrdiff_t>(arrived), poison.end(),
+                  expected.begin() + static_cast<std::ptrdiff_t>(arrived));
+        const auto got = destination();
+        std::uint64_t first_wrong = size;
+        for (std::uint64_t i = 0; i < size; ++i)
+            if (got[i] != expected[i]) {
+                first_wrong = i;
+                break;
+            }
+        EXPECT_EQ(first_wrong, size) << "first wrong byte";
+    }
+
+    std::unique_ptr<Pair> pair_;
+    std::optional<Link> link_;
+    std::optional<Buffers> buffers_;
+};
+
+TEST_F(Paths, P2pSendRecvMovesExactlyTheBytes) {
+    auto path = must(PeerToPeer::open(*pair_, *link_, *buffers_, Mode::SendRecv, {64 * KiB, 3}));
+    must(path.run(size));
+    expect_arrived(size);
+}
+
+TEST_F(Paths, P2pReadMovesExactlyTheBytes) {
+    auto path = must(PeerToPeer::open(*pair_, *link_, *buffers_, Mode::Read, {64 * KiB, 4}));
+    must(path.run(size));
+    expect_arrived(size);
+}
+
+// 4 KiB chunks through 3 host slots: each slot is reused 25 times.
+TEST_F(Paths, BounceMovesExactlyTheBytesThroughReusedSlots) {
+    auto path = must(Bounce::open(*pair_, *link_, *buffers_, {4 * KiB, 3}));
+    must(path->run(size));
+    expect_arrived(size);
+}
+
+TEST_F(Paths, APartialTransferLeavesTheRestAndChecksumsTellIt) {
+    auto path = must(PeerToPeer::open(*pair_, *link_, *buffers_, Mode::SendRecv, {64 * KiB, 4}));
+    const std::uint64_t part = 100 * KiB + 3;
+    must(path.run(part));
+    expect_arrived(part);
+    const auto partial = must(checksums(*pair_, *buffers_, part));
+    EXPECT_TRUE(partial.equal());
+    EXPECT_EQ(partial.source, rig::gpu::reference::fill_checksum(source_seed, part));
+    const auto whole = must(checksums(*pair_, *buffers_, size));
+    EXPECT_FALSE(whole.equal());
+    EXPECT_EQ(whole.source, rig::gpu::reference::fill_checksum(source_seed, size));
+}
+
+TEST_F(Paths, OnePathRunsAgainAndAgainOnOneLink) {
+    auto send = must(PeerToPeer::open(*pair_, *link_, *buffers_, Mode::SendRecv, {32 * KiB, 8}));
+    auto bounce = must(Bounce::open(*pair_, *link_, *buffers_, {32 * KiB, 2}));
+    for (int i = 0; i < 3; ++i) {
+        must(pair_->two.gpu->fill(buffers_->destination, poison_seed));
+        must(i % 2 ? bounce->run(size) : send.run(size));
+        expect_arrived(size);
+    }
+}
+
+TEST_F(Paths, ForwardingExplainsEachMachine) {
+    const Forwarding f = forwarding(*pair_);
+    EXPECT_TRUE(f.both);
+    EXPECT_EQ(f.reason,
+              "machine 1: distance switch, forwards (direct below 0000:01:00.0); "
+              "machine 2: distance switch, forwards (direct below 0000:01:00.0)");
+}
+
+}  // namespace
+}  // namespace p2p_copy

@@ -1,0 +1,338 @@
+// Completion queues end to end (rig/bnxt/cq.hpp; spec/bnxt-hsi.md §5.5-§5.8): rings that
+// wrap many times with the model checking every doorbell's index and epoch (B21), waits
+// on the notification queue's interrupt and by polling, every error completion the NIC
+// reports and the flush after it, and receives into another device's memory where the
+// topology forwards and where it does not.
+#include "rig/bnxt/cq.hpp"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <thread>
+
+#include "nic_machine.hpp"
+
+namespace rig::bnxt::test {
+namespace {
+
+void expect_clean_doorbells(const SimMachine& m) {
+    const auto c = m.faults.counters();
+    EXPECT_EQ(c.epoch_faults, 0u);
+    EXPECT_EQ(c.doorbell_drops, 0u);
+    EXPECT_EQ(c.bar_width_faults, 0u);
+    EXPECT_EQ(c.bar_unmapped, 0u);
+    EXPECT_EQ(c.bad_descriptors, 0u);
+    EXPECT_EQ(c.psn_search_mismatches, 0u);
+    EXPECT_EQ(c.pte_invalid, 0u);
+}
+
+// B21: rings of 64, 65, 128, 129 and 1000 entries (depth + 1), each wrapped at least three
+// times; the model drops any doorbell whose index and epoch disagree with its wrap count.
+class Wrap : public ::testing::TestWithParam<std::uint32_t> {};
+INSTANTIATE_TEST_SUITE_P(B21, Wrap, ::testing::Values(64u, 65u, 128u, 129u, 1000u));
+
+TEST_P(Wrap, CqAndSqWrapManyTimesWithEveryCompletionInOrder) {
+    const std::uint32_t ring = GetParam();
+    PairOptions o;
+    o.depths = {ring - 1, ring - 1};
+    Pair p(o);
+    const std::size_t n = 3 * ring + 7;
+    constexpr std::size_t size = 8;
+    Region ra = host(*p.sa.nic, n * size), rb = host(*p.sb.nic, n * size);
+    const auto data = pattern(n * size, ring);
+    ra.write(0, data);
+    std::size_t posted_recv = 0, posted_send = 0;
+    std::vector<Completion> sends, recvs;
+    std::array<Completion, 7> batch;  // odd batches: a CQ doorbell lands at every index
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while ((sends.size() < n || recvs.size() < n) && std::chrono::steady_clock::now() < deadline) {
+        while (posted_recv < n && p.sb.qp->recv(rb, posted_recv * size, size, posted_recv)) ++posted_recv;
+        while (posted_send < posted_recv && p.sa.qp->send(ra, posted_send * size, size, posted_send)) ++posted_send;
+        for (std::size_t k = p.sa.send_cq->poll(batch), i = 0; i < k; ++i) sends.push_back(batch[i]);
+        for (std::size_t k = p.sb.recv_cq->poll(batch), i = 0; i < k; ++i) recvs.push_back(batch[i]);
+    }
+    ASSERT_EQ(sends.size(), n);
+    ASSERT_EQ(recvs.size(), n);
+    for (std::size_t i = 0; i < n; ++i) {
+        ASSERT_EQ(sends[i].id, i);
+        ASSERT_EQ(sends[i].status, Status::Ok) << i;
+        ASSERT_EQ(recvs[i].id, i);
+        ASSERT_EQ(recvs[i].status, Status::Ok) << i;
+    }
+    EXPECT_EQ(read_back(rb, 0, n * size), data);
+    expect_clean_doorbells(p.a);
+    expect_clean_doorbells(p.b);
+}
+
+// §5.6: the waiter arms its CQ and the NQ and sleeps on the NQ's MSI-X vector. The models
+// are stepped by hand, so the send goes only once the waiter's two arming doorbells reached
+// the receiving NIC: the completion can come only through the interrupt.
+TEST(Cq, WaitSleepsOnTheInterruptUntilTheCompletion) {
+    PairOptions o;
+    o.thread = Thread::Stepped;
+    Pair p(o);
+    ASSERT_TRUE(p.sb.nic->interrupts());
+    Region ra = host(*p.sa.nic, 4096), rb = host(*p.sb.nic, 4096);
+    ASSERT_TRUE(p.sb.qp->recv(rb, 0, 4096, 42));
+    p.b.model->settle();
+    const auto before = p.b.faults.counters();
+    std::atomic<bool> done{false};
+    Result<std::size_t> got = 0;
+    std::array<Completion, 4> out;
+    std::thread waiter([&] {
+        got = p.sb.recv_cq->wait(out, std::chrono::seconds(20));
+        done = true;
+    });
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    while (p.b.faults.counters().doorbells < before.doorbells + 2 && std::chrono::steady_clock::now() < deadline) {
+        p.b.model->settle();  // CQ_ARMALL, then NQ_ARM
+        std::this_thread::yield();
+    }
+    ra.write(0, pattern(100, 9));
+    ASSERT_TRUE(p.sa.qp->send(ra, 0, 100, 1));
+    while (!done && std::chrono::steady_clock::now() < deadline) {
+        p.a.model->settle();
+        p.b.model->settle();
+        std::this_thread::yield();
+    }
+    waiter.join();
+    ASSERT_TRUE(got) << got.error();
+    ASSERT_EQ(*got, 1u);
+    EXPECT_EQ(out[0].id, 42u);
+    EXPECT_EQ(read_back(rb, 0, 100), pattern(100, 9));
+    EXPECT_GT(p.b.faults.counters().interrupts, before.interrupts);
+}
+
+TEST(Cq, TwoWaitersOnOneNqEachGetTheirCompletion) {
+    Pair p;
+    Region ra = host(*p.sa.nic, 4096), rb = host(*p.sb.nic, 4096);
+    ASSERT_TRUE(p.sb.qp->recv(rb, 0, 64, 1));
+    std::array<Completion, 1> sent, received;
+    Result<std::size_t> a = 0, b = 0;
+    std::thread t1([&] { a = p.sa.send_cq->wait(sent, std::chrono::seconds(20)); });
+    std::thread t2([&] { b = p.sb.recv_cq->wait(received, std::chrono::seconds(20)); });
+    ASSERT_TRUE(p.sa.qp->send(ra, 0, 64, 2));
+    t1.join();
+    t2.join();
+    ASSERT_TRUE(a && b);
+    EXPECT_EQ(*a, 1u);
+    EXPECT_EQ(*b, 1u);
+    EXPECT_EQ(sent[0].id, 2u);
+    EXPECT_EQ(received[0].id, 1u);
+}
+
+TEST(Cq, WaitByPollingWithoutInterrupts) {
+    PairOptions o;
+    o.nic.interrupts = Interrupts::Poll;
+    Pair p(o);
+    EXPECT_FALSE(p.sa.nic->interrupts());
+    Region ra = host(*p.sa.nic, 4096), rb = host(*p.sb.nic, 4096);
+    ASSERT_TRUE(p.sb.qp->recv(rb, 0, 64, 1));
+    ASSERT_TRUE(p.sa.qp->send(ra, 0, 64, 2));
+    const auto got = take(*p.sb.recv_cq, 1);
+    ASSERT_EQ(got.size(), 1u);
+    EXPECT_EQ(got[0].id, 1u);
+    EXPECT_EQ(p.b.faults.counters().interrupts, 0u);
+}
+
+// B25: a wait with nothing to wait for ends at its timeout, measured on the NIC's clock.
+TEST(Cq, WaitWithNothingToTakeEndsAtItsTimeout) {
+    SimMachine m("sim0", Iommu::Off, 1, Thread::Stepped);
+    auto nic = m.open(stepped_options(m));
+    ASSERT_TRUE(nic) << nic.error();
+    auto cq = Cq::create(*nic, 16);
+    ASSERT_TRUE(cq) << cq.error();
+    std::array<Completion, 1> out;
+    auto got = cq->wait(out, std::chrono::seconds(10));
+    ASSERT_TRUE(got) << got.error();
+    EXPECT_EQ(*got, 0u);
+}
+
+TEST(Cq, PollOfAnEmptyCqTakesNothing) {
+    Pair p;
+    std::array<Completion, 8> out;
+    EXPECT_EQ(p.sa.send_cq->poll(out), 0u);
+    EXPECT_EQ(p.sa.send_cq->poll({}), 0u);
+}
+
+TEST(Cq, DepthBeyondTheLimitThrows) {
+    SimMachine m("sim0");
+    auto nic = m.open();
+    ASSERT_TRUE(nic) << nic.error();
+    EXPECT_THROW((void)Cq::create(*nic, 0), std::invalid_argument);
+    EXPECT_THROW((void)Cq::create(*nic, nic->limits().max_cqe + 1), std::invalid_argument);
+}
+
+TEST(Cq, CreateRefusedByTheFirmwareIsAnError) {
+    SimMachine m("sim0");
+    auto nic = m.open();
+    ASSERT_TRUE(nic) << nic.error();
+    m.faults.refuse(hsi::Opcode::CREATE_CQ, hsi::RcfwStatus::RESOURCES);
+    auto cq = Cq::create(*nic, 16);
+    ASSERT_FALSE(cq);
+    EXPECT_EQ(cq.error(), "0000:04:00.0: the firmware refused CREATE_CQ (status 2: RESOURCES)");
+}
+
+TEST(Cq, DestroyWhileAQpUsesItThrowsAndAfterItsQpWorks) {
+    Pair p;
+    EXPECT_THROW((void)p.sa.send_cq->destroy(), std::invalid_argument);
+    ASSERT_TRUE(p.sa.qp->destroy());
+    EXPECT_TRUE(p.sa.send_cq->destroy());
+    EXPECT_TRUE(p.sa.send_cq->destroy());  // again: nothing
+    ASSERT_TRUE(p.sa.nic->close());
+    EXPECT_EQ(p.a.system.holdings(nic_bus), (rig::sim::Holdings{}));
+}
+
+// ---- error completions and the flush after them ----
+
+// A read naming a key the peer never gave: REMOTE_ACCESS_ERR, the Qp in Error, and every
+// request after it flushed, in posting order, reported even where unsignalled.
+TEST(Cq, ReadWithABadRkeyFailsAndFlushesWhatFollows) {
+    Pair p;
+    Region ra = host(*p.sa.nic, 8192), rb = host(*p.sb.nic, 8192);
+    ASSERT_TRUE(p.sa.qp->recv(ra, 4096, 64, 100));
+    ASSERT_TRUE(p.sa.qp->read(ra, 0, Remote{rb.address(), rb.rkey() ^ 0x100}, 64, 1));
+    const auto failed = take(*p.sa.send_cq, 1);
+    ASSERT_EQ(failed.size(), 1u);
+    EXPECT_EQ(failed[0].id, 1u);
+    EXPECT_EQ(failed[0].op, Op::Read);
+    EXPECT_EQ(failed[0].status, Status::RemoteAccess) << to_string(failed[0].status);
+    EXPECT_EQ(failed[0].code, 0x7);
+    EXPECT_EQ(p.sa.qp->state(), QpState::Error);
+    ASSERT_TRUE(p.sa.qp->send(ra, 0, 8, 2, Signal::No));
+    ASSERT_TRUE(p.sa.qp->read(ra, 0, rb.remote(0), 8, 3));
+    const auto flushed = take(*p.sa.send_cq, 2);
+    ASSERT_EQ(flushed.size(), 2u);
+    EXPECT_EQ(flushed[0].id, 2u);
+    EXPECT_EQ(flushed[0].status, Status::Flushed);
+    EXPECT_EQ(flushed[1].id, 3u);
+    EXPECT_EQ(flushed[1].status, Status::Flushed);
+    EXPECT_EQ(to_string(flushed[1].status), "WORK_REQUEST_FLUSHED_ERR");
+    const auto receive = take(*p.sa.recv_cq, 1);
+    ASSERT_EQ(receive.size(), 1u);
+    EXPECT_EQ(receive[0].id, 100u);
+    EXPECT_EQ(receive[0].status, Status::Flushed);
+}
+
+TEST(Cq, ReadBeyondThePeersRegionFailsWithRemoteAccess) {
+    Pair p;
+    Region ra = host(*p.sa.nic, 8192), rb = host(*p.sb.nic, 4096);
+    ASSERT_TRUE(p.sa.qp->read(ra, 0, rb.remote(4000), 200, 1));
+    const auto got = take(*p.sa.send_cq, 1);
+    ASSERT_EQ(got.size(), 1u);
+    EXPECT_EQ(got[0].status, Status::RemoteAccess) << to_string(got[0].status);
+}
+
+TEST(Cq, ReadOfADeregisteredPeerRegionFailsWithRemoteAccess) {
+    Pair p;
+    Region ra = host(*p.sa.nic, 4096), rb = host(*p.sb.nic, 4096);
+    const Remote gone = rb.remote(0);
+    ASSERT_TRUE(rb.deregister());
+    ASSERT_TRUE(p.sa.qp->read(ra, 0, gone, 64, 1));
+    const auto got = take(*p.sa.send_cq, 1);
+    ASSERT_EQ(got.size(), 1u);
+    EXPECT_EQ(got[0].status, Status::RemoteAccess) << to_string(got[0].status);
+}
+
+// A message longer than the receive posted for it: LOCAL_LENGTH_ERR at the receiver, an
+// error at the sender, and the receiver's other receives flushed.
+TEST(Cq, MessageLongerThanTheReceiveFailsBothSides) {
+    Pair p;
+    Region ra = host(*p.sa.nic, 4096), rb = host(*p.sb.nic, 4096);
+    ASSERT_TRUE(p.sb.qp->recv(rb, 0, 100, 1));
+    ASSERT_TRUE(p.sb.qp->recv(rb, 100, 100, 2));
+    ASSERT_TRUE(p.sa.qp->send(ra, 0, 200, 3));
+    const auto received = take(*p.sb.recv_cq, 2);
+    ASSERT_EQ(received.size(), 2u);
+    EXPECT_EQ(received[0].id, 1u);
+    EXPECT_EQ(received[0].status, Status::LocalLength) << to_string(received[0].status);
+    EXPECT_EQ(received[1].id, 2u);
+    EXPECT_EQ(received[1].status, Status::Flushed) << to_string(received[1].status);
+    EXPECT_EQ(p.sb.qp->state(), QpState::Error);
+    const auto sent = take(*p.sa.send_cq, 1);
+    ASSERT_EQ(sent.size(), 1u);
+    EXPECT_EQ(sent[0].id, 3u);
+    EXPECT_NE(sent[0].status, Status::Ok);
+    EXPECT_NE(sent[0].status, Status::Flushed);
+}
+
+// No receive posted and a bounded RNR retry: RNR_NAK_RETRY_CNT_ERR.
+TEST(Cq, SendWithoutAReceiveFailsOnceRnrRetriesRunOut) {
+    PairOptions o;
+    o.retries.rnr_retry = 1;
+    Pair p(o);
+    Region ra = host(*p.sa.nic, 4096);
+    ASSERT_TRUE(p.sa.qp->send(ra, 0, 64, 1));
+    const auto got = take(*p.sa.send_cq, 1);
+    ASSERT_EQ(got.size(), 1u);
+    EXPECT_EQ(got[0].status, Status::RnrRetryExceeded) << to_string(got[0].status);
+    EXPECT_EQ(to_string(got[0].status), "RNR_NAK_RETRY_CNT_ERR");
+}
+
+// ---- another device's memory ----
+
+// The receive lands in the GPU-like BAR below the NIC's own switch: forwarded.
+TEST(Cq, ReceiveIntoADeviceRegionWhereTheTopologyForwards) {
+    Pair p;
+    ASSERT_TRUE(p.b.machine().forwards(near_gpu_bus, nic_bus));
+    p.b.take_gpus();
+    auto gpu = Region::device(*p.sb.nic, p.b.gpu_runs(near_gpu_bus, 64 << 10, 256 << 10));
+    ASSERT_TRUE(gpu) << gpu.error();
+    Region ra = host(*p.sa.nic, 200000);
+    const auto data = pattern(200000, 21);
+    ra.write(0, data);
+    ASSERT_TRUE(p.sb.qp->recv(*gpu, 1000, 200000, 1));
+    ASSERT_TRUE(p.sa.qp->send(ra, 0, 200000, 2));
+    const auto got = take(*p.sb.recv_cq, 1);
+    ASSERT_EQ(got.size(), 1u);
+    EXPECT_EQ(got[0].status, Status::Ok) << to_string(got[0].status);
+    const auto memory = p.b.gpu_memory(p.b.near_gpu);
+    EXPECT_TRUE(std::equal(data.begin(), data.end(), memory.begin() + (64 << 10) + 1000));
+    EXPECT_EQ(memory[(64 << 10) + 999], std::byte{0});
+}
+
+// A read into the GPU-like BAR: the NIC writes the peer's bytes there.
+TEST(Cq, ReadIntoADeviceRegionWhereTheTopologyForwards) {
+    Pair p;
+    p.a.take_gpus();
+    auto gpu = Region::device(*p.sa.nic, p.a.gpu_runs(near_gpu_bus, 0, 1 << 20));
+    ASSERT_TRUE(gpu) << gpu.error();
+    Region rb = host(*p.sb.nic, 65536);
+    const auto data = pattern(65536, 8);
+    rb.write(0, data);
+    ASSERT_TRUE(p.sa.qp->read(*gpu, 4096, rb.remote(0), 65536, 1));
+    const auto got = take(*p.sa.send_cq, 1);
+    ASSERT_EQ(got.size(), 1u);
+    EXPECT_EQ(got[0].status, Status::Ok) << to_string(got[0].status);
+    const auto memory = p.a.gpu_memory(p.a.near_gpu);
+    EXPECT_TRUE(std::equal(data.begin(), data.end(), memory.begin() + 4096));
+    EXPECT_EQ(p.a.system.faults(), 0u);
+}
+
+// The far GPU-like BAR sits below another root port of a host bridge that does not
+// forward between them: the NIC's write faults and the receive completes in error.
+TEST(Cq, ReceiveIntoADeviceRegionWhereTheTopologyDoesNotForwardFails) {
+    Pair p;
+    ASSERT_FALSE(p.b.machine().forwards(far_gpu_bus, nic_bus));
+    p.b.take_gpus();  // both BARs decode: the fault is the route's
+    auto gpu = Region::device(*p.sb.nic, p.b.gpu_runs(far_gpu_bus, 0, 65536));
+    ASSERT_TRUE(gpu) << gpu.error();
+    Region ra = host(*p.sa.nic, 4096);
+    ASSERT_TRUE(p.sb.qp->recv(*gpu, 0, 4096, 1));
+    ASSERT_TRUE(p.sb.qp->recv(*gpu, 4096, 4096, 2));
+    ASSERT_TRUE(p.sa.qp->send(ra, 0, 4096, 3));
+    const auto got = take(*p.sb.recv_cq, 2);
+    ASSERT_EQ(got.size(), 2u);
+    EXPECT_EQ(got[0].id, 1u);
+    EXPECT_NE(got[0].status, Status::Ok);
+    EXPECT_NE(got[0].status, Status::Flushed) << "the faulting receive gets the fault, not a flush";
+    EXPECT_EQ(got[1].status, Status::Flushed);
+    EXPECT_EQ(p.sb.qp->state(), QpState::Error);
+    ASSERT_FALSE(p.b.system.recent_faults().empty());
+    EXPECT_EQ(p.b.system.recent_faults().back().status, rig::sim::DmaStatus::CompleterAbort);
+    const auto memory = p.b.gpu_memory(p.b.far_gpu);
+    EXPECT_TRUE(std::all_of(memory.begin(), memory.begin() + 8192, [](std::byte x) { return x == std::byte{0}; }));
+}
+
+}  // namespace
+}  // namespace rig::bnxt::test

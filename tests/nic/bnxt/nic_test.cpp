@@ -1,0 +1,244 @@
+// Nic::open and close on a simulated machine with a bnxt model (rig/bnxt/nic.hpp;
+// spec/bnxt-hsi.md §3, §4, §7.1, §7.4; cases/bugs B19, B25): bring-up and teardown leave
+// nothing behind, and every firmware fault the model can be told to make (refuse, never
+// answer, answer with a stale sequence number or cookie, answer short) gives its Error,
+// naming the bus address and the command, and a clean close.
+#include "rig/bnxt/nic.hpp"
+
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "nic_machine.hpp"
+
+namespace rig::bnxt::test {
+namespace {
+
+using hsi::HwrmError;
+using hsi::Opcode;
+using hsi::RcfwStatus;
+using hsi::ReqType;
+
+// Nothing the NIC's function took is left: no window, pin or DMA memory, and the machine
+// gives no memory to anyone.
+void expect_all_given_back(const SimMachine& m) {
+    EXPECT_EQ(m.system.holdings(nic_bus), (rig::sim::Holdings{}));
+    EXPECT_EQ(m.system.memory_in_use(), 0u);
+}
+
+// A machine stepped by the driver's own waits, so that the model's answers (or their
+// absence) come in a fixed order and a timeout costs no wall-clock time.
+struct Stepped {
+    SimMachine m{"sim0", Iommu::Off, 1, Thread::Stepped};
+    Options options() const { return stepped_options(m); }
+};
+
+TEST(Nic, OpenBringsTheNicUpAndCloseGivesEverythingBack) {
+    SimMachine m("sim0");
+    auto nic = m.open();
+    ASSERT_TRUE(nic) << nic.error();
+    EXPECT_EQ(nic->bus(), nic_bus);
+    EXPECT_EQ(nic->mac(), (Mac{0x02, 0, 0, 0, 0, 0x01}));
+    EXPECT_EQ(to_string(nic->gid()), "fd00::ff:fe00:1");
+    EXPECT_EQ(nic->limits().max_qp, 1024u);
+    EXPECT_EQ(nic->limits().max_qp_wr, 4095u);  // QUERY_FUNC's 4096, less the ring's spare entry
+    EXPECT_EQ(nic->limits().max_inline_data, 96u);
+    EXPECT_EQ(nic->firmware().find("RoCE 1.8.6") != std::string::npos, true) << nic->firmware();
+    EXPECT_TRUE(nic->interrupts());
+    EXPECT_GT(nic->function().dma_allocations(), 0u);
+    ASSERT_TRUE(nic->close());
+    EXPECT_TRUE(nic->closed());
+    expect_all_given_back(m);
+}
+
+TEST(Nic, OpenTurnsRelaxedOrderingOffAndBusMasteringOn) {
+    SimMachine m("sim0");
+    auto nic = m.open();
+    ASSERT_TRUE(nic) << nic.error();
+    EXPECT_EQ(nic->function().relaxed_ordering(), Result<bool>(false));
+    EXPECT_TRUE(nic->function().bus_master());
+}
+
+TEST(Nic, OpenAndClose100TimesLeavesNothingBehind) {
+    SimMachine m("sim0");
+    std::size_t dma_while_open = 0;
+    for (int i = 0; i < 100; ++i) {
+        auto nic = m.open();
+        ASSERT_TRUE(nic) << "round " << i << ": " << nic.error();
+        if (i == 0) dma_while_open = nic->function().dma_allocations();
+        ASSERT_EQ(nic->function().dma_allocations(), dma_while_open) << "round " << i;
+        ASSERT_TRUE(nic->close()) << "round " << i;
+        ASSERT_EQ(m.system.holdings(nic_bus), (rig::sim::Holdings{})) << "round " << i;
+        ASSERT_EQ(m.system.memory_in_use(), 0u) << "round " << i;
+    }
+}
+
+TEST(Nic, OpenBehindAnIommuReachesMemoryThroughIt) {
+    SimMachine m("sim0", Iommu::On);
+    auto nic = m.open();
+    ASSERT_TRUE(nic) << nic.error();
+    EXPECT_EQ(nic->function().addressing(), pci::Addressing::Iommu);
+    ASSERT_TRUE(nic->close());
+    expect_all_given_back(m);
+}
+
+TEST(Nic, CloseTwiceIsOk) {
+    SimMachine m("sim0");
+    auto nic = m.open();
+    ASSERT_TRUE(nic) << nic.error();
+    EXPECT_TRUE(nic->close());
+    EXPECT_TRUE(nic->close());
+}
+
+TEST(Nic, DestructorClosesTheNic) {
+    SimMachine m("sim0");
+    {
+        auto nic = m.open();
+        ASSERT_TRUE(nic) << nic.error();
+    }
+    expect_all_given_back(m);
+}
+
+TEST(Nic, OpenOfANonexistentFunctionIsAnErrorNamingIt) {
+    SimMachine m("sim0");
+    auto nic = Nic::open(m.machine(), "0000:09:00.0");
+    ASSERT_FALSE(nic);
+    EXPECT_NE(nic.error().find("0000:09:00.0"), std::string::npos) << nic.error();
+}
+
+TEST(Nic, GivenIpv4AddressIsTheGid) {
+    SimMachine m("sim0");
+    Options o;
+    o.gids = {{link_local_gid(Mac{2, 0, 0, 0, 0, 1}), RoceVersion::V2}, {ipv4_gid(10, 0, 0, 1), RoceVersion::V2}};
+    auto nic = m.open(o);
+    ASSERT_TRUE(nic) << nic.error();
+    EXPECT_EQ(nic->gid(), ipv4_gid(10, 0, 0, 1));
+}
+
+// B19: a port whose only GIDs are link-local does not come up on index 0.
+TEST(Nic, OnlyLinkLocalGidsIsAnErrorUnlessAllowed) {
+    SimMachine m("sim0");
+    Options o;
+    o.gids = {{link_local_gid(Mac{2, 0, 0, 0, 0, 1}), RoceVersion::V1},
+              {link_local_gid(Mac{2, 0, 0, 0, 0, 1}), RoceVersion::V2}};
+    auto refused = m.open(o);
+    ASSERT_FALSE(refused);
+    EXPECT_EQ(refused.error(),
+              "0000:04:00.0: no routable RoCEv2 GID among {fe80::ff:fe00:1 v1, fe80::ff:fe00:1 v2}; pass the port's "
+              "address in Options::gids (or allow link-local GIDs)");
+    expect_all_given_back(m);
+    o.link_local = LinkLocal::Allow;
+    auto allowed = m.open(o);
+    ASSERT_TRUE(allowed) << allowed.error();
+    EXPECT_EQ(allowed->gid(), link_local_gid(Mac{2, 0, 0, 0, 0, 1}));
+}
+
+// A fault the model is told to make during bring-up, and the Error open gives for it.
+struct BringUpFault {
+    std::string name;
+    std::function<void(sim::testing::Faults&)> plan;
+    std::string error;    // the whole message, or its start where `prefix`
+    bool prefix = false;
+};
+
+std::string words(ReqType t) { return std::string(hsi::name(t)); }
+std::string words(Opcode o) { return std::string(hsi::name(o)); }
+
+std::vector<BringUpFault> bring_up_faults() {
+    const std::string bus = "0000:04:00.0: ";
+    std::vector<BringUpFault> all;
+    // Every HWRM and RCFW command of bring-up, refused.
+    for (ReqType t : {ReqType::HWRM_VER_GET, ReqType::HWRM_FUNC_RESET, ReqType::HWRM_FUNC_QCAPS,
+                      ReqType::HWRM_FUNC_DRV_RGTR, ReqType::HWRM_FUNC_QCFG, ReqType::HWRM_FUNC_BACKING_STORE_QCAPS,
+                      ReqType::HWRM_FUNC_BACKING_STORE_CFG, ReqType::HWRM_RING_ALLOC, ReqType::HWRM_STAT_CTX_ALLOC})
+        all.push_back({"Refused" + words(t), [t](auto& f) { f.refuse(t, HwrmError::RESOURCE_ALLOC_ERROR); },
+                       bus + "the firmware refused " + words(t) + " (status 4: RESOURCE_ALLOC_ERROR)"});
+    for (Opcode o : {Opcode::QUERY_FUNC, Opcode::QUERY_VERSION, Opcode::INITIALIZE_FW, Opcode::ADD_GID})
+        all.push_back({"Refused" + words(o), [o](auto& f) { f.refuse(o, RcfwStatus::RESOURCES); },
+                       bus + "the firmware refused " + words(o) + " (status 2: RESOURCES)"});
+    // B25: never answered, a timeout instead of a hang.
+    for (ReqType t : {ReqType::HWRM_FUNC_QCAPS, ReqType::HWRM_RING_ALLOC, ReqType::HWRM_STAT_CTX_ALLOC})
+        all.push_back({"Unanswered" + words(t), [t](auto& f) { f.drop(t); }, bus + words(t) + " timed out after 500 ms"});
+    all.push_back({"UnansweredFuncResetWaitsFourTimesLonger", [](auto& f) { f.drop(ReqType::HWRM_FUNC_RESET); },
+                   bus + "HWRM_FUNC_RESET timed out after 2 s"});
+    all.push_back({"VerGetNeverAnswered", [](auto& f) { f.drop(ReqType::HWRM_VER_GET, sim::testing::Faults::always); },
+                   bus + "HWRM_VER_GET timed out after 500 ms"});
+    for (Opcode o : {Opcode::QUERY_FUNC, Opcode::INITIALIZE_FW, Opcode::ADD_GID})
+        all.push_back({"Unanswered" + words(o), [o](auto& f) { f.drop(o); }, bus + words(o) + " timed out after 500 ms"});
+    // §3.1 step 5, §4.3 step 6: an answer of another sequence number or cookie is not the
+    // command's: ignored (and said), so the command times out.
+    all.push_back({"StaleHwrmResponse", [](auto& f) { f.stale(ReqType::HWRM_FUNC_QCFG); },
+                   bus + "HWRM_FUNC_QCFG timed out after 500 ms (a response with sequence number ", true});
+    all.push_back({"StaleRcfwCompletion", [](auto& f) { f.stale(Opcode::ADD_GID); }, bus + "ADD_GID timed out after 500 ms"});
+    // §0: a response shorter than the fields the driver reads is rejected, not read as zeros.
+    all.push_back({"ShortFuncQcaps", [](auto& f) { f.truncate(ReqType::HWRM_FUNC_QCAPS); },
+                   bus + "HWRM_FUNC_QCAPS was answered with 16 bytes; the driver reads its first 22"});
+    all.push_back({"ShortVerGet", [](auto& f) { f.truncate(ReqType::HWRM_VER_GET, sim::testing::Faults::always); },
+                   bus + "HWRM_VER_GET was answered with 16 bytes; the driver reads its first 114"});
+    return all;
+}
+
+class BringUp : public ::testing::TestWithParam<BringUpFault> {};
+INSTANTIATE_TEST_SUITE_P(Nic, BringUp, ::testing::ValuesIn(bring_up_faults()),
+                         [](const auto& p) { return p.param.name; });
+
+// Each fault: its Error, everything given back, and the next open (faults cleared) works.
+TEST_P(BringUp, FaultIsAnErrorNamingTheCommandAndEverythingIsGivenBack) {
+    Stepped s;
+    GetParam().plan(s.m.faults);
+    auto nic = s.m.open(s.options());
+    ASSERT_FALSE(nic);
+    if (GetParam().prefix) EXPECT_EQ(nic.error().rfind(GetParam().error, 0), 0u) << nic.error();
+    else EXPECT_EQ(nic.error(), GetParam().error);
+    expect_all_given_back(s.m);
+    s.m.faults.clear();
+    auto again = s.m.open(s.options());
+    EXPECT_TRUE(again) << again.error();
+}
+
+TEST(Nic, VerGetIsRetriedWhileItTimesOut) {
+    Stepped s;
+    s.m.faults.drop(ReqType::HWRM_VER_GET, 2);
+    auto nic = s.m.open(s.options());
+    EXPECT_TRUE(nic) << nic.error();
+}
+
+TEST(Nic, CommandTimeoutOptionBoundsEveryCommand) {
+    Stepped s;
+    s.m.faults.drop(ReqType::HWRM_FUNC_QCFG);
+    Options o = s.options();
+    o.command_timeout = std::chrono::milliseconds(20);
+    auto nic = s.m.open(o);
+    ASSERT_FALSE(nic);
+    EXPECT_EQ(nic.error(), "0000:04:00.0: HWRM_FUNC_QCFG timed out after 20 ms");
+}
+
+// §7.4: every teardown step is attempted; the first failure is close's Error, and the
+// release still gives everything back.
+TEST(Nic, RefusedTeardownCommandIsCloseErrorAndEverythingIsGivenBack) {
+    Stepped s;
+    auto nic = s.m.open(s.options());
+    ASSERT_TRUE(nic) << nic.error();
+    s.m.faults.refuse(Opcode::DEINITIALIZE_FW, RcfwStatus::FAIL);
+    s.m.faults.refuse(ReqType::HWRM_FUNC_DRV_UNRGTR, HwrmError::FAIL);
+    auto closed = nic->close();
+    ASSERT_FALSE(closed);
+    EXPECT_EQ(closed.error(), "0000:04:00.0: the firmware refused DEINITIALIZE_FW (status 1: FAIL)");
+    expect_all_given_back(s.m);
+}
+
+TEST(Nic, UnansweredTeardownCommandTimesOutAndEverythingIsGivenBack) {
+    Stepped s;
+    auto nic = s.m.open(s.options());
+    ASSERT_TRUE(nic) << nic.error();
+    s.m.faults.drop(ReqType::HWRM_RING_FREE);
+    auto closed = nic->close();
+    ASSERT_FALSE(closed);
+    EXPECT_EQ(closed.error(), "0000:04:00.0: HWRM_RING_FREE timed out after 500 ms");
+    expect_all_given_back(s.m);
+}
+
+}  // namespace
+}  // namespace rig::bnxt::test

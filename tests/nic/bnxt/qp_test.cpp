@@ -1,0 +1,308 @@
+// Queue pairs end to end: two NICs on two simulated machines joined by a wire
+// (rig/bnxt/qp.hpp, cq.hpp; spec/bnxt-hsi.md §5, §7.2, §7.3). Exact bytes at the receiver,
+// completions in posting order, the seed's promises (the bytes are there once the
+// completion was taken), and the checks before a request reaches the queue.
+#include "rig/bnxt/qp.hpp"
+
+#include <gtest/gtest.h>
+
+#include "nic_machine.hpp"
+
+namespace rig::bnxt::test {
+namespace {
+
+void expect_completion(const Completion& c, std::uint64_t id, Op op, Status status, std::uint32_t bytes) {
+    EXPECT_EQ(c.id, id);
+    EXPECT_EQ(c.op, op) << to_string(c.op);
+    EXPECT_EQ(c.status, status) << to_string(c.status);
+    EXPECT_EQ(c.bytes, bytes);
+}
+
+TEST(Qp, EndpointCarriesWhatThePeerNeeds) {
+    Pair p;
+    const Endpoint e = p.sa.qp->endpoint();
+    EXPECT_EQ(e.qpn, p.sa.qp->qpn());
+    EXPECT_GE(e.qpn, 2u);  // §4.6.8: 0 and 1 are special
+    EXPECT_LE(e.psn, 0xFFFFFFu);
+    EXPECT_EQ(e.gid, p.sa.nic->gid());
+    EXPECT_EQ(e.mac, p.sa.nic->mac());
+    EXPECT_EQ(e.mtu, Mtu::Mtu4096);  // the model reports a 9000-byte port (HWRM_FUNC_QCFG admin_mtu)
+    EXPECT_EQ(p.sa.qp->state(), QpState::Rts);
+    EXPECT_EQ(p.sb.qp->state(), QpState::Rts);
+}
+
+TEST(Qp, SendLandsInThePostedReceive) {
+    Pair p;
+    Region ra = host(*p.sa.nic, 8192), rb = host(*p.sb.nic, 8192);
+    const auto data = pattern(3000, 7);
+    ra.write(100, data);
+    ASSERT_TRUE(p.sb.qp->recv(rb, 500, 4000, 0xB0B));
+    ASSERT_TRUE(p.sa.qp->send(ra, 100, 3000, 0xA11CE));
+    const auto sent = take(*p.sa.send_cq, 1);
+    ASSERT_EQ(sent.size(), 1u);
+    expect_completion(sent[0], 0xA11CE, Op::Send, Status::Ok, 3000);
+    EXPECT_EQ(sent[0].qpn, p.sa.qp->qpn());
+    const auto got = take(*p.sb.recv_cq, 1);
+    ASSERT_EQ(got.size(), 1u);
+    expect_completion(got[0], 0xB0B, Op::Recv, Status::Ok, 3000);
+    EXPECT_FALSE(got[0].immediate);
+    EXPECT_EQ(read_back(rb, 500, 3000), data);
+    EXPECT_EQ(read_back(rb, 3500, 100), std::vector<std::byte>(100));  // nothing past the message
+}
+
+TEST(Qp, SendWithImmediateGivesItToTheReceiver) {
+    Pair p;
+    Region ra = host(*p.sa.nic, 4096), rb = host(*p.sb.nic, 4096);
+    ASSERT_TRUE(p.sb.qp->recv(rb, 0, 4096, 1));
+    ASSERT_TRUE(p.sa.qp->send(ra, 0, 64, 2, Signal::Yes, 0xC0FFEE));
+    const auto got = take(*p.sb.recv_cq, 1);
+    ASSERT_EQ(got.size(), 1u);
+    EXPECT_EQ(got[0].immediate, 0xC0FFEEu);
+    EXPECT_EQ(got[0].bytes, 64u);
+}
+
+TEST(Qp, InlineSendCarriesTheCallersBytes) {
+    Pair p;
+    Region rb = host(*p.sb.nic, 4096);
+    auto data = pattern(96, 3);
+    ASSERT_TRUE(p.sb.qp->recv(rb, 0, 4096, 1));
+    ASSERT_TRUE(p.sa.qp->send_inline(data, 9));
+    std::fill(data.begin(), data.end(), std::byte{0});  // copied at the post: the buffer is free again
+    const auto got = take(*p.sb.recv_cq, 1);
+    ASSERT_EQ(got.size(), 1u);
+    EXPECT_EQ(got[0].bytes, 96u);
+    EXPECT_EQ(read_back(rb, 0, 96), pattern(96, 3));
+    ASSERT_EQ(take(*p.sa.send_cq, 1).size(), 1u);
+}
+
+TEST(Qp, InlineSendLongerThanTheLimitThrows) {
+    Pair p;
+    std::vector<std::byte> data(p.sa.nic->limits().max_inline_data + 1);
+    EXPECT_THROW((void)p.sa.qp->send_inline(data, 1), std::invalid_argument);
+}
+
+TEST(Qp, ReadOfAPeersRegionBringsItsBytes) {
+    Pair p;
+    Region ra = host(*p.sa.nic, 16384), rb = host(*p.sb.nic, 16384);
+    const auto data = pattern(10000, 11);
+    rb.write(3000, data);
+    ASSERT_TRUE(p.sa.qp->read(ra, 1000, rb.remote(3000), 10000, 77));
+    const auto got = take(*p.sa.send_cq, 1);
+    ASSERT_EQ(got.size(), 1u);
+    expect_completion(got[0], 77, Op::Read, Status::Ok, 10000);
+    EXPECT_EQ(read_back(ra, 1000, 10000), data);
+}
+
+// §6.2: a peer's read goes through the page list of its region, at each level: 1 page
+// (level 0), 16 pages (level 1), 1024 pages (level 2), at offsets across page and PTE-page
+// boundaries of memory the simulator places page by page.
+TEST(Qp, ReadsTranslateThroughPageListsOfEachLevel) {
+    Pair p;
+    for (std::uint64_t pages : {1u, 16u, 1024u}) {
+        Region rb = host(*p.sb.nic, pages * 4096);
+        Region ra = host(*p.sa.nic, pages * 4096);
+        const auto whole = pattern(pages * 4096, static_cast<std::uint32_t>(pages));
+        rb.write(0, whole);
+        std::vector<std::pair<std::uint64_t, std::uint64_t>> pieces = {{0, 4096}, {100, 200}};
+        if (pages > 1) pieces.push_back({4000, 8192});
+        if (pages > 512) pieces.push_back({511 * 4096 + 7, 3 * 4096});  // across the first PTE page's end
+        if (pages > 512) pieces.push_back({(pages - 1) * 4096, 4096});
+        for (auto [offset, n] : pieces) {
+            ASSERT_TRUE(p.sa.qp->read(ra, offset, rb.remote(offset), n, offset));
+            const auto got = take(*p.sa.send_cq, 1);
+            ASSERT_EQ(got.size(), 1u);
+            ASSERT_EQ(got[0].status, Status::Ok) << pages << " pages at " << offset;
+            EXPECT_EQ(read_back(ra, offset, n),
+                      std::vector<std::byte>(whole.begin() + static_cast<std::ptrdiff_t>(offset),
+                                             whole.begin() + static_cast<std::ptrdiff_t>(offset + n)))
+                << pages << " pages at " << offset;
+        }
+    }
+}
+
+// 1000 small sends in a row, the receiver reposting as it goes: every completion on both
+// sides in posting order, every message's bytes where its receive put them.
+TEST(Qp, ThousandSmallSendsCompleteInPostingOrder) {
+    PairOptions o;
+    o.depths = {64, 64};
+    Pair p(o);
+    constexpr std::size_t n = 1000, size = 32;
+    Region ra = host(*p.sa.nic, n * size), rb = host(*p.sb.nic, n * size);
+    const auto data = pattern(n * size, 5);
+    ra.write(0, data);
+    std::size_t posted_recv = 0, posted_send = 0;
+    std::vector<Completion> sends, recvs;
+    std::array<Completion, 16> batch;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while ((sends.size() < n || recvs.size() < n) && std::chrono::steady_clock::now() < deadline) {
+        while (posted_recv < n && p.sb.qp->recv(rb, posted_recv * size, size, posted_recv)) ++posted_recv;
+        while (posted_send < posted_recv && p.sa.qp->send(ra, posted_send * size, size, 1000 + posted_send)) ++posted_send;
+        for (std::size_t k = p.sa.send_cq->poll(batch), i = 0; i < k; ++i) sends.push_back(batch[i]);
+        for (std::size_t k = p.sb.recv_cq->poll(batch), i = 0; i < k; ++i) recvs.push_back(batch[i]);
+    }
+    ASSERT_EQ(sends.size(), n);
+    ASSERT_EQ(recvs.size(), n);
+    for (std::size_t i = 0; i < n; ++i) {
+        expect_completion(sends[i], 1000 + i, Op::Send, Status::Ok, size);
+        expect_completion(recvs[i], i, Op::Recv, Status::Ok, size);
+    }
+    EXPECT_EQ(read_back(rb, 0, n * size), data);
+}
+
+class MessageSize : public ::testing::TestWithParam<std::uint64_t> {};
+INSTANTIATE_TEST_SUITE_P(Qp, MessageSize,
+                         ::testing::Values(1u, 7u, 1023u, 1024u, 1025u, 4096u, 4097u, 65536u, 1u << 20));
+
+TEST_P(MessageSize, SendDeliversExactlyTheBytes) {
+    Pair p;
+    const std::uint64_t n = GetParam();
+    Region ra = host(*p.sa.nic, n + 4096), rb = host(*p.sb.nic, n + 4096);
+    const auto data = pattern(n, static_cast<std::uint32_t>(n));
+    ra.write(3, data);
+    ASSERT_TRUE(p.sb.qp->recv(rb, 5, n, 1));
+    ASSERT_TRUE(p.sa.qp->send(ra, 3, n, 2));
+    const auto got = take(*p.sb.recv_cq, 1);
+    ASSERT_EQ(got.size(), 1u);
+    expect_completion(got[0], 1, Op::Recv, Status::Ok, static_cast<std::uint32_t>(n));
+    EXPECT_EQ(read_back(rb, 5, n), data);
+    ASSERT_EQ(take(*p.sa.send_cq, 1).size(), 1u);
+}
+
+TEST(Qp, UnsignalledSendsCompleteOnlyWithTheSignalledOne) {
+    Pair p;
+    Region ra = host(*p.sa.nic, 4096), rb = host(*p.sb.nic, 4096);
+    for (std::uint64_t i = 0; i < 11; ++i) ASSERT_TRUE(p.sb.qp->recv(rb, i * 64, 64, i));
+    for (std::uint64_t i = 0; i < 10; ++i) ASSERT_TRUE(p.sa.qp->send(ra, 0, 64, i, Signal::No));
+    ASSERT_TRUE(p.sa.qp->send(ra, 0, 64, 10, Signal::Yes));
+    EXPECT_EQ(take(*p.sb.recv_cq, 11).size(), 11u);
+    const auto sent = take(*p.sa.send_cq, 1);
+    ASSERT_EQ(sent.size(), 1u);
+    EXPECT_EQ(sent[0].id, 10u);
+    std::array<Completion, 4> more;
+    EXPECT_EQ(p.sa.send_cq->poll(more), 0u);
+    // The unsignalled ones were retired with it: the whole queue is free again.
+    for (std::uint64_t i = 0; i < p.sa.qp->depths().send; ++i) ASSERT_TRUE(p.sa.qp->send(ra, 0, 0, i, Signal::No));
+}
+
+TEST(Qp, FullSendQueueQueuesNothingAndSaysSo) {
+    PairOptions o;
+    o.depths = {4, 4};
+    o.connect = false;
+    Pair p(o);
+    Region ra = host(*p.sa.nic, 4096);
+    p.connect();
+    // Nothing receives: the NIC retries the first send (receiver not ready) while the rest wait.
+    for (int i = 0; i < 4; ++i) ASSERT_TRUE(p.sa.qp->send(ra, 0, 8, static_cast<std::uint64_t>(i)));
+    EXPECT_FALSE(p.sa.qp->send(ra, 0, 8, 99));
+}
+
+TEST(Qp, ReceivesPostedBeforeConnectAreUsedAfterIt) {
+    PairOptions o;
+    o.connect = false;
+    Pair p(o);
+    Region ra = host(*p.sa.nic, 4096), rb = host(*p.sb.nic, 4096);
+    ASSERT_TRUE(p.sb.qp->recv(rb, 0, 4096, 5));
+    p.connect();
+    ra.write(0, pattern(10, 1));
+    ASSERT_TRUE(p.sa.qp->send(ra, 0, 10, 6));
+    const auto got = take(*p.sb.recv_cq, 1);
+    ASSERT_EQ(got.size(), 1u);
+    EXPECT_EQ(got[0].id, 5u);
+    EXPECT_EQ(read_back(rb, 0, 10), pattern(10, 1));
+}
+
+TEST(Qp, SendBeforeConnectThrows) {
+    PairOptions o;
+    o.connect = false;
+    Pair p(o);
+    Region ra = host(*p.sa.nic, 4096);
+    EXPECT_THROW((void)p.sa.qp->send(ra, 0, 8, 1), std::invalid_argument);
+    EXPECT_THROW((void)p.sa.qp->read(ra, 0, Remote{0, 0}, 8, 1), std::invalid_argument);
+}
+
+TEST(Qp, ConnectTwiceThrows) {
+    Pair p;
+    EXPECT_THROW((void)p.sa.qp->connect(p.sb.qp->endpoint()), std::invalid_argument);
+}
+
+TEST(Qp, RequestOutsideItsRegionThrows) {
+    Pair p;
+    Region ra = host(*p.sa.nic, 4096);
+    EXPECT_THROW((void)p.sa.qp->send(ra, 4000, 100, 1), std::invalid_argument);
+    EXPECT_THROW((void)p.sa.qp->recv(ra, 0, 4097, 1), std::invalid_argument);
+    EXPECT_THROW((void)p.sa.qp->read(ra, 1, Remote{0, 0}, 4096, 1), std::invalid_argument);
+}
+
+TEST(Qp, RegionOfAnotherNicThrows) {
+    Pair p;
+    Region rb = host(*p.sb.nic, 4096);
+    EXPECT_THROW((void)p.sa.qp->send(rb, 0, 8, 1), std::invalid_argument);
+}
+
+TEST(Qp, DeregisteredRegionThrows) {
+    Pair p;
+    Region ra = host(*p.sa.nic, 4096);
+    ASSERT_TRUE(ra.deregister());
+    EXPECT_THROW((void)p.sa.qp->send(ra, 0, 8, 1), std::invalid_argument);
+}
+
+TEST(Qp, DepthBeyondTheLimitThrows) {
+    SimMachine m("sim0");
+    auto nic = m.open();
+    ASSERT_TRUE(nic) << nic.error();
+    auto cq = Cq::create(*nic, 8192);
+    ASSERT_TRUE(cq) << cq.error();
+    EXPECT_THROW((void)Qp::create(*nic, *cq, *cq, Depths{nic->limits().max_qp_wr + 1, 1}), std::invalid_argument);
+    EXPECT_THROW((void)Qp::create(*nic, *cq, *cq, Depths{0, 1}), std::invalid_argument);
+}
+
+TEST(Qp, CqTooSmallForTheDepthsThrows) {
+    SimMachine m("sim0");
+    auto nic = m.open();
+    ASSERT_TRUE(nic) << nic.error();
+    auto cq = Cq::create(*nic, 100);
+    ASSERT_TRUE(cq) << cq.error();
+    auto first = Qp::create(*nic, *cq, *cq, Depths{50, 50});
+    ASSERT_TRUE(first) << first.error();
+    EXPECT_THROW((void)Qp::create(*nic, *cq, *cq, Depths{1, 1}), std::invalid_argument);
+    ASSERT_TRUE(first->destroy());
+    EXPECT_TRUE(Qp::create(*nic, *cq, *cq, Depths{1, 1}));
+}
+
+TEST(Qp, CreateRefusedByTheFirmwareIsAnError) {
+    SimMachine m("sim0");
+    auto nic = m.open();
+    ASSERT_TRUE(nic) << nic.error();
+    auto cq = Cq::create(*nic, 256);
+    ASSERT_TRUE(cq) << cq.error();
+    m.faults.refuse(hsi::Opcode::CREATE_QP, hsi::RcfwStatus::RESOURCES);
+    auto qp = Qp::create(*nic, *cq, *cq);
+    ASSERT_FALSE(qp);
+    EXPECT_EQ(qp.error(), "0000:04:00.0: the firmware refused CREATE_QP (status 2: RESOURCES)");
+}
+
+TEST(Qp, ConnectRefusedByTheFirmwareIsAnErrorNamingTheStep) {
+    PairOptions o;
+    o.connect = false;
+    Pair p(o);
+    p.a.faults.refuse(hsi::Opcode::MODIFY_QP, hsi::RcfwStatus::INVALID_PARAMETER);
+    auto r = p.sa.qp->connect(p.sb.qp->endpoint());
+    ASSERT_FALSE(r);
+    EXPECT_EQ(r.error(), "0000:04:00.0: the firmware refused MODIFY_QP (status 5: INVALID_PARAMETER)");
+    EXPECT_EQ(p.sa.qp->state(), QpState::Reset);
+}
+
+TEST(Qp, CloseDestroysWhatTheCallerLeft) {
+    Pair p;
+    ASSERT_TRUE(p.sa.nic->close());
+    EXPECT_EQ(p.a.system.holdings(nic_bus), (rig::sim::Holdings{}));
+    Region rb = host(*p.sb.nic, 4096);
+    EXPECT_THROW((void)p.sa.qp->recv(rb, 0, 8, 1), std::invalid_argument);
+    EXPECT_TRUE(p.sa.qp->destroy());
+    EXPECT_TRUE(p.sa.send_cq->destroy());
+    std::array<Completion, 1> out;
+    EXPECT_THROW((void)p.sa.send_cq->poll(out), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace rig::bnxt::test
