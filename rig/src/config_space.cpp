@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include "capability_walk.hpp"
+
 namespace rig::pci {
 namespace {
 
@@ -27,22 +29,6 @@ public:
 private:
     std::span<const std::uint8_t> bytes_;
 };
-
-// PCI 3.0 §6.7, as Linux's __pci_find_next_cap_ttl walks it: at most capability_limit
-// entries, each at or above 0x40, an ID of 0xff ends the list.
-std::optional<std::uint32_t> find_capability(const Bytes& c, std::uint8_t id) {
-    if ((c.u16(config::status) & config::status_capabilities_list) == 0) return std::nullopt;
-    std::uint32_t at = c.u8(config::capabilities_pointer);
-    for (unsigned left = config::capability_limit; left > 0; --left) {
-        if (at < config::capability_first) return std::nullopt;
-        at &= ~3u;
-        const std::uint8_t found = c.u8(at + config::capability_id);
-        if (found == 0xff) return std::nullopt;
-        if (found == id) return at;
-        at = c.u8(at + config::capability_next);
-    }
-    return std::nullopt;
-}
 
 // PCIe 6.0 §7.6.3, as Linux's pci_find_next_ext_capability walks it: from 0x100, at most
 // extended_limit headers; a header of 0 or all ones, or a next pointer below 0x100, ends.
@@ -83,7 +69,8 @@ Result<Header> parse_header(std::span<const std::uint8_t> bytes) {
     // Without CAP_SYS_ADMIN sysfs gives 64 bytes: the lists lie beyond them.
     if (c.size() < config::legacy_bytes) return h;
     h.capabilities_read = true;
-    if (const auto express = find_capability(c, config::capability_pci_express)) {
+    if (const auto express = find_capability([&](std::uint32_t offset, unsigned width) { return c.get(offset, width); },
+                                               config::capability_pci_express)) {
         if (c.has(*express + config::express_flags, 2)) {
             const auto flags = c.u16(*express + config::express_flags);
             h.port_type = static_cast<PortType>(config::express_port_type.of(flags));

@@ -1,13 +1,12 @@
 // The rig command line, run as a user runs it: rig ls, rig topo (--json, --why) and
 // rig snapshot, on this machine and on sysfs trees written from topologies.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "../support/run.hpp"
 #include "../support/trees.hpp"
 #include "rig/pci/machine.hpp"
 
@@ -22,26 +21,8 @@ using test::OneSwitch;
 using test::TempDir;
 using test::Tree;
 
-struct Outcome {
-    int status = -1;
-    std::string out;  // stdout and stderr
-};
-
-// Runs the rig binary with `args` (each quoted for the shell).
-Outcome rig(const std::vector<std::string>& args) {
-    std::string command = "'" RIG_BINARY "'";
-    for (const auto& a : args) command += " '" + a + "'";
-    command += " 2>&1";
-    Outcome run;
-    FILE* pipe = ::popen(command.c_str(), "r");
-    if (pipe == nullptr) return run;
-    char buffer[4096];
-    std::size_t n;
-    while ((n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0) run.out.append(buffer, n);
-    const int status = ::pclose(pipe);
-    run.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    return run;
-}
+// Runs the rig binary with `args`.
+test::Run rig(const std::vector<std::string>& args) { return test::run(RIG_BINARY, args); }
 
 TEST(RigTool, SnapshotThenTopoRootReproducesTopoOnThisMachine) {
     if (!fs::exists("/sys/bus/pci/devices")) GTEST_SKIP() << "no /sys/bus/pci on this machine";
@@ -49,13 +30,13 @@ TEST(RigTool, SnapshotThenTopoRootReproducesTopoOnThisMachine) {
     const fs::path out = dir.path() / "snapshot";
     for (const std::vector<std::string>& command :
          {std::vector<std::string>{"topo"}, {"topo", "--json"}, {"ls"}, {"ls", "--json"}}) {
-        const Outcome here = rig(command);
+        const test::Run here = rig(command);
         ASSERT_EQ(here.status, 0) << here.out;
-        const Outcome snap = rig({"snapshot", out.string()});
+        const test::Run snap = rig({"snapshot", out.string()});
         ASSERT_EQ(snap.status, 0) << snap.out;
         auto replay_args = command;
         replay_args.insert(replay_args.begin() + 1, {"--root", out.string()});
-        const Outcome replay = rig(replay_args);
+        const test::Run replay = rig(replay_args);
         ASSERT_EQ(replay.status, 0) << replay.out;
         EXPECT_EQ(replay.out, here.out) << command[0];
     }
@@ -101,15 +82,15 @@ Topology rich_topology() {
 TEST(RigTool, SnapshotOfATreeReproducesItsTopo) {
     const Tree tree(rich_topology());
     TempDir dir;
-    const Outcome snap = rig({"snapshot", "--root", tree.root().string(), dir.path().string()});
+    const test::Run snap = rig({"snapshot", "--root", tree.root().string(), dir.path().string()});
     ASSERT_EQ(snap.status, 0) << snap.out;
     for (const char* command : {"topo", "ls"})
         for (const bool json : {false, true}) {
             std::vector<std::string> args{command, "--root", tree.root().string()};
             if (json) args.push_back("--json");
-            const Outcome original = rig(args);
+            const test::Run original = rig(args);
             args[2] = dir.path().string();
-            const Outcome replay = rig(args);
+            const test::Run replay = rig(args);
             ASSERT_EQ(original.status, 0) << original.out;
             EXPECT_EQ(replay.out, original.out) << command << (json ? " --json" : "");
         }
@@ -117,7 +98,7 @@ TEST(RigTool, SnapshotOfATreeReproducesItsTopo) {
 
 TEST(RigTool, TopoJsonHasOnePairPerOrderedPairOfEndpoints) {
     const Tree tree(rich_topology());
-    const Outcome run = rig({"topo", "--root", tree.root().string(), "--json"});
+    const test::Run run = rig({"topo", "--root", tree.root().string(), "--json"});
     ASSERT_EQ(run.status, 0) << run.out;
     const auto j = nlohmann::json::parse(run.out);
     std::vector<std::string> buses;
@@ -146,7 +127,7 @@ TEST(RigTool, TopoJsonHasOnePairPerOrderedPairOfEndpoints) {
 TEST(RigTool, TopoJsonDistanceOfAnUnreadFunctionIsNull) {
     const Tree tree(OneSwitch{}.build());
     fs::remove(tree.root() / "sys/devices/pci0000:00/0000:00:01.0/0000:01:00.0/0000:02:10.0/0000:04:00.0/config");
-    const Outcome run = rig({"topo", "--root", tree.root().string(), "--json"});
+    const test::Run run = rig({"topo", "--root", tree.root().string(), "--json"});
     ASSERT_EQ(run.status, 0) << run.out;
     const auto j = nlohmann::json::parse(run.out);
     for (const auto& pair : j.at("pairs")) {
@@ -162,7 +143,7 @@ TEST(RigTool, TopoPrintsBothMatricesWithLegend) {
     OneSwitch s;
     s.downstream_acs = 0x001d;
     const Tree tree(s.build());
-    const Outcome run = rig({"topo", "--root", tree.root().string()});
+    const test::Run run = rig({"topo", "--root", tree.root().string()});
     ASSERT_EQ(run.status, 0) << run.out;
     EXPECT_NE(run.out.find("GPU0    0000:03:00.0  10de:1db4  3D controller"), std::string::npos) << run.out;
     EXPECT_NE(run.out.find("DEV0    0000:03:00.1"), std::string::npos) << run.out;
@@ -181,7 +162,7 @@ TEST(RigTool, TopoNotesAVirtualTopologyWhenEveryEndpointSitsOnARootBus) {
     t.add(h, Spec::endpoint(1, 0, 0x15b3, 0x101b, 0x020700));
     t.add(h, Spec::endpoint(2, 0, 0x10de, 0x20b5, 0x030200));
     const Tree flat(t);
-    const Outcome run = rig({"topo", "--root", flat.root().string()});
+    const test::Run run = rig({"topo", "--root", flat.root().string()});
     ASSERT_EQ(run.status, 0) << run.out;
     EXPECT_NE(run.out.find("virtual topology"), std::string::npos) << run.out;
     EXPECT_NE(run.out.find("GPU0  X     BR    BR"), std::string::npos) << run.out;
@@ -200,25 +181,25 @@ TEST(RigTool, WhyNormalizesShortAndUppercaseAddresses) {
     t.add(port, Spec::endpoint(0, 0, 0x10de, 0x1db4, 0x030200));
     t.add(port, Spec::endpoint(0, 1, 0x10de, 0x10f1, 0x040300));
     const Tree tree(t);
-    const Outcome full = rig({"topo", "--root", tree.root().string(), "--why", "0000:0a:00.0", "0000:0a:00.1"});
+    const test::Run full = rig({"topo", "--root", tree.root().string(), "--why", "0000:0a:00.0", "0000:0a:00.1"});
     ASSERT_EQ(full.status, 0) << full.out;
     EXPECT_NE(full.out.find("0000:0a:00.1 -> BAR of 0000:0a:00.0: not supported"), std::string::npos) << full.out;
     EXPECT_NE(full.out.find("0000:00:01.0 ACSCtl 0x001d (ReqRedir CmpltRedir)"), std::string::npos) << full.out;
-    const Outcome short_form = rig({"topo", "--root", tree.root().string(), "--why", "0A:00.0", "0000:0A:00.1"});
+    const test::Run short_form = rig({"topo", "--root", tree.root().string(), "--why", "0A:00.0", "0000:0A:00.1"});
     EXPECT_EQ(short_form.status, 0);
     EXPECT_EQ(short_form.out, full.out);
 }
 
 TEST(RigTool, WhyRejectsWhatIsNoBusAddress) {
     const Tree tree(OneSwitch{}.build());
-    const Outcome run = rig({"topo", "--root", tree.root().string(), "--why", "03:00", "04:00.0"});
+    const test::Run run = rig({"topo", "--root", tree.root().string(), "--why", "03:00", "04:00.0"});
     EXPECT_EQ(run.status, 2);
     EXPECT_NE(run.out.find("\"03:00\" is not a bus address"), std::string::npos) << run.out;
 }
 
 TEST(RigTool, WhyOfNoFunctionSaysItIsUnread) {
     const Tree tree(OneSwitch{}.build());
-    const Outcome run = rig({"topo", "--root", tree.root().string(), "--why", "99:00.0", "04:00.0"});
+    const test::Run run = rig({"topo", "--root", tree.root().string(), "--why", "99:00.0", "04:00.0"});
     EXPECT_EQ(run.status, 0);
     EXPECT_NE(run.out.find("unread"), std::string::npos) << run.out;
     EXPECT_NE(run.out.find("0000:99:00.0: no such function"), std::string::npos) << run.out;
@@ -226,7 +207,7 @@ TEST(RigTool, WhyOfNoFunctionSaysItIsUnread) {
 
 TEST(RigTool, LsListsEveryFunctionWithItsFiles) {
     const Tree tree(rich_topology());
-    const Outcome run = rig({"ls", "--root", tree.root().string(), "--json"});
+    const test::Run run = rig({"ls", "--root", tree.root().string(), "--json"});
     ASSERT_EQ(run.status, 0) << run.out;
     const auto j = nlohmann::json::parse(run.out).at("functions");
     ASSERT_EQ(j.size(), 14u);
@@ -249,14 +230,14 @@ TEST(RigTool, LsListsEveryFunctionWithItsFiles) {
     const auto usp = find("0000:01:00.0");
     EXPECT_EQ(usp.at("buses"), nlohmann::json::array({2, 4}));
     EXPECT_EQ(find("10000:e1:00.0").at("host_bridge"), "pci10000:e0");
-    const Outcome text = rig({"ls", "--root", tree.root().string()});
+    const test::Run text = rig({"ls", "--root", tree.root().string()});
     EXPECT_NE(text.out.find("0000:03:00.0   10de:2335 030200   3D controller (GPU)"), std::string::npos) << text.out;
     EXPECT_NE(text.out.find("[02-04]"), std::string::npos) << text.out;
 }
 
 TEST(RigTool, LsOfARootWithoutSysBusPciListsNothing) {
     TempDir dir;
-    const Outcome run = rig({"ls", "--root", dir.path().string(), "--json"});
+    const test::Run run = rig({"ls", "--root", dir.path().string(), "--json"});
     ASSERT_EQ(run.status, 0) << run.out;
     EXPECT_EQ(nlohmann::json::parse(run.out).at("functions").size(), 0u);
 }
@@ -265,7 +246,7 @@ TEST(RigTool, LsOfAnUnlistableRootIsAnError) {
     TempDir dir;
     fs::create_directories(dir.path() / "sys/bus/pci");
     std::ofstream(dir.path() / "sys/bus/pci/devices") << "x";
-    const Outcome run = rig({"ls", "--root", dir.path().string()});
+    const test::Run run = rig({"ls", "--root", dir.path().string()});
     EXPECT_EQ(run.status, 1);
     EXPECT_NE(run.out.find("sys/bus/pci/devices: cannot list"), std::string::npos) << run.out;
 }

@@ -2,14 +2,13 @@
 // status, its JSON object field by field, the reasons it gives for refusing a path, and
 // a `rig snapshot` tree whose GPU and NIC the simulated ones replace.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
-#include <cstdio>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <string>
 #include <vector>
 
+#include "../../support/run.hpp"
 #include "../../support/trees.hpp"
 #include "rig/pci/snapshot.hpp"
 
@@ -22,31 +21,13 @@ using rig::test::TempDir;
 using rig::test::Tree;
 using nlohmann::json;
 
-struct Invocation {
-    int status = -1;
-    std::string out;  // stdout and stderr
-};
-
-// Runs p2p_copy with `args` (each quoted for the shell).
-Invocation p2p_copy(const std::vector<std::string>& args) {
-    std::string command = "'" P2P_COPY_BINARY "'";
-    for (const auto& a : args) command += " '" + a + "'";
-    command += " 2>&1";
-    Invocation run;
-    FILE* pipe = ::popen(command.c_str(), "r");
-    if (pipe == nullptr) return run;
-    char buffer[4096];
-    std::size_t n;
-    while ((n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0) run.out.append(buffer, n);
-    const int status = ::pclose(pipe);
-    run.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    return run;
-}
+// Runs the p2p_copy binary with `args`.
+rig::test::Run p2p_copy(const std::vector<std::string>& args) { return rig::test::run(P2P_COPY_BINARY, args); }
 
 // p2p_copy --json with `args`: its status and the object it printed.
 std::pair<int, json> p2p_copy_json(std::vector<std::string> args) {
     args.push_back("--json");
-    const Invocation run = p2p_copy(args);
+    const rig::test::Run run = p2p_copy(args);
     json object;
     try {
         object = json::parse(run.out);
@@ -96,7 +77,7 @@ TEST(P2pCopy, SwitchRunsBothPathsAndVerifiesThem) {
 TEST(P2pCopy, JsonHasExactlyTheIssuesFieldsInItsOrder) {
     const auto [status, out] = p2p_copy_json({"--size", "64K"});
     EXPECT_EQ(status, 0);
-    const Invocation raw = p2p_copy({"--size", "64K", "--json"});
+    const rig::test::Run raw = p2p_copy({"--size", "64K", "--json"});
     EXPECT_EQ(raw.out.rfind("{\"topology\":\"switch\",\"size\":65536,\"paths\":[{\"path\":\"p2p\",\"ran\":true,\"reason\":", 0), 0u)
         << raw.out;
     std::set<std::string> keys, path_keys;
@@ -123,7 +104,7 @@ TEST(P2pCopy, AcsRefusesP2pNamingTheRedirectingPortsAndTheHostBridgeAndRunsBounc
 }
 
 TEST(P2pCopy, PathP2pOnAcsExitsNonZeroNamingTheBridgeAndRunsNothingElse) {
-    const Invocation run = p2p_copy({"--size", "64K", "--topology", "acs", "--path", "p2p"});
+    const rig::test::Run run = p2p_copy({"--size", "64K", "--topology", "acs", "--path", "p2p"});
     EXPECT_EQ(run.status, 1) << run.out;
     EXPECT_TRUE(has(run.out, "p2p     refused")) << run.out;
     EXPECT_TRUE(has(run.out, "ACS redirects at 0000:02:00.0 (ACSCtl 0x001d)")) << run.out;
@@ -210,7 +191,7 @@ TEST(P2pCopy, SizeSuffixesAreBinary) {
 }
 
 TEST(P2pCopy, TableNamesEachPathWithoutProgressForShortTransfers) {
-    const Invocation run = p2p_copy({"--size", "64K"});
+    const rig::test::Run run = p2p_copy({"--size", "64K"});
     EXPECT_EQ(run.status, 0) << run.out;
     EXPECT_TRUE(has(run.out, "p2p_copy: 64 KiB from GPU memory on machine 1 to GPU memory on machine 2 (topology switch: "
                              "GPU 0000:03:00.0, NIC 0000:04:00.0 on each)"))
@@ -234,7 +215,7 @@ TEST(P2pCopy, BadCommandLinesExitTwoNamingTheArgument) {
              {{"--topology", "nope"}, "no built-in topology \"nope\" (switch, acs, two-host-bridges, iommu;"},
              {{"--gpu", "0000:03:00.0"}, "--gpu and --nic name functions of a snapshot"},
              {{"--path", "sideways"}, "--path"}}) {
-        const Invocation run = p2p_copy(c.args);
+        const rig::test::Run run = p2p_copy(c.args);
         EXPECT_EQ(run.status, 2) << c.args[0] << "\n" << run.out;
         EXPECT_TRUE(has(run.out, c.message)) << run.out;
     }
@@ -264,7 +245,7 @@ TEST_F(Snapshot, ModelsTakeTheNamedFunctionsPlacesAndItsRoutes) {
     expect_verified(out["paths"][0], "p2p", 64 * 1024);
     expect_verified(out["paths"][1], "bounce", 64 * 1024);
     EXPECT_TRUE(has(out["paths"][0]["reason"], "machine 1: " + direct_below_switch)) << out["paths"][0]["reason"];
-    const Invocation table = p2p_copy({"--size", "64K", "--topology", dir(), "--gpu", "0000:03:00.0", "--nic", "0000:04:00.0"});
+    const rig::test::Run table = p2p_copy({"--size", "64K", "--topology", dir(), "--gpu", "0000:03:00.0", "--nic", "0000:04:00.0"});
     EXPECT_TRUE(has(table.out, "GPU 0000:03:00.0, NIC 0000:04:00.0 on each")) << table.out;
 }
 
@@ -303,11 +284,11 @@ TEST_F(Snapshot, FunctionsTheSnapshotLacksOrThatAreBridgesAreRefused) {
              {"0000:09:00.0", "0000:04:00.0", "--gpu 0000:09:00.0: no such function in the snapshot"},
              {"0000:03:00.0", "0000:02:10.0", "--nic 0000:02:10.0 is a bridge, not an endpoint"},
              {"0000:04:00.0", "0000:04:00.0", "--gpu and --nic both name 0000:04:00.0"}}) {
-        const Invocation run = p2p_copy({"--size", "64K", "--topology", dir(), "--gpu", c.gpu, "--nic", c.nic});
+        const rig::test::Run run = p2p_copy({"--size", "64K", "--topology", dir(), "--gpu", c.gpu, "--nic", c.nic});
         EXPECT_EQ(run.status, 2) << run.out;
         EXPECT_TRUE(has(run.out, c.message)) << run.out;
     }
-    const Invocation missing = p2p_copy({"--topology", dir()});
+    const rig::test::Run missing = p2p_copy({"--topology", dir()});
     EXPECT_EQ(missing.status, 2);
     EXPECT_TRUE(has(missing.out, "is a snapshot: name the GPU and the NIC with --gpu BUS --nic BUS")) << missing.out;
 }
