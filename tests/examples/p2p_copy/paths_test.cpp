@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "rig/gpu/reference.hpp"
+#include "rig/pci/function.hpp"
 
 namespace p2p_copy {
 namespace {
@@ -25,15 +26,17 @@ void must(rig::Result<void> r) {
     if (!r) throw std::runtime_error(r.error());
 }
 
-// The switch machines with `size` bytes of GPU memory on each side, the source filled and
-// the destination poisoned.
+// The machines of `topology()` (switch) with `size` bytes of GPU memory on each side, the
+// source filled and the destination poisoned.
 class Paths : public ::testing::Test {
 protected:
     static constexpr std::uint64_t size = 300 * KiB + 5;
 
+    virtual const char* topology() const { return "switch"; }
+
     void SetUp() override {
         const auto config = gpu_config(64 * MiB);
-        pair_ = must(open_pair(must(builtin("switch", rig::gpu::sim::Model(config).identity(), nic_identity())), config.memory_bytes));
+        pair_ = must(open_pair(must(builtin(topology(), rig::gpu::sim::Model(config).identity(), nic_identity())), config.memory_bytes));
         link_ = must(Link::connect(*pair_, 8));
         buffers_ = must(Buffers::allocate(*pair_, size));
         must(pair_->one.gpu->fill(buffers_->source, source_seed));
@@ -113,6 +116,50 @@ TEST_F(Paths, OnePathRunsAgainAndAgainOnOneLink) {
         must(i % 2 ? bounce->run(size) : send.run(size));
         expect_arrived(size);
     }
+}
+
+// On the switch machines the NIC reaches physical addresses: it stages in DMA memory of
+// its own function, which it registers (a pin of its own pages), and gives it back.
+TEST_F(Paths, BounceOnTheSwitchStagesInTheNicsOwnDmaMemory) {
+    const rig::pci::Function& nic = pair_->one.nic->function();
+    const std::size_t allocations = nic.dma_allocations(), pins = nic.pins();
+    {
+        auto path = must(Bounce::open(*pair_, *link_, *buffers_, {16 * KiB, 2}));
+        EXPECT_GT(nic.dma_allocations(), allocations);
+        EXPECT_EQ(nic.pins(), pins + 1);
+        EXPECT_EQ(path->memory(), "host memory on each machine: the NIC's DMA memory, at physical addresses the GPU reaches too");
+    }
+    EXPECT_EQ(nic.dma_allocations(), allocations);
+    EXPECT_EQ(nic.pins(), pins);
+}
+
+// The NIC behind an IOMMU: p2p is refused by Region::device, and bounce stages in the
+// GPU's host memory, which the NIC only pins (no DMA memory of its own).
+class IommuPaths : public Paths {
+protected:
+    const char* topology() const override { return "iommu"; }
+};
+
+TEST_F(IommuPaths, P2pIsRefusedByTheNicNamingIt) {
+    const auto path = PeerToPeer::open(*pair_, *link_, *buffers_, Mode::SendRecv, {64 * KiB, 3});
+    ASSERT_FALSE(path);
+    EXPECT_EQ(path.error().rfind("machine 1: 0000:04:00.0: the NIC is behind an IOMMU", 0), 0u) << path.error();
+}
+
+TEST_F(IommuPaths, BounceMovesExactlyTheBytesThroughTheGpusHostMemoryPinnedByTheNic) {
+    const rig::pci::Function& nic = pair_->two.nic->function();
+    const std::size_t allocations = nic.dma_allocations(), pins = nic.pins();
+    {
+        auto path = must(Bounce::open(*pair_, *link_, *buffers_, {4 * KiB, 3}));
+        EXPECT_EQ(nic.pins(), pins + 1);
+        EXPECT_EQ(path->memory(),
+                  "host memory on each machine: the GPU's pinned host memory (Gpu::host), which the NIC pins again into its "
+                  "IOMMU domain");
+        must(path->run(size));
+        expect_arrived(size);
+    }
+    EXPECT_EQ(nic.pins(), pins);
+    EXPECT_EQ(nic.dma_allocations(), allocations);
 }
 
 TEST_F(Paths, ForwardingExplainsEachMachine) {
