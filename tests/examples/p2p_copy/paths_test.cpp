@@ -10,6 +10,7 @@
 
 #include "rig/gpu/reference.hpp"
 #include "rig/pci/function.hpp"
+#include "rig/sim/topology.hpp"
 
 namespace p2p_copy {
 namespace {
@@ -32,11 +33,11 @@ class Paths : public ::testing::Test {
 protected:
     static constexpr std::uint64_t size = 300 * KiB + 5;
 
-    virtual const char* topology() const { return "switch"; }
+    static rig::sim::Identity gpu() { return rig::gpu::sim::Model(gpu_config(64 * MiB)).identity(); }
+    virtual Layout layout() const { return must(builtin("switch", gpu(), nic_identity())); }
 
     void SetUp() override {
-        const auto config = gpu_config(64 * MiB);
-        pair_ = must(open_pair(must(builtin(topology(), rig::gpu::sim::Model(config).identity(), nic_identity())), config.memory_bytes));
+        pair_ = must(open_pair(layout(), 64 * MiB));
         link_ = must(Link::connect(*pair_, 8));
         buffers_ = must(Buffers::allocate(*pair_, size));
         must(pair_->one.gpu->fill(buffers_->source, source_seed));
@@ -137,7 +138,7 @@ TEST_F(Paths, BounceOnTheSwitchStagesInTheNicsOwnDmaMemory) {
 // GPU's host memory, which the NIC only pins (no DMA memory of its own).
 class IommuPaths : public Paths {
 protected:
-    const char* topology() const override { return "iommu"; }
+    Layout layout() const override { return must(builtin("iommu", gpu(), nic_identity())); }
 };
 
 TEST_F(IommuPaths, P2pIsRefusedByTheNicNamingIt) {
@@ -160,6 +161,37 @@ TEST_F(IommuPaths, BounceMovesExactlyTheBytesThroughTheGpusHostMemoryPinnedByThe
     }
     EXPECT_EQ(nic.pins(), pins);
     EXPECT_EQ(nic.dma_allocations(), allocations);
+}
+
+// A machine with the IOMMU on for every device, as Linux sets it up with intel_iommu=on:
+// the GPU and the NIC each in an IOMMU group of its own, below one switch. The GPU's host
+// memory is at IOVAs of the GPU's domain, and the NIC pins it at IOVAs of its own.
+class AllBehindIommuPaths : public Paths {
+protected:
+    Layout layout() const override {
+        rig::sim::Topology t(rig::sim::Cpu::intel(0x8f));
+        const auto host = t.host_bridge(0, 0);
+        t.add(host, rig::sim::Spec::root_complex(0x8086, 0x09a2));
+        const auto upstream = t.add(t.add(host, rig::sim::Spec::root_port(1, 0, 0x8086, 0x352a)),
+                                    rig::sim::Spec::upstream_port(0x1000, 0xc030));
+        auto gpu_spec = rig::sim::endpoint_spec(0, 0, gpu());
+        gpu_spec.iommu_group = 2;
+        auto nic_spec = rig::sim::endpoint_spec(0, 0, nic_identity());
+        nic_spec.iommu_group = 3;
+        const auto gpu_at = t.add(t.add(upstream, rig::sim::Spec::downstream_port(0, 0x1000, 0xc030)), gpu_spec);
+        const auto nic_at = t.add(t.add(upstream, rig::sim::Spec::downstream_port(1, 0x1000, 0xc030)), nic_spec);
+        std::string gpu_bus = t.bus(gpu_at), nic_bus = t.bus(nic_at);
+        return {"all behind an IOMMU", std::move(t), std::move(gpu_bus), std::move(nic_bus)};
+    }
+};
+
+TEST_F(AllBehindIommuPaths, BounceMovesExactlyTheBytesThroughTheGpusHostMemory) {
+    auto path = must(Bounce::open(*pair_, *link_, *buffers_, {16 * KiB, 4}));
+    EXPECT_EQ(path->memory(),
+              "host memory on each machine: the GPU's pinned host memory (Gpu::host), which the NIC pins again into its "
+              "IOMMU domain");
+    must(path->run(size));
+    expect_arrived(size);
 }
 
 TEST_F(Paths, ForwardingExplainsEachMachine) {

@@ -94,7 +94,8 @@ private:
 //  - on a rig::pci machine (the simulated GPU), at bus addresses: `runs`, in order,
 //    cover the window's bytes, as pci::Dma's runs do. A NIC's host region (a pci::Dma of
 //    the NIC) serves where the GPU reaches the same runs: physical addresses on a machine
-//    without an IOMMU, or runs the caller pinned for the GPU's function;
+//    without an IOMMU, or runs the caller pinned for the GPU's function; the GPU's own
+//    host memory (HostMemory) serves always;
 //  - through the process (CUDA, HIP): `window` is mapped and `runs` may be empty.
 // `window` is the process's view either way; copies never go through it on a GPU that
 // reaches the runs.
@@ -107,15 +108,16 @@ struct HostBuffer {
     std::uint64_t size() const { return window.size(); }
 };
 
-// Host memory a GPU's driver allocated and pinned for its copy engine, as cudaHostAlloc
-// and hipHostMalloc give it (Gpu::host): at least the bytes asked for, starting on a
-// page, mapped into the process where the machine is this one. buffer() is what copies
-// take: the simulated GPU reaches it at runs of its own function's DMA memory (physical
-// addresses, or IOVAs of its IOMMU domain), CUDA and HIP through the process. A NIC
-// behind an IOMMU pins the same pages for itself (Region::pages over buffer().window) and
-// reaches them at IOVAs of its own domain: the bounce path's host memory where the NIC's
-// own DMA memory lies at IOVAs the GPU cannot use. A NIC at physical addresses cannot pin
-// it (Function::pin: only memory its own alloc_dma gave).
+// Host memory a GPU's driver allocated and pinned for its copy engine (Gpu::host), as
+// cudaHostAlloc and hipHostMalloc give it: at least the bytes asked for, starting on a
+// page, mapped into the process (remote only on a machine a remote transport reaches).
+// buffer() is what copies take: the simulated GPU reaches it at runs of its own function's
+// DMA memory (physical addresses, or IOVAs of its IOMMU domain), CUDA and HIP through the
+// process. A NIC behind an IOMMU pins the same pages into its own domain (Region::pages
+// over buffer().window), so each device reaches them at its own addresses: the bounce
+// path's host memory where the NIC's own DMA memory lies at IOVAs the GPU cannot use.
+// A NIC at physical addresses cannot pin it (Function::pin takes only memory its own
+// alloc_dma gave).
 // A handle: copies share one allocation, which the last copy's destructor gives back to
 // the GPU's driver (the GPU stays open until then). A device that still has its pages
 // pinned keeps them until it unpins them, as the kernel keeps pinned pages.
