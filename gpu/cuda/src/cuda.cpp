@@ -216,7 +216,8 @@ public:
     Result<std::shared_ptr<HostAllocation>> host(std::uint64_t bytes) override {
         if (cudaError_t s = cudaSetDevice(ordinal); s != cudaSuccess) return failed("could not allocate host memory of", bytes, s);
         void* at = nullptr;
-        if (cudaError_t s = cudaHostAlloc(&at, bytes, cudaHostAllocPortable); s != cudaSuccess) return failed("could not allocate pinned host memory of", bytes, s);
+        if (cudaError_t s = cudaHostAlloc(&at, bytes, cudaHostAllocPortable); s != cudaSuccess)
+            return failed("could not allocate pinned host memory of", bytes, s);
         return std::make_shared<Pinned>(shared_from_this(), static_cast<std::byte*>(at), bytes);
     }
 

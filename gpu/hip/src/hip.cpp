@@ -245,7 +245,8 @@ public:
     Result<std::shared_ptr<HostAllocation>> host(std::uint64_t bytes) override {
         if (hipError_t s = hipSetDevice(ordinal); s != hipSuccess) return failed("could not allocate host memory of", bytes, s);
         void* at = nullptr;
-        if (hipError_t s = hipHostMalloc(&at, bytes, hipHostMallocPortable); s != hipSuccess) return failed("could not allocate pinned host memory of", bytes, s);
+        if (hipError_t s = hipHostMalloc(&at, bytes, hipHostMallocPortable); s != hipSuccess)
+            return failed("could not allocate pinned host memory of", bytes, s);
         return std::make_shared<Pinned>(shared_from_this(), static_cast<std::byte*>(at), bytes);
     }
 

@@ -103,7 +103,8 @@ public:
 // taken until the memory goes back.
 class Pinned final : public HostAllocation {
 public:
-    Pinned(pci::Function function, pci::Dma dma) : HostAllocation(HostBuffer::of(dma)), function_(std::move(function)), dma_(std::move(dma)) {}
+    Pinned(pci::Function function, pci::Dma dma)
+        : HostAllocation(HostBuffer::of(dma)), function_(std::move(function)), dma_(std::move(dma)) {}
     ~Pinned() override {
         if (!function_.released()) function_.free_dma(dma_);
     }
