@@ -192,7 +192,7 @@ TEST(P2pCopy, AutoOnIommuRunsBounceSayingTheNicRefusedTheGpusBar) {
 }
 
 TEST(P2pCopy, PathP2pOnIommuExitsNonZeroNamingTheNicAndRunsNothingElse) {
-    const Invocation run = p2p_copy({"--size", "64K", "--topology", "iommu", "--path", "p2p"});
+    const auto run = p2p_copy({"--size", "64K", "--topology", "iommu", "--path", "p2p"});
     EXPECT_EQ(run.status, 1) << run.out;
     EXPECT_TRUE(has(run.out, "p2p     refused")) << run.out;
     EXPECT_TRUE(has(run.out, nic_behind_iommu)) << run.out;
