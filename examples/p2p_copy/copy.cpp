@@ -67,7 +67,8 @@ Outcome p2p(const Job& job, const Forwarding& bus) {
 Outcome bounce(const Job& job, std::string why) {
     auto path = Bounce::open(job.pair, job.link, job.buffers, job.options.pipeline);
     if (!path) return {Path::Bounce, false, path.error()};
-    return run(job, Path::Bounce, std::move(why), [&](const Progress& p) { return (*path)->run(job.options.size, p); });
+    return run(job, Path::Bounce, std::move(why) + "; " + (*path)->memory(),
+               [&](const Progress& p) { return (*path)->run(job.options.size, p); });
 }
 
 constexpr const char* bounce_way = "GPU copy engine to host memory, NIC to NIC, host memory to GPU on each machine";

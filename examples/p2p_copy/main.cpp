@@ -54,7 +54,7 @@ int main(int argc, char** argv) {
     std::string size_text = "256M", path = "both", topology = "switch", gpu, nic;
     bool pull = false, as_json = false;
     app.add_option("--size", size_text, "bytes to move, with K, M or G (binary) suffixes")->capture_default_str();
-    app.add_option("--path", path, "which paths: both, auto (p2p where the bus forwards, else bounce), p2p, bounce")
+    app.add_option("--path", path, "which paths: both, auto (p2p where the bus forwards and the NICs take their GPUs' BARs, else bounce), p2p, bounce")
         ->check(CLI::IsMember({"both", "auto", "p2p", "bounce"}))
         ->capture_default_str();
     app.add_flag("--pull", pull, "peer-to-peer by RDMA READ: the receiver reads the sender's GPU region");

@@ -253,32 +253,50 @@ rig::Result<void> PeerToPeer::run(std::uint64_t bytes, const Progress& progress)
 rig::Result<std::unique_ptr<Bounce>> Bounce::open(Pair& pair, Link& link, const Buffers& buffers, Pipeline pipeline) {
     std::unique_ptr<Bounce> path(new Bounce(pair, link, buffers, pipeline));
     const Side* sides[2] = {&pair.one, &pair.two};
+    const std::uint64_t bytes = pipeline.chunk * pipeline.depth;
     for (int i = 0; i < 2; ++i) {
-        // Host memory both the GPU's copy engine and the NIC reach: the NIC's DMA memory,
-        // at physical addresses where no IOMMU translates for the NIC. Behind an IOMMU
-        // the NIC's runs are IOVAs of its own domain, which the GPU cannot use, and
-        // rig::gpu gives no host memory of the GPU's for the NIC to pin instead.
-        const rig::bnxt::Nic& nic = *sides[i]->nic;
-        if (nic.function().addressing() == rig::pci::Addressing::Iommu)
-            return rig::fail(sides[i]->name, ": the NIC ", nic.bus(),
-                             " is behind an IOMMU: its host memory lies at IOVAs the GPU's copy engine cannot reach, "
-                             "and rig::gpu offers no host memory of the GPU's own for the NIC to pin");
         Staging& s = path->staging_[i];
-        s.nic = &nic;
-        auto dma = nic.function().alloc_dma(pipeline.chunk * pipeline.depth, rig::pci::Contiguity::Contiguous);
-        if (!dma) return rig::fail(sides[i]->name, ": ", dma.error());
-        s.dma = std::move(*dma);
-        s.host = rig::gpu::HostBuffer::of(s.dma);
-        if (!s.dma.window.is_mapped())
-            return rig::fail(sides[i]->name, ": the NIC's DMA memory is not mapped into this process");
-        // Resident before the clock starts, as pinned memory is: the simulator's DMA memory
-        // is committed on first touch.
-        std::fill_n(s.dma.window.data(), s.dma.window.size(), std::byte{0});
-        auto region = Region::pages(nic, {s.dma.window.data(), s.dma.window.size()});
-        if (!region) return rig::fail(sides[i]->name, ": ", region.error());
-        s.region = std::move(*region);
+        s.nic = &*sides[i]->nic;
+        const bool behind_iommu = s.nic->function().addressing() == rig::pci::Addressing::Iommu;
+        auto r = behind_iommu ? s.take_gpu_host_memory(*sides[i]->gpu, bytes) : s.take_nic_dma_memory(bytes);
+        if (!r) return rig::fail(sides[i]->name, ": ", r.error());
     }
     return path;
+}
+
+rig::Result<void> Bounce::Staging::take_gpu_host_memory(const rig::gpu::Gpu& gpu, std::uint64_t bytes) {
+    auto memory = gpu.host(bytes);
+    if (!memory) return std::unexpected(std::move(memory).error());
+    pinned = std::move(*memory);
+    host = pinned->buffer();
+    whose = "the GPU's pinned host memory (Gpu::host), which the NIC pins again into its IOMMU domain";
+    return register_pages();
+}
+
+rig::Result<void> Bounce::Staging::take_nic_dma_memory(std::uint64_t bytes) {
+    auto memory = nic->function().alloc_dma(bytes, rig::pci::Contiguity::Contiguous);
+    if (!memory) return std::unexpected(std::move(memory).error());
+    dma = std::move(*memory);
+    host = rig::gpu::HostBuffer::of(dma);
+    whose = "the NIC's DMA memory, at physical addresses the GPU reaches too";
+    return register_pages();
+}
+
+rig::Result<void> Bounce::Staging::register_pages() {
+    if (!host.window.is_mapped()) return rig::fail("the bounce path's host memory is not mapped into this process");
+    // Resident before the clock starts, as pinned memory is: the simulator's DMA memory
+    // is committed on first touch.
+    std::fill_n(host.window.data(), host.window.size(), std::byte{0});
+    auto pages = Region::pages(*nic, {host.window.data(), host.window.size()});
+    if (!pages) return std::unexpected(std::move(pages).error());
+    region = std::move(*pages);
+    return {};
+}
+
+std::string Bounce::memory() const {
+    if (staging_[0].whose == staging_[1].whose) return "host memory on each machine: " + std::string(staging_[0].whose);
+    return "host memory on " + pair_->one.name + ": " + std::string(staging_[0].whose) + "; on " + pair_->two.name + ": " +
+           std::string(staging_[1].whose);
 }
 
 Bounce::~Bounce() {
@@ -287,6 +305,8 @@ Bounce::~Bounce() {
         if (s.region) (void)s.region->deregister();  // unpins; an error leaves the memory to close
         if (s.dma.window.size() > 0 && (!s.region || s.region->deregistered())) s.nic->function().free_dma(s.dma);
     }
+    // The GPU's host memory goes with staging_, after the NIC unpinned it; where the NIC
+    // could not, its pin keeps the pages until the NIC closes.
 }
 
 rig::Result<void> Bounce::run(std::uint64_t bytes, const Progress& progress) {

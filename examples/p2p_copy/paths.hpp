@@ -98,8 +98,8 @@ private:
 };
 
 // The bounce path through `depth` chunks of host memory on each machine that both the
-// GPU's copy engine and the NIC reach (staging in paths.cpp). open is Error where there is
-// no such memory (a NIC behind an IOMMU) or the NIC refuses the region.
+// GPU's copy engine and the NIC reach, pinned as the hardware requires (Staging). open is
+// Error naming the machine where there is no such memory or the NIC refuses the region.
 class Bounce {
 public:
     static rig::Result<std::unique_ptr<Bounce>> open(Pair& pair, Link& link, const Buffers& buffers, Pipeline pipeline);
@@ -107,14 +107,29 @@ public:
     Bounce& operator=(const Bounce&) = delete;
     ~Bounce();  // deregisters the host regions and gives their memory back
     rig::Result<void> run(std::uint64_t bytes, const Progress& progress = {});
+    // Whose host memory each machine stages in, for the report.
+    std::string memory() const;
 
-    // Host memory of one machine: the NIC's DMA memory, seen by the GPU's copy engine at
-    // its runs and by the NIC as a region over its pages.
+    // Host memory of one machine, pinned for both devices, the NIC's pin a region over its
+    // pages (Region::pages). Whose memory it is follows from how the NIC reaches memory:
+    //  - a NIC behind an IOMMU pins any page of the process into its own domain, at IOVAs
+    //    the GPU cannot use: the memory is the GPU's (Gpu::host, as cudaHostAlloc and then
+    //    ibv_reg_mr), which the GPU reaches at its own bus addresses (take_gpu_host_memory);
+    //  - a NIC at physical addresses pins only memory its own function allocated
+    //    (Function::pin): the memory is the NIC's DMA memory, which a GPU at physical
+    //    addresses reaches at the same runs (take_nic_dma_memory). A GPU behind an IOMMU
+    //    beside such a NIC does not: its copies fault at the first address.
     struct Staging {
         const rig::bnxt::Nic* nic = nullptr;
-        rig::pci::Dma dma;
-        rig::gpu::HostBuffer host;
+        rig::pci::Dma dma;                           // the NIC's DMA memory, or none
+        std::optional<rig::gpu::HostMemory> pinned;  // the GPU's host memory, or none
+        rig::gpu::HostBuffer host;                   // what the GPU's copies take: one of the two
         std::optional<rig::bnxt::Region> region;
+        std::string_view whose;                      // in words, for memory()
+
+        rig::Result<void> take_gpu_host_memory(const rig::gpu::Gpu& gpu, std::uint64_t bytes);
+        rig::Result<void> take_nic_dma_memory(std::uint64_t bytes);
+        rig::Result<void> register_pages();
     };
 
 private:

@@ -15,7 +15,8 @@
 //                     bridge, so the root complex decides; the AMD CPU rule lets it through.
 //   iommu             switch's machine with the NIC in an IOMMU group: the bus forwards,
 //                     but a NIC behind an IOMMU reaches no other device's BAR
-//                     (Region::device refuses).
+//                     (Region::device refuses); bounce stages in the GPU's host memory,
+//                     which the NIC pins into its domain (paths.hpp, Bounce::Staging).
 //
 // A snapshot (spec/p2pdma.md §1 for what the tree holds): every function the tree lists,
 // at its own bus address, below its own bridges, with its configuration space's ACS

@@ -145,6 +145,10 @@ Result<Dmabuf> Memory::dmabuf(std::uint64_t offset, std::uint64_t n) const {
     return Dmabuf(buf->release(), bytes, at);
 }
 
+// HostMemory
+
+const HostBuffer& HostMemory::buffer() const { return allocation_->buffer; }
+
 // Gpu
 
 Gpu::Gpu(std::shared_ptr<Backend> backend, std::shared_ptr<Space> space) : state_(std::make_shared<State>()) {
@@ -253,6 +257,19 @@ void Gpu::free(const Memory& memory) const {
         held = std::move(state.held_by);
     }
     // `held` goes here unless a copy in flight still holds it.
+}
+
+Result<HostMemory> Gpu::host(std::uint64_t bytes) const {
+    const Backend& backend = *state_->backend;
+    if (bytes == 0) throw std::invalid_argument("Gpu::host: 0 bytes of host memory for " + backend.label());
+    auto allocation = state_->backend->host(bytes);
+    if (!allocation) return std::unexpected(std::move(allocation).error());
+    // What a NIC pins must start on a page (Region::pages).
+    const pci::Window& window = (*allocation)->buffer.window;
+    if (const auto at = reinterpret_cast<std::uintptr_t>(window.data()); window.is_mapped() && at % page != 0)
+        return fail(backend.label(), ": the driver gave host memory of ", text::bytes(bytes), " at ", text::hex(at),
+                    ", which does not start on a page");
+    return HostMemory(std::move(*allocation));
 }
 
 Result<void> Gpu::upload(const Memory& memory, std::uint64_t offset, std::span<const std::byte> bytes) const {

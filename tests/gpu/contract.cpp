@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <iostream>
+#include <optional>
 #include <random>
 #include <stdexcept>
 #include <vector>
@@ -162,6 +163,51 @@ TEST_P(Contract, CopyFromHostMovesTheBytesThroughTheCopyEngine) {
     reference::fill(expected, 1);
     std::copy(bytes.begin(), bytes.end(), expected.begin() + 333);
     EXPECT_EQ(download(g, m, 0, 256 * KiB), expected);
+}
+
+// The GPU's own host memory (Gpu::host), 3 pages less a byte: on a page, at least that
+// large, and reached by the copy engine both ways at odd offsets.
+TEST_P(Contract, HostMemoryStartsOnAPageAndTheCopyEngineReachesItBothWays) {
+    const Gpu g = gpu(0);
+    const Memory m = must(g.alloc(64 * KiB));
+    const HostMemory host = must(g.host(3 * 4096 - 1));
+    const HostBuffer& buffer = host.buffer();
+    EXPECT_GE(host.size(), 3u * 4096 - 1);
+    ASSERT_TRUE(buffer.window.is_mapped());
+    EXPECT_EQ(reinterpret_cast<std::uintptr_t>(buffer.window.data()) % 4096, 0u);
+    const auto out = random_bytes(9000, 6);
+    must(g.upload(m, 17, out));
+    must(g.copy_to_host(m, 17, buffer, 2049, out.size()));
+    std::vector<std::byte> seen(out.size());
+    buffer.window.read(2049, seen);
+    EXPECT_EQ(seen, out);
+    const auto in = random_bytes(9000, 7);
+    buffer.window.write(3001, in);
+    must(g.copy_from_host(buffer, 3001, m, 40'000, in.size()));
+    EXPECT_EQ(download(g, m, 40'000, in.size()), in);
+    EXPECT_EQ(download(g, m, 17, out.size()), out);  // the first copy's bytes stay
+}
+
+TEST_P(Contract, HostMemoryOfNoBytesThrows) {
+    const Gpu g = gpu(0);
+    EXPECT_THROW((void)g.host(0), std::invalid_argument);
+}
+
+// A copy of the handle keeps the memory: the last one gives it back.
+TEST_P(Contract, HostMemoryLivesWhileAHandleDoes) {
+    const Gpu g = gpu(0);
+    const Memory m = must(g.alloc(64 * KiB));
+    must(g.fill(m, 9));
+    std::optional<HostMemory> kept;
+    {
+        const HostMemory host = must(g.host(4096));
+        kept = host;
+    }
+    must(g.copy_to_host(m, 0, kept->buffer(), 0, 4096));
+    std::vector<std::byte> expected(4096), seen(4096);
+    reference::fill(expected, 9);
+    kept->buffer().window.read(0, seen);
+    EXPECT_EQ(seen, expected);
 }
 
 TEST_P(Contract, AllocBeyondTheGpusMemoryNamesTheGpuAndTheSize) {

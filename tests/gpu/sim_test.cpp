@@ -24,6 +24,7 @@
 #include "rig/gpu/sim/registers.hpp"
 #include "rig/pci/function.hpp"
 #include "rig/sim/dma_engine.hpp"
+#include "rig/sim/faults.hpp"
 #include "rig/sim/system.hpp"
 #include "rig/sim/topology.hpp"
 #include "rig/space.hpp"
@@ -44,6 +45,7 @@ struct Options {
     sim::ModelConfig gpu;                 // both GPUs'
     bool gpu_behind_iommu = false;        // GPU 0 in an IOMMU group of its own
     bool split_host_bridges = false;      // the GPUs below two root ports of an Intel host bridge
+    bool engine_behind_iommu = false;     // the DMA engine in an IOMMU group of its own, as a NIC VFIO took
 };
 
 // The machine of this file, its GPUs' and the engine's bus addresses.
@@ -64,7 +66,8 @@ Bench build(const Options& options = {}) {
     auto gpu0 = rig::sim::endpoint_spec(0, 0, model0->identity());
     if (options.gpu_behind_iommu) gpu0.iommu_group = 3;
     const auto gpu1 = rig::sim::endpoint_spec(0, 0, model1->identity());
-    const auto dma = rig::sim::endpoint_spec(0, 0, engine->identity());
+    auto dma = rig::sim::endpoint_spec(0, 0, engine->identity());
+    if (options.engine_behind_iommu) dma.iommu_group = 5;
     std::vector<rig::sim::FunctionRef> at;
     if (options.split_host_bridges) {
         const auto rp0 = t.add(hb, Spec::root_port(1, 0, 0x8086, 0x6f02));
@@ -98,6 +101,8 @@ public:
     pci::Dma host(std::uint64_t bytes, pci::Contiguity contiguity = pci::Contiguity::Any) {
         return must(function_.alloc_dma(bytes, contiguity));
     }
+    // The engine's runs of the process's `bytes` (Function::pin, as Region::pages pins).
+    Result<std::vector<pci::Run>> pin(const pci::Window& bytes) { return function_.pin(bytes.data(), bytes.size()); }
 
     // Copies n (<= 1 MiB) bytes from bus address `from` to `to`; the status it ends with.
     DmaEngine::Status copy(pci::DmaAddress from, pci::DmaAddress to, std::uint32_t n) {
@@ -291,6 +296,82 @@ TEST(SimGpu, ACopyTheIommuDoesNotMapFaultsAtItsBusAddressAndMovesNothing) {
     std::vector<std::byte> seen(4096);
     host.window.read(0, seen);
     EXPECT_EQ(seen, std::vector<std::byte>(4096));
+}
+
+// The GPU's host memory is DMA memory of its function: at physical addresses here, which
+// a function at physical addresses may not pin (its pages would outlive the process's
+// claim on them), so it is not what a NIC without an IOMMU registers.
+TEST(SimGpu, HostMemoryOfTheGpuIsRefusedToAPinAtPhysicalAddresses) {
+    const Bench bench = build();
+    Engine engine(bench);
+    const Gpu g = must(sim::open(bench.system.machine(), bench.gpus[0], sim_space()));
+    const HostMemory host = must(g.host(64 * KiB));
+    ASSERT_FALSE(host.buffer().runs.empty());
+    const auto pinned = engine.pin(host.buffer().window);
+    ASSERT_FALSE(pinned);
+    EXPECT_NE(pinned.error().find(bench.engine + ": cannot pin 64 KiB"), std::string::npos) << pinned.error();
+    EXPECT_NE(pinned.error().find("reaches physical addresses (no IOMMU)"), std::string::npos) << pinned.error();
+}
+
+// The bounce path's host memory where the NIC is behind an IOMMU: the GPU (at physical
+// addresses) copies into its host memory, a function behind an IOMMU pins the same pages
+// at IOVAs of its own domain and reads there what the GPU wrote; and back.
+TEST(SimGpu, AFunctionBehindAnIommuPinsTheGpusHostMemoryAndReachesWhatTheGpuCopies) {
+    Options options;
+    options.engine_behind_iommu = true;
+    const Bench bench = build(options);
+    Engine engine(bench);
+    const Gpu g = must(sim::open(bench.system.machine(), bench.gpus[0], sim_space()));
+    const Memory m = must(g.alloc(64 * KiB));
+    const HostMemory host = must(g.host(8 * KiB));
+    const std::vector<pci::Run> iovas = must(engine.pin(host.buffer().window));
+    ASSERT_EQ(iovas.size(), 1u);  // one IOVA range, whatever the physical pages
+    EXPECT_EQ(iovas[0].bytes, 8 * KiB);
+    EXPECT_NE(iovas[0].address, host.buffer().runs[0].address);
+    const pci::Dma other = engine.host(8 * KiB);  // the engine's own memory, at its IOVAs
+
+    const auto out = filled(8 * KiB, 21);
+    must(g.upload(m, 0, out));
+    must(g.copy_to_host(m, 0, host.buffer(), 0, out.size()));
+    ASSERT_EQ(engine.copy(iovas[0].address, other.runs[0].address, 8 * KiB), DmaEngine::Status::Done);
+    std::vector<std::byte> seen(8 * KiB);
+    other.window.read(0, seen);
+    EXPECT_EQ(seen, out);
+
+    const auto in = filled(8 * KiB, 22);
+    other.window.write(0, in);
+    ASSERT_EQ(engine.copy(other.runs[0].address, iovas[0].address, 8 * KiB), DmaEngine::Status::Done);
+    must(g.copy_from_host(host.buffer(), 0, m, 16 * KiB, in.size()));
+    EXPECT_EQ(download(g, m, 16 * KiB, in.size()), in);
+}
+
+// A GPU behind an IOMMU reaches its own host memory through its domain, where the
+// engine's memory at physical addresses faults (ACopyTheIommuDoesNotMapFaults...).
+TEST(SimGpu, HostMemoryOfAGpuBehindAnIommuIsReachedThroughItsDomain) {
+    Options options;
+    options.gpu_behind_iommu = true;
+    const Bench bench = build(options);
+    const Gpu g = must(sim::open(bench.system.machine(), bench.gpus[0], sim_space()));
+    const Memory m = must(g.alloc(64 * KiB));
+    must(g.fill(m, 3));
+    const HostMemory host = must(g.host(64 * KiB));
+    ASSERT_EQ(host.buffer().runs.size(), 1u);  // an IOVA range of its domain
+    must(g.copy_to_host(m, 0, host.buffer(), 0, 64 * KiB));
+    std::vector<std::byte> seen(64 * KiB);
+    host.buffer().window.read(0, seen);
+    EXPECT_EQ(seen, filled(64 * KiB, 3));
+}
+
+TEST(SimGpu, HostMemoryTheMachineCannotGiveNamesTheGpuAndTheSize) {
+    const Bench bench = build();
+    const Gpu g = must(sim::open(bench.system.machine(), bench.gpus[0], sim_space()));
+    rig::sim::Faults faults(bench.system);
+    faults.fail_at(rig::sim::Operation::AllocDma, "the transport fell over", bench.gpus[0]);
+    const auto host = g.host(64 * KiB);
+    ASSERT_FALSE(host);
+    EXPECT_EQ(host.error().rfind(bench.gpus[0] + " (rig sim GPU): no host memory of 64 KiB for its copy engine: ", 0), 0u)
+        << host.error();
+    EXPECT_NE(host.error().find("the transport fell over"), std::string::npos) << host.error();
 }
 
 TEST(SimGpu, APeerTheBusDoesNotForwardToIsRefusedNamingBoth) {

@@ -103,6 +103,18 @@ CUdeviceptr address_of(const Allocation& a) {
     return static_cast<const Mapping&>(a).address();
 }
 
+// Pinned host memory of the CUDA runtime (cudaHostAlloc, portable: every device of the process
+// reaches it), which copies reach through the process (no runs). It keeps its device open.
+class Pinned final : public HostAllocation {
+public:
+    Pinned(std::shared_ptr<const Device> device, std::byte* at, std::uint64_t bytes)
+        : HostAllocation(HostBuffer::of(std::span(at, bytes))), device_(std::move(device)) {}
+    ~Pinned() override { (void)cudaFreeHost(buffer.window.data()); }
+
+private:
+    const std::shared_ptr<const Device> device_;
+};
+
 class Device final : public Backend, public std::enable_shared_from_this<Device> {
 public:
     Device(const Driver& d, int number, std::string name, std::string bus, std::uint64_t granularity, bool rdma)
@@ -199,6 +211,14 @@ public:
 
     static std::byte* at(const Allocation& memory, std::uint64_t offset) {
         return reinterpret_cast<std::byte*>(address_of(memory)) + offset;
+    }
+
+    Result<std::shared_ptr<HostAllocation>> host(std::uint64_t bytes) override {
+        if (cudaError_t s = cudaSetDevice(ordinal); s != cudaSuccess) return failed("could not allocate host memory of", bytes, s);
+        void* at = nullptr;
+        if (cudaError_t s = cudaHostAlloc(&at, bytes, cudaHostAllocPortable); s != cudaSuccess)
+            return failed("could not allocate pinned host memory of", bytes, s);
+        return std::make_shared<Pinned>(shared_from_this(), static_cast<std::byte*>(at), bytes);
     }
 
     Result<void> upload(Allocation& memory, std::uint64_t offset, std::span<const std::byte> bytes) override {

@@ -124,6 +124,18 @@ void forget(int ordinal, Imported& imported) {
     imported = {};
 }
 
+// Pinned host memory of the HIP runtime (hipHostMalloc, portable: every device of the process
+// reaches it), which copies reach through the process (no runs). It keeps its device open.
+class Pinned final : public HostAllocation {
+public:
+    Pinned(std::shared_ptr<const Device> device, std::byte* at, std::uint64_t bytes)
+        : HostAllocation(HostBuffer::of(std::span(at, bytes))), device_(std::move(device)) {}
+    ~Pinned() override { (void)hipHostFree(buffer.window.data()); }
+
+private:
+    const std::shared_ptr<const Device> device_;
+};
+
 class Device final : public Backend, public std::enable_shared_from_this<Device> {
 public:
     Device(int number, std::string name, std::string bus, std::unique_ptr<Node> node)
@@ -228,6 +240,14 @@ public:
         if (hipError_t s = hipSetDevice(ordinal); s != hipSuccess) return failed(what, n, s);
         if (hipError_t s = hipMemcpy(to, from, n, kind); s != hipSuccess) return failed(what, n, s);
         return {};
+    }
+
+    Result<std::shared_ptr<HostAllocation>> host(std::uint64_t bytes) override {
+        if (hipError_t s = hipSetDevice(ordinal); s != hipSuccess) return failed("could not allocate host memory of", bytes, s);
+        void* at = nullptr;
+        if (hipError_t s = hipHostMalloc(&at, bytes, hipHostMallocPortable); s != hipSuccess)
+            return failed("could not allocate pinned host memory of", bytes, s);
+        return std::make_shared<Pinned>(shared_from_this(), static_cast<std::byte*>(at), bytes);
     }
 
     Result<void> upload(Allocation& memory, std::uint64_t offset, std::span<const std::byte> bytes) override {

@@ -98,6 +98,22 @@ public:
     std::vector<std::uint64_t> segments;
 };
 
+// Host memory of the GPU's function (alloc_dma): its runs are where the engine reaches it,
+// physical addresses or IOVAs of the GPU's IOMMU domain. The function handle keeps the GPU
+// taken until the memory goes back.
+class Pinned final : public HostAllocation {
+public:
+    Pinned(pci::Function function, pci::Dma dma)
+        : HostAllocation(HostBuffer::of(dma)), function_(std::move(function)), dma_(std::move(dma)) {}
+    ~Pinned() override {
+        if (!function_.released()) function_.free_dma(dma_);
+    }
+
+private:
+    pci::Function function_;
+    pci::Dma dma_;
+};
+
 const Memory& owned(const Allocation& a) {
     if (const auto* m = dynamic_cast<const Memory*>(&a)) return *m;
     return static_cast<const Mapping&>(a).memory;
@@ -212,6 +228,12 @@ public:
             va += run.bytes;
         }
         return mapping;
+    }
+
+    Result<std::shared_ptr<HostAllocation>> host(std::uint64_t bytes) override {
+        auto dma = function_.alloc_dma(bytes, pci::Contiguity::Any);
+        if (!dma) return fail(label(), ": no host memory of ", text::bytes(bytes), " for its copy engine: ", dma.error());
+        return std::make_shared<Pinned>(function_, std::move(*dma));
     }
 
     // Upload and download go through the BAR2 window of the GPU that owns the memory.

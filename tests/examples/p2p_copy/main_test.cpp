@@ -72,6 +72,9 @@ TEST(P2pCopy, SwitchRunsBothPathsAndVerifiesThem) {
     const std::string why = out["paths"][0]["reason"];
     EXPECT_TRUE(has(why, "machine 1: " + direct_below_switch)) << why;
     EXPECT_TRUE(has(why, "machine 2: " + direct_below_switch)) << why;
+    EXPECT_TRUE(has(out["paths"][1]["reason"],
+                    "host memory on each machine: the NIC's DMA memory, at physical addresses the GPU reaches too"))
+        << out["paths"][1]["reason"];
 }
 
 TEST(P2pCopy, JsonHasExactlyTheIssuesFieldsInItsOrder) {
@@ -139,19 +142,50 @@ TEST(P2pCopy, TwoHostBridgesForwardsThroughTheHostBridgeByTheCpuRule) {
     EXPECT_TRUE(has(why, "machine 1: distance system, forwards (through host bridge, the AMD CPU rule)")) << why;
 }
 
-// Known gap: the bounce path needs host memory that both the GPU's engine and the NIC
-// reach; behind an IOMMU the NIC's is at IOVAs and rig::gpu gives no host memory of the
-// GPU's own (Bounce::open, paths.cpp). Until it does, nothing runs on this machine.
-TEST(P2pCopy, IommuRefusesTheDeviceRegionNamingTheNicAndExitsNonZero) {
+const std::string nic_behind_iommu = "0000:04:00.0: the NIC is behind an IOMMU, which maps no other device's memory for it";
+const std::string gpu_host_memory =
+    "host memory on each machine: the GPU's pinned host memory (Gpu::host), which the NIC pins again into its IOMMU domain";
+
+// The bus forwards, but the NIC behind an IOMMU reaches no BAR: p2p is refused by
+// Region::device. Bounce runs through the GPU's host memory, which the NIC pins.
+TEST(P2pCopy, IommuRefusesP2pNamingTheNicAndRunsBounceThroughTheGpusHostMemory) {
     const auto [status, out] = p2p_copy_json({"--size", "64K", "--topology", "iommu"});
-    EXPECT_EQ(status, 1);
+    EXPECT_EQ(status, 0);
+    EXPECT_EQ(out.at("topology"), "iommu");
     ASSERT_EQ(out.at("paths").size(), 2u);
     expect_refused(out["paths"][0], "p2p");
     const std::string why = out["paths"][0]["reason"];
     EXPECT_TRUE(has(why, "machine 1: " + direct_below_switch)) << why;
-    EXPECT_TRUE(has(why, "0000:04:00.0: the NIC is behind an IOMMU")) << why;
-    expect_refused(out["paths"][1], "bounce");
-    EXPECT_TRUE(has(out["paths"][1]["reason"], "the NIC 0000:04:00.0 is behind an IOMMU")) << out["paths"][1]["reason"];
+    EXPECT_TRUE(has(why, "but machine 1: " + nic_behind_iommu)) << why;
+    expect_verified(out["paths"][1], "bounce", 64 * 1024);
+    EXPECT_TRUE(has(out["paths"][1]["reason"], gpu_host_memory)) << out["paths"][1]["reason"];
+}
+
+TEST(P2pCopy, AutoOnIommuRunsBounceSayingTheNicRefusedTheGpusBar) {
+    const auto [status, out] = p2p_copy_json({"--size", "64K", "--topology", "iommu", "--path", "auto"});
+    EXPECT_EQ(status, 0);
+    ASSERT_EQ(out.at("paths").size(), 1u);
+    expect_verified(out["paths"][0], "bounce", 64 * 1024);
+    const std::string why = out["paths"][0]["reason"];
+    EXPECT_EQ(why.rfind("auto chose bounce, since p2p cannot run: machine 1: " + direct_below_switch, 0), 0u) << why;
+    EXPECT_TRUE(has(why, nic_behind_iommu)) << why;
+    EXPECT_TRUE(has(why, gpu_host_memory)) << why;
+}
+
+TEST(P2pCopy, PathP2pOnIommuExitsNonZeroNamingTheNicAndRunsNothingElse) {
+    const auto run = p2p_copy({"--size", "64K", "--topology", "iommu", "--path", "p2p"});
+    EXPECT_EQ(run.status, 1) << run.out;
+    EXPECT_TRUE(has(run.out, "p2p     refused")) << run.out;
+    EXPECT_TRUE(has(run.out, nic_behind_iommu)) << run.out;
+    EXPECT_FALSE(has(run.out, "bounce")) << run.out;
+}
+
+// Sizes no page divides, through 2 slots of 4 KiB reused many times.
+TEST(P2pCopy, PathBounceOnIommuMovesOddSizesExactly) {
+    const auto [status, out] = p2p_copy_json({"--size", "70001", "--topology", "iommu", "--path", "bounce", "--chunk", "4K", "--depth", "2"});
+    EXPECT_EQ(status, 0);
+    ASSERT_EQ(out.at("paths").size(), 1u);
+    expect_verified(out["paths"][0], "bounce", 70001);
 }
 
 TEST(P2pCopy, PullReadsTheSendersRegion) {

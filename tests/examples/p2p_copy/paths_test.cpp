@@ -9,6 +9,8 @@
 #include <vector>
 
 #include "rig/gpu/reference.hpp"
+#include "rig/pci/function.hpp"
+#include "rig/sim/topology.hpp"
 
 namespace p2p_copy {
 namespace {
@@ -25,15 +27,17 @@ void must(rig::Result<void> r) {
     if (!r) throw std::runtime_error(r.error());
 }
 
-// The switch machines with `size` bytes of GPU memory on each side, the source filled and
-// the destination poisoned.
+// The machines of `topology()` (switch) with `size` bytes of GPU memory on each side, the
+// source filled and the destination poisoned.
 class Paths : public ::testing::Test {
 protected:
     static constexpr std::uint64_t size = 300 * KiB + 5;
 
+    static rig::sim::Identity gpu() { return rig::gpu::sim::Model(gpu_config(64 * MiB)).identity(); }
+    virtual Layout layout() const { return must(builtin("switch", gpu(), nic_identity())); }
+
     void SetUp() override {
-        const auto config = gpu_config(64 * MiB);
-        pair_ = must(open_pair(must(builtin("switch", rig::gpu::sim::Model(config).identity(), nic_identity())), config.memory_bytes));
+        pair_ = must(open_pair(layout(), 64 * MiB));
         link_ = must(Link::connect(*pair_, 8));
         buffers_ = must(Buffers::allocate(*pair_, size));
         must(pair_->one.gpu->fill(buffers_->source, source_seed));
@@ -113,6 +117,81 @@ TEST_F(Paths, OnePathRunsAgainAndAgainOnOneLink) {
         must(i % 2 ? bounce->run(size) : send.run(size));
         expect_arrived(size);
     }
+}
+
+// On the switch machines the NIC reaches physical addresses: it stages in DMA memory of
+// its own function, which it registers (a pin of its own pages), and gives it back.
+TEST_F(Paths, BounceOnTheSwitchStagesInTheNicsOwnDmaMemory) {
+    const rig::pci::Function& nic = pair_->one.nic->function();
+    const std::size_t allocations = nic.dma_allocations(), pins = nic.pins();
+    {
+        auto path = must(Bounce::open(*pair_, *link_, *buffers_, {16 * KiB, 2}));
+        EXPECT_GT(nic.dma_allocations(), allocations);
+        EXPECT_EQ(nic.pins(), pins + 1);
+        EXPECT_EQ(path->memory(), "host memory on each machine: the NIC's DMA memory, at physical addresses the GPU reaches too");
+    }
+    EXPECT_EQ(nic.dma_allocations(), allocations);
+    EXPECT_EQ(nic.pins(), pins);
+}
+
+// The NIC behind an IOMMU: p2p is refused by Region::device, and bounce stages in the
+// GPU's host memory, which the NIC only pins (no DMA memory of its own).
+class IommuPaths : public Paths {
+protected:
+    Layout layout() const override { return must(builtin("iommu", gpu(), nic_identity())); }
+};
+
+TEST_F(IommuPaths, P2pIsRefusedByTheNicNamingIt) {
+    const auto path = PeerToPeer::open(*pair_, *link_, *buffers_, Mode::SendRecv, {64 * KiB, 3});
+    ASSERT_FALSE(path);
+    EXPECT_EQ(path.error().rfind("machine 1: 0000:04:00.0: the NIC is behind an IOMMU", 0), 0u) << path.error();
+}
+
+TEST_F(IommuPaths, BounceMovesExactlyTheBytesThroughTheGpusHostMemoryPinnedByTheNic) {
+    const rig::pci::Function& nic = pair_->two.nic->function();
+    const std::size_t allocations = nic.dma_allocations(), pins = nic.pins();
+    {
+        auto path = must(Bounce::open(*pair_, *link_, *buffers_, {4 * KiB, 3}));
+        EXPECT_EQ(nic.pins(), pins + 1);
+        EXPECT_EQ(path->memory(),
+                  "host memory on each machine: the GPU's pinned host memory (Gpu::host), which the NIC pins again into its "
+                  "IOMMU domain");
+        must(path->run(size));
+        expect_arrived(size);
+    }
+    EXPECT_EQ(nic.pins(), pins);
+    EXPECT_EQ(nic.dma_allocations(), allocations);
+}
+
+// A machine with the IOMMU on for every device, as Linux sets it up with intel_iommu=on:
+// the GPU and the NIC each in an IOMMU group of its own, below one switch. The GPU's host
+// memory is at IOVAs of the GPU's domain, and the NIC pins it at IOVAs of its own.
+class AllBehindIommuPaths : public Paths {
+protected:
+    Layout layout() const override {
+        rig::sim::Topology t(rig::sim::Cpu::intel(0x8f));
+        const auto host = t.host_bridge(0, 0);
+        t.add(host, rig::sim::Spec::root_complex(0x8086, 0x09a2));
+        const auto upstream = t.add(t.add(host, rig::sim::Spec::root_port(1, 0, 0x8086, 0x352a)),
+                                    rig::sim::Spec::upstream_port(0x1000, 0xc030));
+        auto gpu_spec = rig::sim::endpoint_spec(0, 0, gpu());
+        gpu_spec.iommu_group = 2;
+        auto nic_spec = rig::sim::endpoint_spec(0, 0, nic_identity());
+        nic_spec.iommu_group = 3;
+        const auto gpu_at = t.add(t.add(upstream, rig::sim::Spec::downstream_port(0, 0x1000, 0xc030)), gpu_spec);
+        const auto nic_at = t.add(t.add(upstream, rig::sim::Spec::downstream_port(1, 0x1000, 0xc030)), nic_spec);
+        std::string gpu_bus = t.bus(gpu_at), nic_bus = t.bus(nic_at);
+        return {"all behind an IOMMU", std::move(t), std::move(gpu_bus), std::move(nic_bus)};
+    }
+};
+
+TEST_F(AllBehindIommuPaths, BounceMovesExactlyTheBytesThroughTheGpusHostMemory) {
+    auto path = must(Bounce::open(*pair_, *link_, *buffers_, {16 * KiB, 4}));
+    EXPECT_EQ(path->memory(),
+              "host memory on each machine: the GPU's pinned host memory (Gpu::host), which the NIC pins again into its "
+              "IOMMU domain");
+    must(path->run(size));
+    expect_arrived(size);
 }
 
 TEST_F(Paths, ForwardingExplainsEachMachine) {

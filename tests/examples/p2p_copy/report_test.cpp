@@ -18,7 +18,7 @@ using namespace std::chrono_literals;
 Report sample() {
     return {"switch", 4096, "0000:03:00.0", "0000:04:00.0",
             {{Path::P2p, true, "machine 1: distance switch", 4096, 0.5, true},
-             {Path::Bounce, false, "the NIC is behind an IOMMU", 0, 0, false}}};
+             {Path::Bounce, false, "the firmware refused REGISTER_MR: status 4", 0, 0, false}}};
 }
 
 TEST(Report, TableHasAHeadingARowPerPathAndEachReason) {
@@ -30,14 +30,14 @@ TEST(Report, TableHasAHeadingARowPerPathAndEachReason) {
               "p2p     ran              4096     0.500     8.2 KB/s  yes\n"
               "        why: machine 1: distance switch\n"
               "bounce  refused             -         -            -  -\n"
-              "        why: the NIC is behind an IOMMU\n");
+              "        why: the firmware refused REGISTER_MR: status 4\n");
 }
 
 TEST(Report, JsonIsTheIssuesShapeInItsOrder) {
     EXPECT_EQ(json(sample()).dump(),
               R"({"topology":"switch","size":4096,"paths":[)"
               R"({"path":"p2p","ran":true,"reason":"machine 1: distance switch","bytes":4096,"seconds":0.5,"bytes_per_second":8192.0,"verified":true},)"
-              R"({"path":"bounce","ran":false,"reason":"the NIC is behind an IOMMU","bytes":0,"seconds":0.0,"bytes_per_second":0.0,"verified":false}]})");
+              R"({"path":"bounce","ran":false,"reason":"the firmware refused REGISTER_MR: status 4","bytes":0,"seconds":0.0,"bytes_per_second":0.0,"verified":false}]})");
 }
 
 TEST(Report, ThroughputPicksDecimalUnits) {

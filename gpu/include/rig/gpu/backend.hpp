@@ -39,6 +39,17 @@ public:
     virtual Result<Dmabuf> dmabuf(std::uint64_t offset, std::uint64_t bytes) const = 0;
 };
 
+// Host memory a backend's driver allocated and pinned for its GPU (Gpu::host). The
+// destructor gives it back.
+class HostAllocation {
+public:
+    explicit HostAllocation(HostBuffer b) : buffer(std::move(b)) {}
+    virtual ~HostAllocation() = default;
+    HostAllocation(const HostAllocation&) = delete;
+    HostAllocation& operator=(const HostAllocation&) = delete;
+    const HostBuffer buffer;
+};
+
 class Backend {
 public:
     virtual ~Backend() = default;
@@ -58,6 +69,10 @@ public:
     // std::invalid_argument where `peer` is another backend kind's.
     virtual Result<std::shared_ptr<Allocation>> map(const std::shared_ptr<Allocation>& peer, std::int64_t address,
                                                     std::uint64_t bytes) = 0;
+
+    // At least `bytes` (> 0) bytes of host memory the GPU's copy engine reaches, its
+    // window starting on a page.
+    virtual Result<std::shared_ptr<HostAllocation>> host(std::uint64_t bytes) = 0;
 
     virtual Result<void> upload(Allocation& memory, std::uint64_t offset, std::span<const std::byte> bytes) = 0;
     virtual Result<void> download(Allocation& memory, std::uint64_t offset, std::span<std::byte> out) = 0;

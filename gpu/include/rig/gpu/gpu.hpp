@@ -10,7 +10,8 @@
 // and fill/checksum run on the GPU, so that a transfer is verified without downloading it
 // (rig/gpu/pattern.hpp defines both; rig/gpu/reference.hpp computes them on the host).
 //
-// Lifecycle: open (a backend's `open`) → alloc / map → runs, copies, fill, checksum → free.
+// Lifecycle: open (a backend's `open`) → alloc / map / host → runs, copies, fill, checksum
+// → free.
 // Gpu and Memory are handles: copies share one GPU, one allocation. Memory keeps its GPU's
 // driver state alive; the GPU memory behind it goes back once every GPU that holds it (its
 // owner and the peers that map it) freed it or dropped its last handle, as the Space's
@@ -48,6 +49,7 @@ namespace rig::gpu {
 
 class Backend;
 class Allocation;
+class HostAllocation;
 
 // Bus address runs of a byte range of GPU memory, page-rounded: `runs`, in order, cover
 // the range's first byte rounded down to 4096 through its last byte rounded up to 4096,
@@ -92,7 +94,8 @@ private:
 //  - on a rig::pci machine (the simulated GPU), at bus addresses: `runs`, in order,
 //    cover the window's bytes, as pci::Dma's runs do. A NIC's host region (a pci::Dma of
 //    the NIC) serves where the GPU reaches the same runs: physical addresses on a machine
-//    without an IOMMU, or runs the caller pinned for the GPU's function;
+//    without an IOMMU, or runs the caller pinned for the GPU's function; the GPU's own
+//    host memory (HostMemory) serves always;
 //  - through the process (CUDA, HIP): `window` is mapped and `runs` may be empty.
 // `window` is the process's view either way; copies never go through it on a GPU that
 // reaches the runs.
@@ -103,6 +106,31 @@ struct HostBuffer {
     static HostBuffer of(const pci::Dma& dma) { return {dma.window, dma.runs}; }
     static HostBuffer of(std::span<std::byte> process) { return {pci::Window::mapped(process.data(), process.size()), {}}; }
     std::uint64_t size() const { return window.size(); }
+};
+
+// Host memory a GPU's driver allocated and pinned for its copy engine (Gpu::host), as
+// cudaHostAlloc and hipHostMalloc give it: at least the bytes asked for, starting on a
+// page, mapped into the process (remote only on a machine a remote transport reaches).
+// buffer() is what copies take: the simulated GPU reaches it at runs of its own function's
+// DMA memory (physical addresses, or IOVAs of its IOMMU domain), CUDA and HIP through the
+// process. A NIC behind an IOMMU pins the same pages into its own domain (Region::pages
+// over buffer().window), so each device reaches them at its own addresses: the bounce
+// path's host memory where the NIC's own DMA memory lies at IOVAs the GPU cannot use.
+// A NIC at physical addresses cannot pin it (Function::pin takes only memory its own
+// alloc_dma gave).
+// A handle: copies share one allocation, which the last copy's destructor gives back to
+// the GPU's driver (the GPU stays open until then). A device that still has its pages
+// pinned keeps them until it unpins them, as the kernel keeps pinned pages.
+// Thread safety: buffer() may be read from several threads at once.
+class HostMemory {
+public:
+    const HostBuffer& buffer() const;
+    std::uint64_t size() const { return buffer().size(); }
+
+private:
+    friend class Gpu;
+    explicit HostMemory(std::shared_ptr<const HostAllocation> allocation) : allocation_(std::move(allocation)) {}
+    std::shared_ptr<const HostAllocation> allocation_;
 };
 
 // GPU memory at an address of its vendor's Space, allocated by one GPU (its owner) or
@@ -170,6 +198,13 @@ public:
     // back with the last hold). Freeing memory again does nothing. Throws
     // std::invalid_argument for memory this GPU neither allocated nor mapped.
     void free(const Memory& memory) const;
+
+    // `bytes` bytes (at least; the simulated GPU rounds up to its machine's page) of host
+    // memory pinned for this GPU's copy engine (HostMemory). Its contents are undefined.
+    // Error naming the GPU and the size where its driver has no host memory for it (the
+    // simulated GPU: its machine, Function::alloc_dma), or gave memory not on a page.
+    // Throws std::invalid_argument if bytes is 0.
+    Result<HostMemory> host(std::uint64_t bytes) const;
 
     // Copies `bytes` into the memory from byte `offset` on. Error naming the GPU where the
     // copy failed. Throws std::invalid_argument if the bytes do not lie in the memory,

@@ -9,8 +9,10 @@
 // Memory::runs are exact: BAR2's bus address plus each extent's VRAM offset. A peer maps
 // memory by pointing its segment table at the owner's runs, so its accesses cross the bus
 // (and are refused where the bus does not forward them: the map checks the route first).
-// The engine copies to and from host memory at HostBuffer::runs by DMA; upload and
-// download go through the owner's BAR2 window. There is no dma-buf: Memory::dmabuf is an
+// The engine copies to and from host memory at HostBuffer::runs by DMA; Gpu::host is DMA
+// memory of the GPU's function (Function::alloc_dma), at physical addresses or at IOVAs of
+// the GPU's IOMMU domain as the machine places it. Upload and download go through the
+// owner's BAR2 window. There is no dma-buf: Memory::dmabuf is an
 // Error pointing to runs.
 #pragma once
 
