@@ -185,9 +185,13 @@ struct System::State {
     std::unordered_map<std::uintptr_t, std::uint64_t> host_frames;  // process page -> physical page number
     std::uint64_t frames_in_use = 0;
 
-    // Routes (bus.cpp), cached per (provider, client) slot index pair.
+    // Routes (bus.cpp), cached per (provider, client) slot index pair: the map under
+    // route_mutex, and its answers in forwards_known[provider * slots.size() + client],
+    // which DMA reads without the lock.
     std::mutex route_mutex;
     std::map<std::pair<std::size_t, std::size_t>, bool> forwards_cache;
+    static constexpr std::uint8_t forwards_unknown = 0, forwards_no = 1, forwards_yes = 2;
+    std::vector<std::atomic<std::uint8_t>> forwards_known;  // sized when the slots are
 
     // Faults (bus.cpp).
     mutable std::mutex fault_mutex;

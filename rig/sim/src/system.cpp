@@ -187,6 +187,7 @@ Result<System> System::build(std::string name, Topology topology, std::vector<At
     add_less(state->frames, hole_end, std::min(lo, iova_end), lo, hi);
 
     state->slots.resize(state->topology.functions().size());
+    state->forwards_known = std::vector<std::atomic<std::uint8_t>>(state->slots.size() * state->slots.size());
     for (std::size_t i = 0; i < models.size(); ++i) {
         const std::size_t index = *at[i];
         const auto& f = state->topology.functions()[index];

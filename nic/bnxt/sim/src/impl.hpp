@@ -2,12 +2,19 @@
 // BAR writes and wire frames fill, the step that empties it into the Firmware, the
 // worker thread, and the wire link. Private to rig_bnxt_sim.
 //
+// Frames: the Firmware builds each frame in a spare buffer and sends it into the outbox;
+// when the event that made them is done, the outbox goes over the wire (or into this
+// Nic's own inbox) at once, in order, under one lock and with one wakeup. A receiver
+// gives the buffers of frames it has taken back to spares; spares beyond what a Nic keeps
+// go to the link's pool, and a Nic without spares takes from it, a batch at a time.
+//
 // Locks: `inbox_mutex` guards the inbox, the register file and the BAR-side counters
-// (bar_width_faults, bar_unmapped, frames_received); `step_mutex` guards the Firmware and
-// every other counter; `link_mutex` guards which link the Nic is plugged into. Orders: a
-// step takes step_mutex, then inbox_mutex briefly; a BAR access takes inbox_mutex only; a
-// frame leaving takes link_mutex (released), then the link's mutex, then the peer's
-// inbox_mutex; plugging takes both link_mutexes, then the link's mutex.
+// (bar_width_faults, bar_unmapped, frames_received); `step_mutex` guards the Firmware,
+// the outbox, the spares and every other counter; `link_mutex` guards which link the Nic
+// is plugged into. Orders: a step takes step_mutex, then inbox_mutex briefly; a BAR
+// access takes inbox_mutex only; frames leaving take link_mutex (released), then the
+// link's mutex, then the peer's inbox_mutex; plugging takes both link_mutexes, then the
+// link's mutex.
 #pragma once
 
 #include <array>
@@ -16,6 +23,7 @@
 #include <memory>
 #include <mutex>
 #include <thread>
+#include <vector>
 
 #include "firmware.hpp"
 #include "rig/bnxt/sim/wire.hpp"
@@ -25,16 +33,24 @@ namespace rig::bnxt::sim {
 struct Wire::Link {
     std::mutex mutex;
     std::array<Nic::Impl*, 2> ends{};
+    std::vector<detail::Frame> pool;  // spare frame buffers of both ends
 };
 
-struct Nic::Impl {
+struct Nic::Impl final : detail::Transmitter {
     explicit Impl(Options o);
 
-    void deliver(detail::Bytes frame);  // a frame from the wire or from loopback
-    void to_wire(detail::Bytes frame);
-    bool step();
+    // detail::Transmitter, inside a step.
+    detail::Frame frame() override;
+    void send(detail::Frame frame, To to) override;
+
+    bool step();          // one event (or a due timer), with its frames sent
     void run();
     void post(detail::Event event);  // with inbox_mutex held
+    // Inside a step: the event's effects, then its frames out and its buffer back.
+    void handle(detail::Event& event);
+    void flush();
+    void recycle(detail::Frame frame);
+    std::shared_ptr<Wire::Link> plugged(unsigned& end);
 
     Options options;
     SteadyClock steady;
@@ -53,6 +69,9 @@ struct Nic::Impl {
     std::uint32_t cmdq_prod = 0;              // BAR0 0x60C after the latch
 
     std::mutex step_mutex;
+    std::vector<detail::Frame> outbox_wire;
+    std::vector<detail::Frame> outbox_self;
+    std::vector<detail::Frame> spare;
     detail::Firmware firmware;
     rig::sim::Port* port = nullptr;
     std::thread worker;

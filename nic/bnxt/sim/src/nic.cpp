@@ -2,6 +2,7 @@
 // of events, stepping, and the worker thread. What the events do lives in the Firmware.
 #include "rig/bnxt/sim/nic.hpp"
 
+#include <algorithm>
 #include <stdexcept>
 
 #include "impl.hpp"
@@ -20,52 +21,112 @@ constexpr std::uint64_t bar2_bytes = 128 * 1024;
 constexpr std::uint64_t bar4_bytes = 16 * 1024;
 constexpr std::size_t max_req_win_len = 128;  // what VER_GET reports (§3.6 model value)
 
+// Spare frame buffers: a Nic keeps up to spare_most and takes spare_batch at a time from
+// its link's pool, which keeps up to pool_most (about 4 MiB of 4 KiB frames).
+constexpr std::size_t spare_batch = 64;
+constexpr std::size_t spare_most = 256;
+constexpr std::size_t pool_most = 1024;
+
 std::uint64_t all_ones(unsigned width) { return width >= 8 ? ~std::uint64_t{0} : (std::uint64_t{1} << (8 * width)) - 1; }
 
 }  // namespace
 
 Nic::Impl::Impl(Options o)
-    : options(std::move(o)),
-      clock(options.clock ? *options.clock : steady),
-      firmware(options, clock, counters, faults, [this](detail::Bytes f) { to_wire(std::move(f)); },
-               [this](detail::Bytes f) { deliver(std::move(f)); }) {}
+    : options(std::move(o)), clock(options.clock ? *options.clock : steady), firmware(options, clock, counters, faults, *this) {}
 
 void Nic::Impl::post(Event event) {
     inbox.push_back(std::move(event));
     inbox_cv.notify_all();
 }
 
-void Nic::Impl::deliver(detail::Bytes frame) {
-    std::lock_guard lock(inbox_mutex);
-    ++counters.frames_received;
-    post(Event{Event::Kind::frame, 0, std::move(frame)});
+std::shared_ptr<Wire::Link> Nic::Impl::plugged(unsigned& end) {
+    std::lock_guard lock(link_mutex);
+    end = link_end;
+    return link;
 }
 
-void Nic::Impl::to_wire(detail::Bytes frame) {
-    // Called inside a step (step_mutex held).
+detail::Frame Nic::Impl::frame() {
+    if (spare.empty()) {
+        unsigned end = 0;
+        if (auto l = plugged(end)) {
+            std::lock_guard lock(l->mutex);
+            const std::size_t n = std::min(spare_batch, l->pool.size());
+            for (std::size_t i = 0; i < n; ++i) spare.push_back(std::move(l->pool[l->pool.size() - 1 - i]));
+            l->pool.resize(l->pool.size() - n);
+        }
+    }
+    if (spare.empty()) return {};
+    detail::Frame f = std::move(spare.back());
+    spare.pop_back();
+    f.clear();
+    return f;
+}
+
+void Nic::Impl::recycle(detail::Frame frame) {
+    if (frame.capacity() == 0) return;
+    spare.push_back(std::move(frame));
+    if (spare.size() < spare_most) return;
+    // The peer may be the one that builds the frames this Nic takes: half to the pool.
+    unsigned end = 0;
+    if (auto l = plugged(end)) {
+        std::lock_guard lock(l->mutex);
+        while (spare.size() > spare_most / 2 && l->pool.size() < pool_most) {
+            l->pool.push_back(std::move(spare.back()));
+            spare.pop_back();
+        }
+    }
+    spare.resize(std::min(spare.size(), spare_most / 2));
+}
+
+void Nic::Impl::send(detail::Frame frame, To to) {
+    if (to == To::self) {
+        outbox_self.push_back(std::move(frame));
+        return;
+    }
     if (faults.take_frame_drop()) {
         ++counters.frames_dropped;
+        recycle(std::move(frame));
         return;
     }
-    std::shared_ptr<Wire::Link> l;
+    outbox_wire.push_back(std::move(frame));
+}
+
+void Nic::Impl::flush() {
+    if (!outbox_self.empty()) {
+        std::lock_guard lock(inbox_mutex);
+        for (detail::Frame& f : outbox_self) {
+            ++counters.frames_received;
+            inbox.push_back(Event{Event::Kind::frame, 0, {}, std::move(f)});
+        }
+        inbox_cv.notify_all();
+        outbox_self.clear();
+    }
+    if (outbox_wire.empty()) return;
     unsigned end = 0;
-    {
-        std::lock_guard lock(link_mutex);
-        l = link;
-        end = link_end;
+    if (auto l = plugged(end)) {
+        std::lock_guard lock(l->mutex);
+        Impl* peer = l->ends[1 - end];
+        if (l->ends[end] == this && peer != nullptr) {
+            std::lock_guard peer_lock(peer->inbox_mutex);
+            for (detail::Frame& f : outbox_wire) {
+                ++peer->counters.frames_received;
+                peer->inbox.push_back(Event{Event::Kind::frame, 0, {}, std::move(f)});
+            }
+            peer->inbox_cv.notify_all();
+            counters.frames_sent += outbox_wire.size();
+            outbox_wire.clear();
+            return;
+        }
     }
-    if (!l) {
-        ++counters.frames_dropped;
-        return;
-    }
-    std::lock_guard lock(l->mutex);
-    Impl* peer = l->ends[1 - end];
-    if (l->ends[end] != this || peer == nullptr) {
-        ++counters.frames_dropped;
-        return;
-    }
-    ++counters.frames_sent;
-    peer->deliver(std::move(frame));
+    counters.frames_dropped += outbox_wire.size();  // unplugged
+    for (detail::Frame& f : outbox_wire) recycle(std::move(f));
+    outbox_wire.clear();
+}
+
+void Nic::Impl::handle(Event& event) {
+    firmware.handle(event);
+    if (event.kind == Event::Kind::frame) recycle(std::move(event.frame));
+    flush();
 }
 
 bool Nic::Impl::step() {
@@ -79,8 +140,12 @@ bool Nic::Impl::step() {
         }
     }
     bool worked = true;
-    if (event) firmware.handle(std::move(*event));
-    else worked = firmware.fire_timers();
+    if (event) {
+        handle(*event);
+    } else {
+        worked = firmware.fire_timers();
+        flush();
+    }
     const bool pending = firmware.timers_pending();
     std::lock_guard lock(inbox_mutex);
     timers_pending = pending;
@@ -88,8 +153,29 @@ bool Nic::Impl::step() {
 }
 
 void Nic::Impl::run() {
+    // Steps as step() does, but takes every event waiting at once: one lock for the lot,
+    // handled in arrival order; timers fire, as in step(), only when no event waits.
+    std::deque<Event> batch;
     for (;;) {
-        if (step()) continue;
+        bool worked = false;
+        {
+            std::lock_guard step_lock(step_mutex);
+            {
+                std::lock_guard lock(inbox_mutex);
+                batch.swap(inbox);
+            }
+            worked = !batch.empty();
+            for (Event& e : batch) handle(e);
+            batch.clear();
+            if (!worked) {
+                worked = firmware.fire_timers();
+                flush();
+            }
+            const bool pending = firmware.timers_pending();
+            std::lock_guard lock(inbox_mutex);
+            timers_pending = pending;
+        }
+        if (worked) continue;
         std::unique_lock lock(inbox_mutex);
         if (stop_requested) return;
         if (!inbox.empty()) continue;
@@ -183,7 +269,7 @@ void Nic::write(unsigned bar, std::uint64_t offset, unsigned width, std::uint64_
             ++m.counters.bar_width_faults;
             return;
         }
-        m.post(Event{Event::Kind::doorbell, value, {}});
+        m.post(Event{Event::Kind::doorbell, value, {}, {}});
         return;
     }
     if (bar != hsi::bar_registers) {
@@ -204,7 +290,7 @@ void Nic::write(unsigned bar, std::uint64_t offset, unsigned width, std::uint64_
         detail::Bytes request(max_req_win_len);
         for (std::size_t i = 0; i < max_req_win_len; ++i)
             request[i] = static_cast<std::byte>(m.window[i / 4] >> (8 * (i % 4)));
-        m.post(Event{Event::Kind::hwrm, 0, std::move(request)});
+        m.post(Event{Event::Kind::hwrm, 0, std::move(request), {}});
     } else if (offset >= hsi::bar0::cmdq_mailbox && offset < hsi::bar0::cmdq_prod) {
         m.mailbox[(offset - hsi::bar0::cmdq_mailbox) / 4] = v;
         m.mailbox_dirty = true;
@@ -215,11 +301,11 @@ void Nic::write(unsigned bar, std::uint64_t offset, unsigned width, std::uint64_
             m.mailbox_dirty = false;
             detail::Bytes init(16);
             for (std::size_t i = 0; i < 16; ++i) init[i] = static_cast<std::byte>(m.mailbox[i / 4] >> (8 * (i % 4)));
-            m.post(Event{Event::Kind::cmdq_init, 0, std::move(init)});
+            m.post(Event{Event::Kind::cmdq_init, 0, std::move(init), {}});
         }
         m.cmdq_prod = v;
     } else if (offset == hsi::bar0::cmdq_trigger) {
-        if (v == hsi::cmdq_prod::trigger_value) m.post(Event{Event::Kind::cmdq_trigger, m.cmdq_prod, {}});
+        if (v == hsi::cmdq_prod::trigger_value) m.post(Event{Event::Kind::cmdq_trigger, m.cmdq_prod, {}, {}});
     } else if (offset == hsi::bar0::fw_status) {
         // read-only
     } else {

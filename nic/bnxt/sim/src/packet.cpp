@@ -2,6 +2,8 @@
 // RC extension headers, big-endian, as IBA vol. 1 §9.2-§9.3 and annex A16 lay them out.
 #include "packet.hpp"
 
+#include <algorithm>
+
 namespace rig::bnxt::sim::detail {
 namespace {
 
@@ -14,9 +16,11 @@ constexpr std::size_t reth_bytes = 16;
 constexpr std::size_t aeth_bytes = 4;
 constexpr std::size_t imm_bytes = 4;
 
+// Writes headers from the start of a frame whose size is already that of the headers.
 class Writer {
 public:
-    void u8(std::uint64_t v) { out.push_back(static_cast<std::byte>(v & 0xFF)); }
+    explicit Writer(std::byte* at) : at_(at) {}
+    void u8(std::uint64_t v) { *at_++ = static_cast<std::byte>(v & 0xFF); }
     void be(std::uint64_t v, unsigned bytes) {
         for (unsigned i = bytes; i-- > 0;) u8(v >> (8 * i));
     }
@@ -24,7 +28,9 @@ public:
     void raw(const std::array<std::uint8_t, N>& a) {
         for (auto b : a) u8(b);
     }
-    std::vector<std::byte> out;
+
+private:
+    std::byte* at_;
 };
 
 class Reader {
@@ -84,15 +90,16 @@ bool has_immediate(RcOpcode op) {
     }
 }
 
-std::vector<std::byte> encode(const Packet& p) {
-    Writer w;
-    w.out.reserve(eth_bytes + grh_bytes + header_bytes(p.opcode) + p.payload.size());
+std::span<std::byte> encode(const Packet& p, std::size_t payload_bytes, Frame& out) {
+    const std::size_t headers = eth_bytes + grh_bytes + header_bytes(p.opcode);
+    out.resize(headers + payload_bytes);
+    Writer w(out.data());
     w.raw(p.dst_mac);
     w.raw(p.src_mac);
     w.be(ethertype_roce, 2);
     // GRH: IP version 6, traffic class, flow label; payload length counts BTH onwards.
     w.be((std::uint64_t{6} << 28) | (std::uint64_t{p.traffic_class} << 20) | (p.flow_label & 0xFFFFF), 4);
-    w.be(header_bytes(p.opcode) + p.payload.size(), 2);
+    w.be(header_bytes(p.opcode) + payload_bytes, 2);
     w.u8(grh_next_header_bth);
     w.u8(p.hop_limit);
     w.raw(p.sgid);
@@ -115,8 +122,12 @@ std::vector<std::byte> encode(const Packet& p) {
         w.be(a.msn & 0xFFFFFF, 3);
     }
     if (has_immediate(p.opcode)) w.be(p.immediate.value_or(0), 4);
-    w.out.insert(w.out.end(), p.payload.begin(), p.payload.end());
-    return std::move(w.out);
+    return std::span(out).subspan(headers);
+}
+
+void encode(const Packet& p, Frame& out) {
+    const auto payload = encode(p, p.payload.size(), out);
+    std::copy(p.payload.begin(), p.payload.end(), payload.begin());
 }
 
 std::optional<Packet> decode(std::span<const std::byte> frame) {
@@ -162,8 +173,7 @@ std::optional<Packet> decode(std::span<const std::byte> frame) {
         p.aeth = a;
     }
     if (has_immediate(p.opcode)) p.immediate = static_cast<std::uint32_t>(r.be(4));
-    const auto rest = r.rest();
-    p.payload.assign(rest.begin(), rest.end());
+    p.payload = r.rest();
     return p;
 }
 

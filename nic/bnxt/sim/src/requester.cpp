@@ -226,15 +226,17 @@ bool Firmware::send_work_packet(Qp& qp, SendWork& w) {
         p.ack_request = last || (k + 1) % std::max<std::uint32_t>(1, options_.ack_every) == 0;
         if (is_write(w.type) && first) p.reth = Reth{w.remote_va, w.rkey, static_cast<std::uint32_t>(w.length)};
         if (last && with_immediate(w.type)) p.immediate = w.immediate;
-        p.payload.resize(n);
+        // The payload goes from the bus read straight into the frame being built.
+        Frame frame = transmitter_.frame();
+        const auto payload = frame_for(qp, p, n, frame);
         if (w.is_inline) {
-            std::copy_n(w.inline_data.begin() + static_cast<std::ptrdiff_t>(offset), n, p.payload.begin());
-        } else if (const auto r = gather(qp, w.sges, offset, p.payload); r != LocalResult::ok) {
+            std::copy_n(w.inline_data.begin() + static_cast<std::ptrdiff_t>(offset), n, payload.begin());
+        } else if (const auto r = gather(qp, w.sges, offset, payload); r != LocalResult::ok) {
             fail_work(qp, w, CqeReqStatus::LOCAL_PROTECTION_ERR,
                       r == LocalResult::bus ? ReqErrStateReason::TX_MEMORY_ERROR : ReqErrStateReason::NO_ERROR);
             return false;
         }
-        transmit(qp, std::move(p));
+        transmit(qp, std::move(frame));
         ++w.sent;
         ++qp.in_flight;
     }
