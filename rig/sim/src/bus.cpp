@@ -154,18 +154,15 @@ const std::string& SlotPort::bus() const { return slot_.bus; }
 
 std::optional<System::State::Decoded> System::State::decode(std::uint64_t address, std::uint64_t bytes, bool& partial) {
     partial = false;
-    for (auto& s : slots) {
-        if (!s) continue;
-        for (unsigned i = 0; i < s->bars.size(); ++i) {
-            const auto& bar = s->bars[i];
-            if (!bar || address < bar->address.value || address - bar->address.value >= bar->bytes) continue;
-            const std::uint64_t offset = address - bar->address.value;
-            if (bytes > bar->bytes - offset) {
-                partial = true;
-                return std::nullopt;
-            }
-            return Decoded{s.get(), i, offset};
+    if (address < aperture_start || address >= aperture_end) return std::nullopt;  // system memory
+    for (const BarRange& r : bar_ranges) {
+        if (address < r.start || address - r.start >= r.bytes) continue;
+        const std::uint64_t offset = address - r.start;
+        if (bytes > r.bytes - offset) {
+            partial = true;
+            return std::nullopt;
         }
+        return Decoded{r.slot, r.bar, offset};
     }
     return std::nullopt;
 }

@@ -170,6 +170,13 @@ struct System::State {
     std::uint64_t page = 4096;
     std::vector<std::unique_ptr<Slot>> slots;  // by topology index; null without a model
     std::uint64_t aperture_start = 0, aperture_end = 0;  // the BARs' bus addresses
+    // Every BAR of a slot, in slot order, for decode.
+    struct BarRange {
+        std::uint64_t start = 0, bytes = 0;
+        Slot* slot = nullptr;
+        unsigned bar = 0;
+    };
+    std::vector<BarRange> bar_ranges;
 
     std::mutex take_mutex;  // guards the change of Slot::taken
 

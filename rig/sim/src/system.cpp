@@ -210,6 +210,10 @@ Result<System> System::build(std::string name, Topology topology, std::vector<At
         state->slots[index] = std::move(slot);
     }
     for (auto& s : state->slots)
+        if (s)
+            for (unsigned b = 0; b < s->bars.size(); ++b)
+                if (s->bars[b]) state->bar_ranges.push_back({s->bars[b]->address.value, s->bars[b]->bytes, s.get(), b});
+    for (auto& s : state->slots)
         if (s) {
             s->model->attach(s->port);
             s->attached = true;

@@ -92,11 +92,15 @@ void Nic::Impl::send(detail::Frame frame, To to) {
 }
 
 void Nic::Impl::flush() {
+    // The waiting thread is woken after the inbox's lock is let go, so it does not wake
+    // only to wait for that lock.
     if (!outbox_self.empty()) {
-        std::lock_guard lock(inbox_mutex);
-        for (detail::Frame& f : outbox_self) {
-            ++counters.frames_received;
-            inbox.push_back(Event{Event::Kind::frame, 0, {}, std::move(f)});
+        {
+            std::lock_guard lock(inbox_mutex);
+            for (detail::Frame& f : outbox_self) {
+                ++counters.frames_received;
+                inbox.push_back(Event{Event::Kind::frame, 0, {}, std::move(f)});
+            }
         }
         inbox_cv.notify_all();
         outbox_self.clear();
@@ -107,12 +111,14 @@ void Nic::Impl::flush() {
         std::lock_guard lock(l->mutex);
         Impl* peer = l->ends[1 - end];
         if (l->ends[end] == this && peer != nullptr) {
-            std::lock_guard peer_lock(peer->inbox_mutex);
-            for (detail::Frame& f : outbox_wire) {
-                ++peer->counters.frames_received;
-                peer->inbox.push_back(Event{Event::Kind::frame, 0, {}, std::move(f)});
+            {
+                std::lock_guard peer_lock(peer->inbox_mutex);
+                for (detail::Frame& f : outbox_wire) {
+                    ++peer->counters.frames_received;
+                    peer->inbox.push_back(Event{Event::Kind::frame, 0, {}, std::move(f)});
+                }
             }
-            peer->inbox_cv.notify_all();
+            peer->inbox_cv.notify_all();  // the peer outlives this: it unplugs under l->mutex
             counters.frames_sent += outbox_wire.size();
             outbox_wire.clear();
             return;

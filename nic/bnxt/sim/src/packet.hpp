@@ -122,9 +122,36 @@ struct Packet {
 };
 
 // Which extension headers an opcode carries (IBA Table 38).
-bool has_reth(RcOpcode op);
-bool has_aeth(RcOpcode op);
-bool has_immediate(RcOpcode op);
+constexpr bool has_reth(RcOpcode op) {
+    switch (op) {
+        case RcOpcode::RDMA_WRITE_FIRST:
+        case RcOpcode::RDMA_WRITE_ONLY:
+        case RcOpcode::RDMA_WRITE_ONLY_WITH_IMMEDIATE:
+        case RcOpcode::RDMA_READ_REQUEST: return true;
+        default: return false;
+    }
+}
+
+constexpr bool has_aeth(RcOpcode op) {
+    switch (op) {
+        case RcOpcode::RDMA_READ_RESPONSE_FIRST:
+        case RcOpcode::RDMA_READ_RESPONSE_LAST:
+        case RcOpcode::RDMA_READ_RESPONSE_ONLY:
+        case RcOpcode::ACKNOWLEDGE: return true;
+        default: return false;
+    }
+}
+
+constexpr bool has_immediate(RcOpcode op) {
+    switch (op) {
+        case RcOpcode::SEND_LAST_WITH_IMMEDIATE:
+        case RcOpcode::SEND_ONLY_WITH_IMMEDIATE:
+        case RcOpcode::RDMA_WRITE_LAST_WITH_IMMEDIATE:
+        case RcOpcode::RDMA_WRITE_ONLY_WITH_IMMEDIATE: return true;
+        default: return false;
+    }
+}
+
 
 // Makes `out` the frame of p's headers followed by `payload_bytes` bytes of payload, and
 // returns that payload's span for the caller to fill (p.payload is not used).

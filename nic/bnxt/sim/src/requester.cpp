@@ -295,8 +295,8 @@ void Firmware::acknowledge_through(Qp& qp, std::uint32_t psn, bool inclusive) {
         if (w.acked == w.npkts) w.done = true;
         else break;
     }
-    qp.in_flight = recount_in_flight(qp);
     if (progress) {
+        qp.in_flight = recount_in_flight(qp);  // only progress changes it (rewind counts its own)
         qp.retries_left = qp.retry_cnt;
         qp.rnr_left = qp.rnr_retry;
         restart_retry_timer(qp);
@@ -405,9 +405,10 @@ void Firmware::on_read_response(Qp& qp, Packet& p) {
         fail_work(qp, w, CqeReqStatus::LOCAL_PROTECTION_ERR,
                   r == LocalResult::bus ? ReqErrStateReason::RX_MEMORY_ERROR : ReqErrStateReason::NO_ERROR);
     } else {
+        // One response placed: recount_in_flight's sum drops by one where the request is out.
+        if (w.sent > 0) --qp.in_flight;
         ++w.acked;
         if (w.acked == w.npkts) w.done = true;
-        qp.in_flight = recount_in_flight(qp);
         qp.retries_left = qp.retry_cnt;
         restart_retry_timer(qp);
     }
