@@ -18,6 +18,7 @@
 #pragma once
 
 #include <array>
+#include <atomic>
 #include <condition_variable>
 #include <deque>
 #include <memory>
@@ -34,6 +35,7 @@ struct Wire::Link {
     std::mutex mutex;
     std::array<Nic::Impl*, 2> ends{};
     std::vector<detail::Frame> pool;  // spare frame buffers of both ends
+    std::condition_variable resumed;  // with `mutex`: an end's wire backlog fell to resume_at
 };
 
 struct Nic::Impl final : detail::Transmitter {
@@ -46,11 +48,15 @@ struct Nic::Impl final : detail::Transmitter {
     bool step();          // one event (or a due timer), with its frames sent
     void run();
     void post(detail::Event event);  // with inbox_mutex held
-    // Inside a step: the event's effects, then its frames out and its buffer back.
-    void handle(detail::Event& event);
+    // Inside a step: the event's effects, then its frames out and its buffer back. true
+    // where it was a frame from the wire (for drained).
+    bool handle(detail::Event& event);
     void flush();
     void recycle(detail::Frame frame);
     std::shared_ptr<Wire::Link> plugged(unsigned& end);
+    // The worker's pause while the peer's backlog is full (pause flow control, nic.cpp).
+    void pace();
+    void drained(std::uint32_t frames);  // frames from the wire were handled
 
     Options options;
     SteadyClock steady;
@@ -68,7 +74,13 @@ struct Nic::Impl final : detail::Transmitter {
     bool mailbox_dirty = false;
     std::uint32_t cmdq_prod = 0;              // BAR0 0x60C after the latch
 
+    // Frames from the wire delivered into the inbox and not yet handled (the receive
+    // buffer that pause flow control watches); whether the worker thread runs.
+    alignas(64) std::atomic<std::uint32_t> wire_backlog{0};  // its own cache line: both ends write it
+    std::atomic<bool> worker_running{false};
+
     std::mutex step_mutex;
+    bool peer_full = false;  // the last frames out found the peer's backlog at pause_at
     std::vector<detail::Frame> outbox_wire;
     std::vector<detail::Frame> outbox_self;
     std::vector<detail::Frame> spare;

@@ -22,10 +22,20 @@ constexpr std::uint64_t bar4_bytes = 16 * 1024;
 constexpr std::size_t max_req_win_len = 128;  // what VER_GET reports (§3.6 model value)
 
 // Spare frame buffers: a Nic keeps up to spare_most and takes spare_batch at a time from
-// its link's pool, which keeps up to pool_most (about 4 MiB of 4 KiB frames).
-constexpr std::size_t spare_batch = 64;
-constexpr std::size_t spare_most = 256;
-constexpr std::size_t pool_most = 1024;
+// its link's pool, which keeps up to pool_most: as many as 16 reads of 1 MiB put on the
+// wire at once (4096 frames of 4 KiB), so that a steady transfer allocates nothing.
+constexpr std::size_t spare_batch = 256;
+constexpr std::size_t spare_most = 1024;
+constexpr std::size_t pool_most = 8192;
+
+// Pause flow control (IEEE 802.1Qbb PFC, which RoCE's lossless fabrics run): a port whose
+// receive buffer holds pause_at frames from the wire makes its peer stop sending until it
+// has worked down to resume_at. Only the worker threads pause; frames and their order are
+// the same either way.
+constexpr std::uint32_t pause_at = 512;
+constexpr std::uint32_t resume_at = 256;
+constexpr auto pause_most = std::chrono::milliseconds(1);
+constexpr std::uint32_t drain_group = 32;  // the worker counts frames handled this many at a time
 
 std::uint64_t all_ones(unsigned width) { return width >= 8 ? ~std::uint64_t{0} : (std::uint64_t{1} << (8 * width)) - 1; }
 
@@ -115,9 +125,11 @@ void Nic::Impl::flush() {
                 std::lock_guard peer_lock(peer->inbox_mutex);
                 for (detail::Frame& f : outbox_wire) {
                     ++peer->counters.frames_received;
-                    peer->inbox.push_back(Event{Event::Kind::frame, 0, {}, std::move(f)});
+                    peer->inbox.push_back(Event{Event::Kind::frame, 1, {}, std::move(f)});  // 1: from the wire
                 }
             }
+            const auto n = static_cast<std::uint32_t>(outbox_wire.size());
+            peer_full = peer->wire_backlog.fetch_add(n) + n >= pause_at;
             peer->inbox_cv.notify_all();  // the peer outlives this: it unplugs under l->mutex
             counters.frames_sent += outbox_wire.size();
             outbox_wire.clear();
@@ -129,10 +141,40 @@ void Nic::Impl::flush() {
     outbox_wire.clear();
 }
 
-void Nic::Impl::handle(Event& event) {
+bool Nic::Impl::handle(Event& event) {
     firmware.handle(event);
+    const bool from_wire = event.kind == Event::Kind::frame && event.value == 1;
     if (event.kind == Event::Kind::frame) recycle(std::move(event.frame));
     flush();
+    return from_wire;
+}
+
+void Nic::Impl::drained(std::uint32_t frames) {
+    const std::uint32_t before = wire_backlog.fetch_sub(frames);
+    if (before < resume_at || before - frames >= resume_at) return;
+    // Down to resume_at: a peer that paused may go on (under the link's mutex, which its
+    // wait holds while it looks at the backlog, so the wakeup is not lost).
+    unsigned end = 0;
+    if (auto l = plugged(end)) {
+        std::lock_guard lock(l->mutex);
+        l->resumed.notify_all();
+    }
+}
+
+void Nic::Impl::pace() {
+    if (!peer_full) return;
+    peer_full = false;
+    unsigned end = 0;
+    auto l = plugged(end);
+    if (!l) return;
+    std::unique_lock lock(l->mutex);
+    // A peer stepped by hand drains only when stepped, and two ports each holding the
+    // other's frames must not both wait: neither pauses then. The wait is bounded too.
+    auto go_on = [&] {
+        const Impl* peer = l->ends[1 - end];
+        return !peer || !peer->worker_running || peer->wire_backlog < resume_at || wire_backlog >= pause_at;
+    };
+    l->resumed.wait_for(lock, pause_most, go_on);
 }
 
 bool Nic::Impl::step() {
@@ -147,7 +189,7 @@ bool Nic::Impl::step() {
     }
     bool worked = true;
     if (event) {
-        handle(*event);
+        if (handle(*event)) drained(1);
     } else {
         worked = firmware.fire_timers();
         flush();
@@ -171,7 +213,15 @@ void Nic::Impl::run() {
                 batch.swap(inbox);
             }
             worked = !batch.empty();
-            for (Event& e : batch) handle(e);
+            std::uint32_t from_wire = 0;  // handled, told to drained in groups
+            for (Event& e : batch) {
+                if (handle(e) && ++from_wire == drain_group) {
+                    drained(from_wire);
+                    from_wire = 0;
+                }
+                pace();
+            }
+            if (from_wire > 0) drained(from_wire);
             batch.clear();
             if (!worked) {
                 worked = firmware.fire_timers();
@@ -325,6 +375,8 @@ void Nic::reset() {
     auto& m = *impl_;
     std::lock_guard step_lock(m.step_mutex);
     std::lock_guard lock(m.inbox_mutex);
+    for (const Event& e : m.inbox)
+        if (e.kind == Event::Kind::frame && e.value == 1) --m.wire_backlog;
     m.inbox.clear();
     m.window = {};
     m.mailbox = {};
@@ -342,6 +394,7 @@ void Nic::start() {
     std::lock_guard lock(m.inbox_mutex);
     if (m.worker.joinable()) return;
     m.stop_requested = false;
+    m.worker_running = true;
     m.worker = std::thread([&m] { m.run(); });
 }
 
@@ -356,6 +409,7 @@ void Nic::stop() {
     m.worker.join();
     std::lock_guard lock(m.inbox_mutex);
     m.worker = std::thread();
+    m.worker_running = false;
     m.stop_requested = false;
 }
 
