@@ -3,8 +3,9 @@
 // worker thread, and the wire link. Private to rig_bnxt_sim.
 //
 // Frames: the Firmware builds each frame in a spare buffer and sends it into the outbox;
-// when the event that made them is done, the outbox goes over the wire (or into this
-// Nic's own inbox) at once, in order, under one lock and with one wakeup. A receiver
+// when the event that made them is done (or 64 are waiting), the outbox goes over the
+// wire (or into this Nic's own inbox) at once, in order, under one lock and with one
+// wakeup. A receiver
 // gives the buffers of frames it has taken back to spares; spares beyond what a Nic keeps
 // go to the link's pool, and a Nic without spares takes from it, a batch at a time.
 //
