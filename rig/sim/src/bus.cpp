@@ -14,6 +14,7 @@
 // release for writes (device.hpp), so a model's last write of a ring entry's valid byte
 // publishes the entry to a driver's acquire load; longer ones move bytes in address order.
 #include <algorithm>
+#include <array>
 #include <cstring>
 
 #include "rig/text.hpp"
@@ -153,27 +154,28 @@ const std::string& SlotPort::bus() const { return slot_.bus; }
 
 std::optional<System::State::Decoded> System::State::decode(std::uint64_t address, std::uint64_t bytes, bool& partial) {
     partial = false;
-    for (auto& s : slots) {
-        if (!s) continue;
-        for (unsigned i = 0; i < s->bars.size(); ++i) {
-            const auto& bar = s->bars[i];
-            if (!bar || address < bar->address.value || address - bar->address.value >= bar->bytes) continue;
-            const std::uint64_t offset = address - bar->address.value;
-            if (bytes > bar->bytes - offset) {
-                partial = true;
-                return std::nullopt;
-            }
-            return Decoded{s.get(), i, offset};
+    if (address < aperture_start || address >= aperture_end) return std::nullopt;  // system memory
+    for (const BarRange& r : bar_ranges) {
+        if (address < r.start || address - r.start >= r.bytes) continue;
+        const std::uint64_t offset = address - r.start;
+        if (bytes > r.bytes - offset) {
+            partial = true;
+            return std::nullopt;
         }
+        return Decoded{r.slot, r.bar, offset};
     }
     return std::nullopt;
 }
 
 bool System::State::forwards(const Slot& provider, const Slot& client) {
-    const auto key = std::pair(provider.index, client.index);
+    // Answered once per pair from the sysfs tree, then read without a lock on every DMA.
+    std::atomic<std::uint8_t>& known = forwards_known[provider.index * slots.size() + client.index];
+    if (const auto k = known.load(std::memory_order_acquire); k != forwards_unknown) return k == forwards_yes;
     std::lock_guard lock(route_mutex);
-    auto it = forwards_cache.find(key);
-    if (it == forwards_cache.end()) it = forwards_cache.emplace(key, routes.forwards(provider.bus, client.bus)).first;
+    auto it = forwards_cache.find(std::pair(provider.index, client.index));
+    if (it == forwards_cache.end())
+        it = forwards_cache.emplace(std::pair(provider.index, client.index), routes.forwards(provider.bus, client.bus)).first;
+    known.store(it->second ? forwards_yes : forwards_no, std::memory_order_release);
     return it->second;
 }
 
@@ -201,14 +203,14 @@ DmaStatus System::State::dma(Slot& requester, pci::DmaAddress address, std::span
     bool partial = false;
     if (auto target = decode(address.value, bytes, partial)) {
         Slot& provider = *target->slot;
-        const std::string bar = provider.bus + " BAR" + std::to_string(target->bar);
+        const auto bar = [&] { return provider.bus + " BAR" + std::to_string(target->bar); };
         if (!forwards(provider, requester))
             return fault(DmaStatus::CompleterAbort,
-                         "the bus does not carry " + requester.bus + "'s requests to " + bar + ": " +
+                         "the bus does not carry " + requester.bus + "'s requests to " + bar() + ": " +
                              routes.route(provider.bus, requester.bus).explain());
         if (provider.stopped || !provider.memory_space)
-            return fault(DmaStatus::UnsupportedRequest, bar + " does not decode memory (Memory Space Enable off, or "
-                                                              "the function stopped answering)");
+            return fault(DmaStatus::UnsupportedRequest, bar() + " does not decode memory (Memory Space Enable off, or "
+                                                                "the function stopped answering)");
         if (auto memory = provider.memory[target->bar]; !memory.empty()) {
             std::byte* at = memory.data() + target->offset;
             if (is_write) move_to(at, in);
@@ -224,22 +226,30 @@ DmaStatus System::State::dma(Slot& requester, pci::DmaAddress address, std::span
         return fault(DmaStatus::CompleterAbort, "the request at " + text::hex(address.value) + " of " +
                                                     text::bytes(bytes) + " runs past the end of a BAR");
 
-    // System memory: translate every page, then move.
+    // System memory: translate every page, then move (a request of up to `on_stack`
+    // pages, as every packet and ring entry is, keeps its translations on the stack).
     std::shared_lock lock(memory_mutex);
     struct Piece {
         std::byte* host;
         std::uint64_t bytes;
     };
-    std::vector<Piece> pieces;
+    constexpr std::size_t on_stack = 8;
+    std::array<Piece, on_stack> few;
+    std::vector<Piece> many;
+    std::size_t count = 0;
     for (std::uint64_t done = 0; done < bytes;) {
         const std::uint64_t at = address.value + done;
         const std::uint64_t n = std::min(bytes - done, page - at % page);
         std::string why;
         auto host = translate(requester, at, why);
         if (!host) return fault(DmaStatus::UnsupportedRequest, why);
-        pieces.push_back({*host, n});
+        if (count == on_stack) many.assign(few.begin(), few.end());
+        if (count < on_stack) few[count] = {*host, n};
+        else many.push_back({*host, n});
+        ++count;
         done += n;
     }
+    const std::span<const Piece> pieces = count <= on_stack ? std::span<const Piece>(few.data(), count) : many;
     std::uint64_t done = 0;
     for (const Piece& p : pieces) {
         if (is_write) move_to(p.host, in.subspan(done, p.bytes));

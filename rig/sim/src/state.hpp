@@ -170,6 +170,13 @@ struct System::State {
     std::uint64_t page = 4096;
     std::vector<std::unique_ptr<Slot>> slots;  // by topology index; null without a model
     std::uint64_t aperture_start = 0, aperture_end = 0;  // the BARs' bus addresses
+    // Every BAR of a slot, in slot order, for decode.
+    struct BarRange {
+        std::uint64_t start = 0, bytes = 0;
+        Slot* slot = nullptr;
+        unsigned bar = 0;
+    };
+    std::vector<BarRange> bar_ranges;
 
     std::mutex take_mutex;  // guards the change of Slot::taken
 
@@ -185,9 +192,13 @@ struct System::State {
     std::unordered_map<std::uintptr_t, std::uint64_t> host_frames;  // process page -> physical page number
     std::uint64_t frames_in_use = 0;
 
-    // Routes (bus.cpp), cached per (provider, client) slot index pair.
+    // Routes (bus.cpp), cached per (provider, client) slot index pair: the map under
+    // route_mutex, and its answers in forwards_known[provider * slots.size() + client],
+    // which DMA reads without the lock.
     std::mutex route_mutex;
     std::map<std::pair<std::size_t, std::size_t>, bool> forwards_cache;
+    static constexpr std::uint8_t forwards_unknown = 0, forwards_no = 1, forwards_yes = 2;
+    std::vector<std::atomic<std::uint8_t>> forwards_known;  // sized when the slots are
 
     // Faults (bus.cpp).
     mutable std::mutex fault_mutex;

@@ -187,6 +187,7 @@ Result<System> System::build(std::string name, Topology topology, std::vector<At
     add_less(state->frames, hole_end, std::min(lo, iova_end), lo, hi);
 
     state->slots.resize(state->topology.functions().size());
+    state->forwards_known = std::vector<std::atomic<std::uint8_t>>(state->slots.size() * state->slots.size());
     for (std::size_t i = 0; i < models.size(); ++i) {
         const std::size_t index = *at[i];
         const auto& f = state->topology.functions()[index];
@@ -208,6 +209,10 @@ Result<System> System::build(std::string name, Topology topology, std::vector<At
         add_less(slot->domain.iovas, msi_end, iova_end, lo, hi);
         state->slots[index] = std::move(slot);
     }
+    for (auto& s : state->slots)
+        if (s)
+            for (unsigned b = 0; b < s->bars.size(); ++b)
+                if (s->bars[b]) state->bar_ranges.push_back({s->bars[b]->address.value, s->bars[b]->bytes, s.get(), b});
     for (auto& s : state->slots)
         if (s) {
             s->model->attach(s->port);

@@ -45,10 +45,10 @@ std::optional<PlannedFault> FaultPlan::take_rcfw(std::uint8_t op) {
     return take(rcfw_, op);
 }
 bool FaultPlan::take_frame_drop() {
-    std::lock_guard lock(mutex_);
-    if (frame_drops_ == 0) return false;
-    --frame_drops_;
-    return true;
+    unsigned left = frame_drops_.load(std::memory_order_relaxed);
+    while (left > 0)
+        if (frame_drops_.compare_exchange_weak(left, left - 1, std::memory_order_relaxed)) return true;
+    return false;
 }
 
 }  // namespace detail

@@ -4,10 +4,11 @@
 //
 // Threading: a Firmware is only touched by the thread that runs the model's step (the
 // Nic serializes steps), so nothing here locks. It reaches memory only through its Bus,
-// and the wire only through the `transmit` function it is given.
+// and the wire only through the Transmitter it is given.
 #pragma once
 
 #include <array>
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <deque>
@@ -54,7 +55,7 @@ private:
     std::mutex mutex_;
     std::multimap<std::uint16_t, PlannedFault> hwrm_;
     std::multimap<std::uint8_t, PlannedFault> rcfw_;
-    unsigned frame_drops_ = 0;
+    std::atomic<unsigned> frame_drops_{0};  // read without the mutex on every frame sent
 };
 
 // What arrives from the BARs and the wire, in order.
@@ -62,7 +63,21 @@ struct Event {
     enum class Kind { hwrm, cmdq_init, cmdq_trigger, doorbell, frame };
     Kind kind;
     std::uint64_t value = 0;  // cmdq_trigger: the producer register; doorbell: the value
-    Bytes bytes;              // hwrm: the window; cmdq_init: the mailbox; frame: the frame
+    Bytes bytes;              // hwrm: the window; cmdq_init: the mailbox
+    Frame frame;              // frame
+};
+
+// Where the Firmware's frames are built and where they go (implemented by the Nic): a
+// buffer to build a frame in, then the wire, or this port's own inbox for a QP connected
+// to a QP of this port (loopback, §7.2), which never reaches the wire.
+class Transmitter {
+public:
+    enum class To { wire, self };
+    virtual Frame frame() = 0;  // empty, with the capacity of a frame used before
+    virtual void send(Frame frame, To to) = 0;
+
+protected:
+    ~Transmitter() = default;
 };
 
 // An NQ-type ring (§3.12): a RoCE NQ or the CREQ.
@@ -233,13 +248,12 @@ struct Qp {
 
 class Firmware {
 public:
-    using Transmit = std::function<void(Bytes)>;
-
     Firmware(const Options& options, const Clock& clock, testing::Counters& counters, FaultPlan& faults,
-             Transmit to_wire, Transmit to_self);
+             Transmitter& transmitter);
 
     void attach(rig::sim::Port* port) { bus_.attach(port); }
-    void handle(Event&& event);
+    // Leaves a frame event's buffer in `event` (the Nic reuses it).
+    void handle(Event& event);
     // Fires one timer that is due; false if none is.
     bool fire_timers();
     bool timers_pending() const;
@@ -317,7 +331,7 @@ private:
     void on_retry_timeout(Qp& qp);
 
     // responder.cpp: inbound packets.
-    void frame(Bytes bytes);
+    void frame(std::span<const std::byte> bytes);
     void respond(Qp& qp, Packet& p);
     void on_send(Qp& qp, Packet& p);
     void on_write(Qp& qp, Packet& p);
@@ -325,6 +339,12 @@ private:
     bool take_receive(Qp& qp, Receive& out, hsi::CqeResStatus& status);
     void send_ack(Qp& qp, std::uint32_t psn, AethKind kind, std::uint8_t value);
     void responder_error(Qp& qp, const Packet& p, NakCode nak, hsi::ResErrStateReason reason);
+    // A frame to the QP's peer (its address vector, MODIFY_QP INIT->RTR): p's headers
+    // written into `frame`, with room for `payload_bytes` after them, returned for the
+    // caller to fill before transmit(qp, frame).
+    std::span<std::byte> frame_for(const Qp& qp, Packet& p, std::size_t payload_bytes, Frame& frame);
+    void transmit(const Qp& qp, Frame frame);
+    // A packet whose payload (if any) is in p.payload.
     void transmit(const Qp& qp, Packet p);
 
     Qp* find_qp(std::uint32_t qpn);
@@ -336,8 +356,7 @@ private:
     const Clock& clock_;
     testing::Counters& counters_;
     FaultPlan& faults_;
-    Transmit to_wire_;
-    Transmit to_self_;
+    Transmitter& transmitter_;
     Bus bus_;
 
     // §3 state.

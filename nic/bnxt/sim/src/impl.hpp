@@ -2,20 +2,30 @@
 // BAR writes and wire frames fill, the step that empties it into the Firmware, the
 // worker thread, and the wire link. Private to rig_bnxt_sim.
 //
+// Frames: the Firmware builds each frame in a spare buffer and sends it into the outbox;
+// when the event that made them is done (or 64 are waiting), the outbox goes over the
+// wire (or into this Nic's own inbox) at once, in order, under one lock and with one
+// wakeup. A receiver
+// gives the buffers of frames it has taken back to spares; spares beyond what a Nic keeps
+// go to the link's pool, and a Nic without spares takes from it, a batch at a time.
+//
 // Locks: `inbox_mutex` guards the inbox, the register file and the BAR-side counters
-// (bar_width_faults, bar_unmapped, frames_received); `step_mutex` guards the Firmware and
-// every other counter; `link_mutex` guards which link the Nic is plugged into. Orders: a
-// step takes step_mutex, then inbox_mutex briefly; a BAR access takes inbox_mutex only; a
-// frame leaving takes link_mutex (released), then the link's mutex, then the peer's
-// inbox_mutex; plugging takes both link_mutexes, then the link's mutex.
+// (bar_width_faults, bar_unmapped, frames_received); `step_mutex` guards the Firmware,
+// the outbox, the spares and every other counter; `link_mutex` guards which link the Nic
+// is plugged into. Orders: a step takes step_mutex, then inbox_mutex briefly; a BAR
+// access takes inbox_mutex only; frames leaving take link_mutex (released), then the
+// link's mutex, then the peer's inbox_mutex; plugging takes both link_mutexes, then the
+// link's mutex.
 #pragma once
 
 #include <array>
+#include <atomic>
 #include <condition_variable>
 #include <deque>
 #include <memory>
 #include <mutex>
 #include <thread>
+#include <vector>
 
 #include "firmware.hpp"
 #include "rig/bnxt/sim/wire.hpp"
@@ -25,16 +35,29 @@ namespace rig::bnxt::sim {
 struct Wire::Link {
     std::mutex mutex;
     std::array<Nic::Impl*, 2> ends{};
+    std::vector<detail::Frame> pool;  // spare frame buffers of both ends
+    std::condition_variable resumed;  // with `mutex`: an end's wire backlog fell to resume_at
 };
 
-struct Nic::Impl {
+struct Nic::Impl final : detail::Transmitter {
     explicit Impl(Options o);
 
-    void deliver(detail::Bytes frame);  // a frame from the wire or from loopback
-    void to_wire(detail::Bytes frame);
-    bool step();
+    // detail::Transmitter, inside a step.
+    detail::Frame frame() override;
+    void send(detail::Frame frame, To to) override;
+
+    bool step();          // one event (or a due timer), with its frames sent
     void run();
     void post(detail::Event event);  // with inbox_mutex held
+    // Inside a step: the event's effects, then its frames out and its buffer back. true
+    // where it was a frame from the wire (for drained).
+    bool handle(detail::Event& event);
+    void flush();
+    void recycle(detail::Frame frame);
+    std::shared_ptr<Wire::Link> plugged(unsigned& end);
+    // The worker's pause while the peer's backlog is full (pause flow control, nic.cpp).
+    void pace();
+    void drained(std::uint32_t frames);  // frames from the wire were handled
 
     Options options;
     SteadyClock steady;
@@ -52,7 +75,16 @@ struct Nic::Impl {
     bool mailbox_dirty = false;
     std::uint32_t cmdq_prod = 0;              // BAR0 0x60C after the latch
 
+    // Frames from the wire delivered into the inbox and not yet handled (the receive
+    // buffer that pause flow control watches); whether the worker thread runs.
+    alignas(64) std::atomic<std::uint32_t> wire_backlog{0};  // its own cache line: both ends write it
+    std::atomic<bool> worker_running{false};
+
     std::mutex step_mutex;
+    bool peer_full = false;  // the last frames out found the peer's backlog at pause_at
+    std::vector<detail::Frame> outbox_wire;
+    std::vector<detail::Frame> outbox_self;
+    std::vector<detail::Frame> spare;
     detail::Firmware firmware;
     rig::sim::Port* port = nullptr;
     std::thread worker;

@@ -38,14 +38,24 @@ std::uint64_t list_offset(const Mr& mr, std::uint64_t a) {
 
 }  // namespace
 
-bool Firmware::local_ok(const Qp& qp, const Sge& sge, bool write) const {
-    if (sge.size == 0) return true;
-    if (sge.lkey == hsi::reserved_lkey && hsi::create_qp::RESERVED_LKEY_ENABLE.of(qp.flags)) return true;
-    auto it = mrs_.find(sge.lkey);
-    if (it == mrs_.end()) return false;
-    const Mr& mr = it->second;
+namespace {
+
+bool reserved(const Qp& qp, const Sge& sge) {
+    return sge.lkey == hsi::reserved_lkey && hsi::create_qp::RESERVED_LKEY_ENABLE.of(qp.flags);
+}
+
+// The checks of a non-empty SGE whose l_key names `mr`.
+bool local_allows(const Qp& qp, const Mr& mr, const Sge& sge, bool write) {
     return mr.registered && mr.pd == qp.pd && in_region(mr, sge.va, sge.size) &&
            (!write || (mr.access & hsi::mr_access::LOCAL_WRITE));
+}
+
+}  // namespace
+
+bool Firmware::local_ok(const Qp& qp, const Sge& sge, bool write) const {
+    if (sge.size == 0 || reserved(qp, sge)) return true;
+    auto it = mrs_.find(sge.lkey);
+    return it != mrs_.end() && local_allows(qp, it->second, sge, write);
 }
 
 std::optional<hsi::ResErrStateReason> Firmware::remote_check(const Qp& qp, std::uint32_t rkey, std::uint64_t va,
@@ -101,22 +111,23 @@ LocalResult each_piece(const std::vector<Sge>& sges, std::uint64_t offset, std::
 LocalResult Firmware::gather(const Qp& qp, const std::vector<Sge>& sges, std::uint64_t offset,
                                        std::span<std::byte> out) {
     return each_piece(sges, offset, out.size(), [&](const Sge& sge, std::uint64_t at, std::size_t done, std::size_t n) {
-        if (!local_ok(qp, sge, false)) return LocalResult::protection;
+        // each_piece passes only SGEs with bytes: local_ok's checks, one lookup.
         const auto piece = out.subspan(done, n);
-        if (sge.lkey == hsi::reserved_lkey && hsi::create_qp::RESERVED_LKEY_ENABLE.of(qp.flags))
-            return bus_.read(sge.va + at, piece) ? LocalResult::ok : LocalResult::bus;
-        return mr_copy_out(*find_mr(sge.lkey), sge.va + at, piece) ? LocalResult::ok : LocalResult::bus;
+        if (reserved(qp, sge)) return bus_.read(sge.va + at, piece) ? LocalResult::ok : LocalResult::bus;
+        Mr* mr = find_mr(sge.lkey);
+        if (!mr || !local_allows(qp, *mr, sge, false)) return LocalResult::protection;
+        return mr_copy_out(*mr, sge.va + at, piece) ? LocalResult::ok : LocalResult::bus;
     });
 }
 
 LocalResult Firmware::scatter(const Qp& qp, const std::vector<Sge>& sges, std::uint64_t offset,
                                         std::span<const std::byte> in) {
     return each_piece(sges, offset, in.size(), [&](const Sge& sge, std::uint64_t at, std::size_t done, std::size_t n) {
-        if (!local_ok(qp, sge, true)) return LocalResult::protection;
         const auto piece = in.subspan(done, n);
-        if (sge.lkey == hsi::reserved_lkey && hsi::create_qp::RESERVED_LKEY_ENABLE.of(qp.flags))
-            return bus_.write(sge.va + at, piece) ? LocalResult::ok : LocalResult::bus;
-        return mr_copy_in(*find_mr(sge.lkey), sge.va + at, piece) ? LocalResult::ok : LocalResult::bus;
+        if (reserved(qp, sge)) return bus_.write(sge.va + at, piece) ? LocalResult::ok : LocalResult::bus;
+        Mr* mr = find_mr(sge.lkey);
+        if (!mr || !local_allows(qp, *mr, sge, true)) return LocalResult::protection;
+        return mr_copy_in(*mr, sge.va + at, piece) ? LocalResult::ok : LocalResult::bus;
     });
 }
 

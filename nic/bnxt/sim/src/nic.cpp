@@ -19,53 +19,26 @@ constexpr std::uint64_t bar0_bytes = 64 * 1024;
 constexpr std::uint64_t bar2_bytes = 128 * 1024;
 constexpr std::uint64_t bar4_bytes = 16 * 1024;
 constexpr std::size_t max_req_win_len = 128;  // what VER_GET reports (§3.6 model value)
+constexpr std::uint32_t drain_group = 32;  // the worker tells drained this many frames at a time
 
 std::uint64_t all_ones(unsigned width) { return width >= 8 ? ~std::uint64_t{0} : (std::uint64_t{1} << (8 * width)) - 1; }
 
 }  // namespace
 
 Nic::Impl::Impl(Options o)
-    : options(std::move(o)),
-      clock(options.clock ? *options.clock : steady),
-      firmware(options, clock, counters, faults, [this](detail::Bytes f) { to_wire(std::move(f)); },
-               [this](detail::Bytes f) { deliver(std::move(f)); }) {}
+    : options(std::move(o)), clock(options.clock ? *options.clock : steady), firmware(options, clock, counters, faults, *this) {}
 
 void Nic::Impl::post(Event event) {
     inbox.push_back(std::move(event));
     inbox_cv.notify_all();
 }
 
-void Nic::Impl::deliver(detail::Bytes frame) {
-    std::lock_guard lock(inbox_mutex);
-    ++counters.frames_received;
-    post(Event{Event::Kind::frame, 0, std::move(frame)});
-}
-
-void Nic::Impl::to_wire(detail::Bytes frame) {
-    // Called inside a step (step_mutex held).
-    if (faults.take_frame_drop()) {
-        ++counters.frames_dropped;
-        return;
-    }
-    std::shared_ptr<Wire::Link> l;
-    unsigned end = 0;
-    {
-        std::lock_guard lock(link_mutex);
-        l = link;
-        end = link_end;
-    }
-    if (!l) {
-        ++counters.frames_dropped;
-        return;
-    }
-    std::lock_guard lock(l->mutex);
-    Impl* peer = l->ends[1 - end];
-    if (l->ends[end] != this || peer == nullptr) {
-        ++counters.frames_dropped;
-        return;
-    }
-    ++counters.frames_sent;
-    peer->deliver(std::move(frame));
+bool Nic::Impl::handle(Event& event) {
+    firmware.handle(event);
+    const bool from_wire = event.kind == Event::Kind::frame && event.value == 1;
+    if (event.kind == Event::Kind::frame) recycle(std::move(event.frame));
+    flush();
+    return from_wire;
 }
 
 bool Nic::Impl::step() {
@@ -79,8 +52,12 @@ bool Nic::Impl::step() {
         }
     }
     bool worked = true;
-    if (event) firmware.handle(std::move(*event));
-    else worked = firmware.fire_timers();
+    if (event) {
+        if (handle(*event)) drained(1);
+    } else {
+        worked = firmware.fire_timers();
+        flush();
+    }
     const bool pending = firmware.timers_pending();
     std::lock_guard lock(inbox_mutex);
     timers_pending = pending;
@@ -88,8 +65,37 @@ bool Nic::Impl::step() {
 }
 
 void Nic::Impl::run() {
+    // Steps as step() does, but takes every event waiting at once: one lock for the lot,
+    // handled in arrival order; timers fire, as in step(), only when no event waits.
+    std::deque<Event> batch;
     for (;;) {
-        if (step()) continue;
+        bool worked = false;
+        {
+            std::lock_guard step_lock(step_mutex);
+            {
+                std::lock_guard lock(inbox_mutex);
+                batch.swap(inbox);
+            }
+            worked = !batch.empty();
+            std::uint32_t from_wire = 0;  // handled, told to drained in groups of drain_group
+            for (Event& e : batch) {
+                if (handle(e) && ++from_wire == drain_group) {
+                    drained(from_wire);
+                    from_wire = 0;
+                }
+                pace();
+            }
+            if (from_wire > 0) drained(from_wire);
+            batch.clear();
+            if (!worked) {
+                worked = firmware.fire_timers();
+                flush();
+            }
+            const bool pending = firmware.timers_pending();
+            std::lock_guard lock(inbox_mutex);
+            timers_pending = pending;
+        }
+        if (worked) continue;
         std::unique_lock lock(inbox_mutex);
         if (stop_requested) return;
         if (!inbox.empty()) continue;
@@ -183,7 +189,7 @@ void Nic::write(unsigned bar, std::uint64_t offset, unsigned width, std::uint64_
             ++m.counters.bar_width_faults;
             return;
         }
-        m.post(Event{Event::Kind::doorbell, value, {}});
+        m.post(Event{Event::Kind::doorbell, value, {}, {}});
         return;
     }
     if (bar != hsi::bar_registers) {
@@ -204,7 +210,7 @@ void Nic::write(unsigned bar, std::uint64_t offset, unsigned width, std::uint64_
         detail::Bytes request(max_req_win_len);
         for (std::size_t i = 0; i < max_req_win_len; ++i)
             request[i] = static_cast<std::byte>(m.window[i / 4] >> (8 * (i % 4)));
-        m.post(Event{Event::Kind::hwrm, 0, std::move(request)});
+        m.post(Event{Event::Kind::hwrm, 0, std::move(request), {}});
     } else if (offset >= hsi::bar0::cmdq_mailbox && offset < hsi::bar0::cmdq_prod) {
         m.mailbox[(offset - hsi::bar0::cmdq_mailbox) / 4] = v;
         m.mailbox_dirty = true;
@@ -215,11 +221,11 @@ void Nic::write(unsigned bar, std::uint64_t offset, unsigned width, std::uint64_
             m.mailbox_dirty = false;
             detail::Bytes init(16);
             for (std::size_t i = 0; i < 16; ++i) init[i] = static_cast<std::byte>(m.mailbox[i / 4] >> (8 * (i % 4)));
-            m.post(Event{Event::Kind::cmdq_init, 0, std::move(init)});
+            m.post(Event{Event::Kind::cmdq_init, 0, std::move(init), {}});
         }
         m.cmdq_prod = v;
     } else if (offset == hsi::bar0::cmdq_trigger) {
-        if (v == hsi::cmdq_prod::trigger_value) m.post(Event{Event::Kind::cmdq_trigger, m.cmdq_prod, {}});
+        if (v == hsi::cmdq_prod::trigger_value) m.post(Event{Event::Kind::cmdq_trigger, m.cmdq_prod, {}, {}});
     } else if (offset == hsi::bar0::fw_status) {
         // read-only
     } else {
@@ -233,6 +239,8 @@ void Nic::reset() {
     auto& m = *impl_;
     std::lock_guard step_lock(m.step_mutex);
     std::lock_guard lock(m.inbox_mutex);
+    for (const Event& e : m.inbox)
+        if (e.kind == Event::Kind::frame && e.value == 1) --m.wire_backlog;
     m.inbox.clear();
     m.window = {};
     m.mailbox = {};
@@ -250,6 +258,7 @@ void Nic::start() {
     std::lock_guard lock(m.inbox_mutex);
     if (m.worker.joinable()) return;
     m.stop_requested = false;
+    m.worker_running = true;
     m.worker = std::thread([&m] { m.run(); });
 }
 
@@ -264,6 +273,7 @@ void Nic::stop() {
     m.worker.join();
     std::lock_guard lock(m.inbox_mutex);
     m.worker = std::thread();
+    m.worker_running = false;
     m.stop_requested = false;
 }
 

@@ -20,13 +20,12 @@ bool page_aligned(std::uint64_t address) { return (address & 0xFFF) == 0; }
 }  // namespace
 
 Firmware::Firmware(const Options& options, const Clock& clock, testing::Counters& counters, FaultPlan& faults,
-                   Transmit to_wire, Transmit to_self)
+                   Transmitter& transmitter)
     : options_(options),
       clock_(clock),
       counters_(counters),
       faults_(faults),
-      to_wire_(std::move(to_wire)),
-      to_self_(std::move(to_self)),
+      transmitter_(transmitter),
       bus_(counters),
       gids_(options.limits.max_gid) {}
 

@@ -2,6 +2,9 @@
 // RC extension headers, big-endian, as IBA vol. 1 §9.2-§9.3 and annex A16 lay them out.
 #include "packet.hpp"
 
+#include <algorithm>
+#include <cstring>
+
 namespace rig::bnxt::sim::detail {
 namespace {
 
@@ -14,31 +17,41 @@ constexpr std::size_t reth_bytes = 16;
 constexpr std::size_t aeth_bytes = 4;
 constexpr std::size_t imm_bytes = 4;
 
+// Writes headers from the start of a frame whose size is already that of the headers.
 class Writer {
 public:
-    void u8(std::uint64_t v) { out.push_back(static_cast<std::byte>(v & 0xFF)); }
-    void be(std::uint64_t v, unsigned bytes) {
-        for (unsigned i = bytes; i-- > 0;) u8(v >> (8 * i));
+    explicit Writer(std::byte* at) : at_(at) {}
+    void u8(std::uint64_t v) { *at_++ = static_cast<std::byte>(v & 0xFF); }
+    template <unsigned Bytes>
+    void be(std::uint64_t v) {
+        for (unsigned i = 0; i < Bytes; ++i) at_[i] = static_cast<std::byte>(v >> (8 * (Bytes - 1 - i)));
+        at_ += Bytes;
     }
     template <std::size_t N>
     void raw(const std::array<std::uint8_t, N>& a) {
-        for (auto b : a) u8(b);
+        std::memcpy(at_, a.data(), N);
+        at_ += N;
     }
-    std::vector<std::byte> out;
+
+private:
+    std::byte* at_;
 };
 
 class Reader {
 public:
     explicit Reader(std::span<const std::byte> in) : in_(in) {}
     bool has(std::size_t n) const { return in_.size() - at_ >= n; }
-    std::uint64_t be(unsigned bytes) {
+    template <unsigned Bytes>
+    std::uint64_t be() {
         std::uint64_t v = 0;
-        for (unsigned i = 0; i < bytes; ++i) v = (v << 8) | std::to_integer<std::uint8_t>(in_[at_++]);
+        for (unsigned i = 0; i < Bytes; ++i) v = (v << 8) | std::to_integer<std::uint8_t>(in_[at_ + i]);
+        at_ += Bytes;
         return v;
     }
     template <std::size_t N>
     void raw(std::array<std::uint8_t, N>& a) {
-        for (auto& b : a) b = std::to_integer<std::uint8_t>(in_[at_++]);
+        std::memcpy(a.data(), in_.data() + at_, N);
+        at_ += N;
     }
     std::span<const std::byte> rest() const { return in_.subspan(at_); }
 
@@ -54,45 +67,16 @@ std::size_t header_bytes(RcOpcode op) {
 
 }  // namespace
 
-bool has_reth(RcOpcode op) {
-    switch (op) {
-        case RcOpcode::RDMA_WRITE_FIRST:
-        case RcOpcode::RDMA_WRITE_ONLY:
-        case RcOpcode::RDMA_WRITE_ONLY_WITH_IMMEDIATE:
-        case RcOpcode::RDMA_READ_REQUEST: return true;
-        default: return false;
-    }
-}
-
-bool has_aeth(RcOpcode op) {
-    switch (op) {
-        case RcOpcode::RDMA_READ_RESPONSE_FIRST:
-        case RcOpcode::RDMA_READ_RESPONSE_LAST:
-        case RcOpcode::RDMA_READ_RESPONSE_ONLY:
-        case RcOpcode::ACKNOWLEDGE: return true;
-        default: return false;
-    }
-}
-
-bool has_immediate(RcOpcode op) {
-    switch (op) {
-        case RcOpcode::SEND_LAST_WITH_IMMEDIATE:
-        case RcOpcode::SEND_ONLY_WITH_IMMEDIATE:
-        case RcOpcode::RDMA_WRITE_LAST_WITH_IMMEDIATE:
-        case RcOpcode::RDMA_WRITE_ONLY_WITH_IMMEDIATE: return true;
-        default: return false;
-    }
-}
-
-std::vector<std::byte> encode(const Packet& p) {
-    Writer w;
-    w.out.reserve(eth_bytes + grh_bytes + header_bytes(p.opcode) + p.payload.size());
+std::span<std::byte> encode(const Packet& p, std::size_t payload_bytes, Frame& out) {
+    const std::size_t headers = eth_bytes + grh_bytes + header_bytes(p.opcode);
+    out.resize(headers + payload_bytes);
+    Writer w(out.data());
     w.raw(p.dst_mac);
     w.raw(p.src_mac);
-    w.be(ethertype_roce, 2);
+    w.be<2>(ethertype_roce);
     // GRH: IP version 6, traffic class, flow label; payload length counts BTH onwards.
-    w.be((std::uint64_t{6} << 28) | (std::uint64_t{p.traffic_class} << 20) | (p.flow_label & 0xFFFFF), 4);
-    w.be(header_bytes(p.opcode) + p.payload.size(), 2);
+    w.be<4>((std::uint64_t{6} << 28) | (std::uint64_t{p.traffic_class} << 20) | (p.flow_label & 0xFFFFF));
+    w.be<2>(header_bytes(p.opcode) + payload_bytes);
     w.u8(grh_next_header_bth);
     w.u8(p.hop_limit);
     w.raw(p.sgid);
@@ -100,23 +84,27 @@ std::vector<std::byte> encode(const Packet& p) {
     // BTH: opcode; SE, MigReq, PadCnt, TVer; P_Key; reserved, DestQP; AckReq, reserved, PSN.
     w.u8(static_cast<std::uint8_t>(p.opcode));
     w.u8(p.solicited ? 0x80 : 0x00);
-    w.be(p.pkey, 2);
-    w.be(p.dest_qp & 0xFFFFFF, 4);
-    w.be((p.ack_request ? 0x80000000u : 0u) | (p.psn & 0xFFFFFF), 4);
+    w.be<2>(p.pkey);
+    w.be<4>(p.dest_qp & 0xFFFFFF);
+    w.be<4>((p.ack_request ? 0x80000000u : 0u) | (p.psn & 0xFFFFFF));
     if (has_reth(p.opcode)) {
         const Reth r = p.reth.value_or(Reth{});
-        w.be(r.va, 8);
-        w.be(r.rkey, 4);
-        w.be(r.length, 4);
+        w.be<8>(r.va);
+        w.be<4>(r.rkey);
+        w.be<4>(r.length);
     }
     if (has_aeth(p.opcode)) {
         const Aeth a = p.aeth.value_or(Aeth{});
         w.u8((static_cast<unsigned>(a.kind) << 5) | (a.value & 0x1F));
-        w.be(a.msn & 0xFFFFFF, 3);
+        w.be<3>(a.msn & 0xFFFFFF);
     }
-    if (has_immediate(p.opcode)) w.be(p.immediate.value_or(0), 4);
-    w.out.insert(w.out.end(), p.payload.begin(), p.payload.end());
-    return std::move(w.out);
+    if (has_immediate(p.opcode)) w.be<4>(p.immediate.value_or(0));
+    return std::span(out).subspan(headers);
+}
+
+void encode(const Packet& p, Frame& out) {
+    const auto payload = encode(p, p.payload.size(), out);
+    std::copy(p.payload.begin(), p.payload.end(), payload.begin());
 }
 
 std::optional<Packet> decode(std::span<const std::byte> frame) {
@@ -125,45 +113,44 @@ std::optional<Packet> decode(std::span<const std::byte> frame) {
     if (!r.has(eth_bytes + grh_bytes + bth_bytes)) return std::nullopt;
     r.raw(p.dst_mac);
     r.raw(p.src_mac);
-    if (r.be(2) != ethertype_roce) return std::nullopt;
-    const std::uint64_t first = r.be(4);
+    if (r.be<2>() != ethertype_roce) return std::nullopt;
+    const std::uint64_t first = r.be<4>();
     if ((first >> 28) != 6) return std::nullopt;
     p.traffic_class = static_cast<std::uint8_t>(first >> 20);
     p.flow_label = static_cast<std::uint32_t>(first & 0xFFFFF);
-    const std::uint64_t payload_length = r.be(2);
-    if (r.be(1) != grh_next_header_bth) return std::nullopt;
-    p.hop_limit = static_cast<std::uint8_t>(r.be(1));
+    const std::uint64_t payload_length = r.be<2>();
+    if (r.be<1>() != grh_next_header_bth) return std::nullopt;
+    p.hop_limit = static_cast<std::uint8_t>(r.be<1>());
     r.raw(p.sgid);
     r.raw(p.dgid);
     if (payload_length != r.rest().size()) return std::nullopt;
-    const auto opcode = r.be(1);
+    const auto opcode = r.be<1>();
     if (opcode > static_cast<unsigned>(RcOpcode::ACKNOWLEDGE)) return std::nullopt;
     p.opcode = static_cast<RcOpcode>(opcode);
-    p.solicited = (r.be(1) & 0x80) != 0;
-    p.pkey = static_cast<std::uint16_t>(r.be(2));
-    p.dest_qp = static_cast<std::uint32_t>(r.be(4) & 0xFFFFFF);
-    const std::uint64_t psn_word = r.be(4);
+    p.solicited = (r.be<1>() & 0x80) != 0;
+    p.pkey = static_cast<std::uint16_t>(r.be<2>());
+    p.dest_qp = static_cast<std::uint32_t>(r.be<4>() & 0xFFFFFF);
+    const std::uint64_t psn_word = r.be<4>();
     p.ack_request = (psn_word & 0x80000000u) != 0;
     p.psn = static_cast<std::uint32_t>(psn_word & 0xFFFFFF);
     if (!r.has(header_bytes(p.opcode) - bth_bytes)) return std::nullopt;
     if (has_reth(p.opcode)) {
         Reth h;
-        h.va = r.be(8);
-        h.rkey = static_cast<std::uint32_t>(r.be(4));
-        h.length = static_cast<std::uint32_t>(r.be(4));
+        h.va = r.be<8>();
+        h.rkey = static_cast<std::uint32_t>(r.be<4>());
+        h.length = static_cast<std::uint32_t>(r.be<4>());
         p.reth = h;
     }
     if (has_aeth(p.opcode)) {
         Aeth a;
-        const auto syndrome = static_cast<std::uint8_t>(r.be(1));
+        const auto syndrome = static_cast<std::uint8_t>(r.be<1>());
         a.kind = static_cast<AethKind>(syndrome >> 5);
         a.value = syndrome & 0x1F;
-        a.msn = static_cast<std::uint32_t>(r.be(3));
+        a.msn = static_cast<std::uint32_t>(r.be<3>());
         p.aeth = a;
     }
-    if (has_immediate(p.opcode)) p.immediate = static_cast<std::uint32_t>(r.be(4));
-    const auto rest = r.rest();
-    p.payload.assign(rest.begin(), rest.end());
+    if (has_immediate(p.opcode)) p.immediate = static_cast<std::uint32_t>(r.be<4>());
+    p.payload = r.rest();
     return p;
 }
 

@@ -7,6 +7,11 @@
 // them, then the payload. Multi-byte fields are big-endian, as on the wire. The ICRC is
 // left out: the wire does not corrupt frames.
 //
+// A frame is built in place, as a NIC builds it in its transmit buffer: encode writes the
+// headers and leaves room for the payload, which the transmitter fills straight from its
+// bus read; decode leaves the payload where it is, a view of the frame, for the receiver's
+// bus write. So each payload byte crosses each bus once and is copied nowhere else.
+//
 // Gap to the hardware: a QP of network type RoCEv2 (MODIFY_QP) sends IPv4/UDP frames on a
 // real port; the model frames every packet as RoCEv1. Only two models talk over a Wire,
 // and both check what RoCEv2 checks (destination MAC and GID, QP, PSN).
@@ -15,8 +20,11 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
+#include <new>
 #include <optional>
 #include <span>
+#include <utility>
 #include <vector>
 
 namespace rig::bnxt::sim::detail {
@@ -55,6 +63,30 @@ enum class NakCode : std::uint8_t {
     REMOTE_OPERATIONAL_ERROR = 3,
 };
 
+// An allocator whose growth leaves bytes uninitialized: a frame's bytes are each written
+// (headers by encode, the payload by a bus read) before anything reads them.
+template <class T>
+struct Uninitialized : std::allocator<T> {
+    Uninitialized() = default;
+    template <class U>
+    Uninitialized(const Uninitialized<U>&) noexcept {}
+    template <class U>
+    struct rebind {
+        using other = Uninitialized<U>;
+    };
+    template <class U>
+    void construct(U* p) noexcept {
+        ::new (static_cast<void*>(p)) U;
+    }
+    template <class U, class... Args>
+    void construct(U* p, Args&&... args) {
+        ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
+    }
+};
+
+// One Ethernet frame on the wire. Buffers are reused (nic.cpp), so their capacity stays.
+using Frame = std::vector<std::byte, Uninitialized<std::byte>>;
+
 struct Reth {
     std::uint64_t va = 0;
     std::uint32_t rkey = 0;
@@ -84,16 +116,50 @@ struct Packet {
     std::optional<Reth> reth;
     std::optional<Aeth> aeth;
     std::optional<std::uint32_t> immediate;
-    std::vector<std::byte> payload;
+    // Decoded: a view of the frame, valid while the frame is. To encode: the bytes that
+    // encode(p) copies in, or empty where the caller fills the payload (encode(p, n, out)).
+    std::span<const std::byte> payload;
 };
 
 // Which extension headers an opcode carries (IBA Table 38).
-bool has_reth(RcOpcode op);
-bool has_aeth(RcOpcode op);
-bool has_immediate(RcOpcode op);
+constexpr bool has_reth(RcOpcode op) {
+    switch (op) {
+        case RcOpcode::RDMA_WRITE_FIRST:
+        case RcOpcode::RDMA_WRITE_ONLY:
+        case RcOpcode::RDMA_WRITE_ONLY_WITH_IMMEDIATE:
+        case RcOpcode::RDMA_READ_REQUEST: return true;
+        default: return false;
+    }
+}
 
-std::vector<std::byte> encode(const Packet& p);
-// nullopt: not a RoCE frame of this format, or shorter than its headers.
+constexpr bool has_aeth(RcOpcode op) {
+    switch (op) {
+        case RcOpcode::RDMA_READ_RESPONSE_FIRST:
+        case RcOpcode::RDMA_READ_RESPONSE_LAST:
+        case RcOpcode::RDMA_READ_RESPONSE_ONLY:
+        case RcOpcode::ACKNOWLEDGE: return true;
+        default: return false;
+    }
+}
+
+constexpr bool has_immediate(RcOpcode op) {
+    switch (op) {
+        case RcOpcode::SEND_LAST_WITH_IMMEDIATE:
+        case RcOpcode::SEND_ONLY_WITH_IMMEDIATE:
+        case RcOpcode::RDMA_WRITE_LAST_WITH_IMMEDIATE:
+        case RcOpcode::RDMA_WRITE_ONLY_WITH_IMMEDIATE: return true;
+        default: return false;
+    }
+}
+
+
+// Makes `out` the frame of p's headers followed by `payload_bytes` bytes of payload, and
+// returns that payload's span for the caller to fill (p.payload is not used).
+std::span<std::byte> encode(const Packet& p, std::size_t payload_bytes, Frame& out);
+// Makes `out` the frame of p's headers and p.payload.
+void encode(const Packet& p, Frame& out);
+// nullopt: not a RoCE frame of this format, or shorter than its headers. The payload is a
+// view of `frame`.
 std::optional<Packet> decode(std::span<const std::byte> frame);
 
 // 24-bit PSN arithmetic: a - b as a signed distance in (-2^23, 2^23].

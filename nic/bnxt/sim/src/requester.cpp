@@ -226,15 +226,17 @@ bool Firmware::send_work_packet(Qp& qp, SendWork& w) {
         p.ack_request = last || (k + 1) % std::max<std::uint32_t>(1, options_.ack_every) == 0;
         if (is_write(w.type) && first) p.reth = Reth{w.remote_va, w.rkey, static_cast<std::uint32_t>(w.length)};
         if (last && with_immediate(w.type)) p.immediate = w.immediate;
-        p.payload.resize(n);
+        // The payload goes from the bus read straight into the frame being built.
+        Frame frame = transmitter_.frame();
+        const auto payload = frame_for(qp, p, n, frame);
         if (w.is_inline) {
-            std::copy_n(w.inline_data.begin() + static_cast<std::ptrdiff_t>(offset), n, p.payload.begin());
-        } else if (const auto r = gather(qp, w.sges, offset, p.payload); r != LocalResult::ok) {
+            std::copy_n(w.inline_data.begin() + static_cast<std::ptrdiff_t>(offset), n, payload.begin());
+        } else if (const auto r = gather(qp, w.sges, offset, payload); r != LocalResult::ok) {
             fail_work(qp, w, CqeReqStatus::LOCAL_PROTECTION_ERR,
                       r == LocalResult::bus ? ReqErrStateReason::TX_MEMORY_ERROR : ReqErrStateReason::NO_ERROR);
             return false;
         }
-        transmit(qp, std::move(p));
+        transmit(qp, std::move(frame));
         ++w.sent;
         ++qp.in_flight;
     }
@@ -293,8 +295,8 @@ void Firmware::acknowledge_through(Qp& qp, std::uint32_t psn, bool inclusive) {
         if (w.acked == w.npkts) w.done = true;
         else break;
     }
-    qp.in_flight = recount_in_flight(qp);
     if (progress) {
+        qp.in_flight = recount_in_flight(qp);  // only progress changes it (rewind counts its own)
         qp.retries_left = qp.retry_cnt;
         qp.rnr_left = qp.rnr_retry;
         restart_retry_timer(qp);
@@ -403,9 +405,10 @@ void Firmware::on_read_response(Qp& qp, Packet& p) {
         fail_work(qp, w, CqeReqStatus::LOCAL_PROTECTION_ERR,
                   r == LocalResult::bus ? ReqErrStateReason::RX_MEMORY_ERROR : ReqErrStateReason::NO_ERROR);
     } else {
+        // One response placed: recount_in_flight's sum drops by one where the request is out.
+        if (w.sent > 0) --qp.in_flight;
         ++w.acked;
         if (w.acked == w.npkts) w.done = true;
-        qp.in_flight = recount_in_flight(qp);
         qp.retries_left = qp.retry_cnt;
         restart_retry_timer(qp);
     }

@@ -37,17 +37,17 @@ bool opcode_in(RcOpcode op, std::initializer_list<RcOpcode> set) {
 
 }  // namespace
 
-void Firmware::handle(Event&& event) {
+void Firmware::handle(Event& event) {
     switch (event.kind) {
         case Event::Kind::hwrm: hwrm(std::move(event.bytes)); break;
         case Event::Kind::cmdq_init: cmdq_init(event.bytes); break;
         case Event::Kind::cmdq_trigger: cmdq_trigger(static_cast<std::uint32_t>(event.value)); break;
         case Event::Kind::doorbell: doorbell(event.value); break;
-        case Event::Kind::frame: frame(std::move(event.bytes)); break;
+        case Event::Kind::frame: frame(event.frame); break;
     }
 }
 
-void Firmware::frame(Bytes bytes) {
+void Firmware::frame(std::span<const std::byte> bytes) {
     auto p = decode(bytes);
     const bool known_gid = p && std::any_of(gids_.begin(), gids_.end(),
                                             [&](const auto& g) { return g && g->gid == p->dgid; });
@@ -243,10 +243,13 @@ void Firmware::on_read_request(Qp& qp, const Packet& p, bool duplicate) {
                                  : RcOpcode::RDMA_READ_RESPONSE_MIDDLE;
         r.psn = psn_add(p.psn, i);
         if (has_aeth(r.opcode)) r.aeth = Aeth{AethKind::ACK, 0x1F, qp.msn};
-        r.payload.resize(static_cast<std::size_t>(std::min<std::uint64_t>(mtu, reth.length - offset)));
-        if (mr && !r.payload.empty() && !mr_copy_out(*mr, reth.va + offset, r.payload))
+        // The bytes go from the bus read straight into the frame being built.
+        Frame frame = transmitter_.frame();
+        const auto payload =
+            frame_for(qp, r, static_cast<std::size_t>(std::min<std::uint64_t>(mtu, reth.length - offset)), frame);
+        if (mr && !payload.empty() && !mr_copy_out(*mr, reth.va + offset, payload))
             return responder_error(qp, p, NakCode::REMOTE_OPERATIONAL_ERROR, ResErrStateReason::NO_ERROR);
-        transmit(qp, std::move(r));
+        transmit(qp, std::move(frame));
     }
     if (!duplicate) qp.epsn = psn_add(qp.epsn, n);
 }
@@ -264,7 +267,7 @@ void Firmware::responder_error(Qp& qp, const Packet& p, NakCode nak, ResErrState
     enter_error(qp, true, hsi::ReqErrStateReason::NO_ERROR, reason);
 }
 
-void Firmware::transmit(const Qp& qp, Packet p) {
+std::span<std::byte> Firmware::frame_for(const Qp& qp, Packet& p, std::size_t payload_bytes, Frame& frame) {
     // The QP's address vector (MODIFY_QP INIT->RTR): next-hop MAC, GIDs, hop limit, class.
     p.dst_mac = qp.dest_mac;
     p.src_mac = options_.mac;
@@ -275,10 +278,19 @@ void Firmware::transmit(const Qp& qp, Packet p) {
     p.flow_label = qp.flow_label;
     p.pkey = qp.pkey;
     p.dest_qp = qp.dest_qp;
-    Bytes frame = encode(p);
+    return encode(p, payload_bytes, frame);
+}
+
+void Firmware::transmit(const Qp& qp, Frame frame) {
     // A QP connected to a QP of this port (loopback, §7.2) never reaches the wire.
-    if (p.dst_mac == options_.mac) to_self_(std::move(frame));
-    else to_wire_(std::move(frame));
+    transmitter_.send(std::move(frame), qp.dest_mac == options_.mac ? Transmitter::To::self : Transmitter::To::wire);
+}
+
+void Firmware::transmit(const Qp& qp, Packet p) {
+    Frame frame = transmitter_.frame();
+    const auto payload = frame_for(qp, p, p.payload.size(), frame);
+    std::copy(p.payload.begin(), p.payload.end(), payload.begin());
+    transmit(qp, std::move(frame));
 }
 
 }  // namespace rig::bnxt::sim::detail

@@ -1,7 +1,12 @@
 // rig/bnxt/sim/wire.hpp: a cable between the ports of two bnxt models, on one simulated
 // machine or on two. It carries Ethernet frames (RoCE packets: GRH, BTH, RETH, AETH,
 // immediate data, payload) in order and without loss, from the transmitting model's step
-// into the receiving model's inbox, where the receiver's next step takes them.
+// into the receiving model's inbox, where the receiver's next step takes them. The frames
+// an event makes cross when the step that handles it ends (64 at a time, for events that
+// make more). As RoCE's lossless Ethernet does (PFC, IEEE 802.1Qbb), a model running on
+// its own thread pauses between events while its peer, also on its own thread, holds 512
+// frames from the wire not yet taken, until that peer is down to 256 (or 1 ms has
+// passed); stepping by hand never pauses.
 //
 // Lifetime: a Wire joins the two Nics from construction to destruction; destroying it (or
 // either Nic) unplugs the cable, after which frames are dropped and counted. A Nic is
