@@ -7,6 +7,7 @@
 //  p2p/read/<bytes>     peer-to-peer, machine 2 reads machine 1's GPU region (RDMA READ)
 //  bounce/send/<bytes>  GPU copy engine to host memory, send/receive between host regions,
 //                       host memory to GPU, pipelined over 16 host slots of 1 MiB
+//  bounce/read/<bytes>  the same, but machine 2 reads machine 1's host region (RDMA READ)
 //  memcpy/<bytes>       std::memcpy between two resident buffers of this process
 //  completions/send-64B 64-byte sends into posted receives, 64 in flight: items/s are
 //                       send completions per second
@@ -52,7 +53,7 @@ struct Rig {
     std::optional<Link> link;
     std::optional<Buffers> buffers;
     std::optional<PeerToPeer> send, read, small;
-    std::unique_ptr<Bounce> bounce;
+    std::unique_ptr<Bounce> bounce, bounce_read;
 
     Rig() {
         auto config = gpu_config(largest);
@@ -66,11 +67,13 @@ struct Rig {
         send = must(PeerToPeer::open(*pair, *link, *buffers, Mode::SendRecv, pipeline));
         read = must(PeerToPeer::open(*pair, *link, *buffers, Mode::Read, pipeline));
         small = must(PeerToPeer::open(*pair, *link, *buffers, Mode::SendRecv, {64, 64}));
-        bounce = must(Bounce::open(*pair, *link, *buffers, pipeline));
+        bounce = must(Bounce::open(*pair, *link, *buffers, Mode::SendRecv, pipeline));
+        bounce_read = must(Bounce::open(*pair, *link, *buffers, Mode::Read, pipeline));
     }
     ~Rig() {
         // Paths before the link, the link before the machines.
         bounce.reset();
+        bounce_read.reset();
         send.reset();
         read.reset();
         small.reset();
@@ -129,6 +132,9 @@ void p2p_read(benchmark::State& state) {
 void bounce_send(benchmark::State& state) {
     transfer_rows(state, [](Rig& rig, std::uint64_t bytes) { return rig.bounce->run(bytes); });
 }
+void bounce_read(benchmark::State& state) {
+    transfer_rows(state, [](Rig& rig, std::uint64_t bytes) { return rig.bounce_read->run(bytes); });
+}
 
 void memcpy_row(benchmark::State& state) {
     const auto bytes = static_cast<std::size_t>(state.range(0));
@@ -166,6 +172,7 @@ void apply_sizes(benchmark::internal::Benchmark* b) {
 BENCHMARK(p2p_send)->Name("p2p/send")->Apply(apply_sizes);
 BENCHMARK(p2p_read)->Name("p2p/read")->Apply(apply_sizes);
 BENCHMARK(bounce_send)->Name("bounce/send")->Apply(apply_sizes);
+BENCHMARK(bounce_read)->Name("bounce/read")->Apply(apply_sizes);
 BENCHMARK(memcpy_row)->Name("memcpy")->Apply(apply_sizes);
 BENCHMARK(completions)->Name("completions/send-64B")->UseRealTime()->Unit(benchmark::kMicrosecond);
 

@@ -65,9 +65,10 @@ Outcome p2p(const Job& job, const Forwarding& bus) {
 }
 
 Outcome bounce(const Job& job, std::string why) {
-    auto path = Bounce::open(job.pair, job.link, job.buffers, job.options.pipeline);
+    auto path = Bounce::open(job.pair, job.link, job.buffers, job.options.mode, job.options.pipeline);
     if (!path) return {Path::Bounce, false, path.error()};
-    return run(job, Path::Bounce, std::move(why) + "; " + (*path)->memory(),
+    const char* how = job.options.mode == Mode::Read ? "; machine 2 reads machine 1's host region (Qp::read); " : "; ";
+    return run(job, Path::Bounce, std::move(why) + how + (*path)->memory(),
                [&](const Progress& p) { return (*path)->run(job.options.size, p); });
 }
 

@@ -25,7 +25,7 @@ enum class Choice { Both, Auto, P2p, Bounce };
 struct Options {
     std::uint64_t size = std::uint64_t{256} << 20;  // bytes
     Choice choice = Choice::Both;
-    Mode mode = Mode::SendRecv;  // of the peer-to-peer path (--pull: Mode::Read)
+    Mode mode = Mode::SendRecv;  // of both paths' NIC-to-NIC step (--pull: Mode::Read)
     Pipeline pipeline;
     std::uint64_t seed = 0x5eed'0001;  // of the source's fill pattern
 };

@@ -57,7 +57,7 @@ int main(int argc, char** argv) {
     app.add_option("--path", path, "which paths: both, auto (p2p where the bus forwards and the NICs take their GPUs' BARs, else bounce), p2p, bounce")
         ->check(CLI::IsMember({"both", "auto", "p2p", "bounce"}))
         ->capture_default_str();
-    app.add_flag("--pull", pull, "peer-to-peer by RDMA READ: the receiver reads the sender's GPU region");
+    app.add_flag("--pull", pull, "RDMA READ: the receiver reads the sender's GPU region (p2p) or host region (bounce)");
     app.add_option("--topology", topology,
                    "switch, acs, two-host-bridges, iommu, or a directory `rig snapshot` wrote (with --gpu and --nic)")
         ->capture_default_str();

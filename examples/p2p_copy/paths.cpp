@@ -5,7 +5,9 @@
 // progress only from completions. The bounce path hooks its GPU copies in: a chunk is
 // copied to machine 1's host memory just before its send, and out of machine 2's host
 // memory as soon as its receive completes, into the slot (i mod depth) that the next
-// receive reuses. Reads (Mode::Read) need no receives: machine 2 reads chunk after chunk.
+// receive reuses. Reads (Mode::Read) need no receives: machine 2 reads chunk after chunk
+// (read_all), with the same hooks: the bounce path copies chunk i into machine 1's host
+// slot just before its read is posted, and out of machine 2's once the read completed.
 #include "paths.hpp"
 
 #include <algorithm>
@@ -49,7 +51,9 @@ rig::Result<void> check(const Completion& c, const Side& side, const char* what,
     return {};
 }
 
-// Where a chunk is sent from or received into, and what runs around it.
+// Where a chunk leaves machine 1's region and lands in machine 2's, and what runs around
+// it: before_send just before its send or read is posted, after_receive once its receive
+// or read completed.
 struct Hooks {
     const Region* send_region;
     const Region* recv_region;
@@ -126,10 +130,9 @@ rig::Result<void> stream(Pair& pair, Link& link, const Hooks& h, const Chunks& c
     return {};
 }
 
-// Machine 2 reads the chunks of machine 1's `source` into its `destination`.
-rig::Result<void> read_all(Pair& pair, Link& link, const Region& source, std::uint64_t source_offset,
-                           const Region& destination, std::uint64_t destination_offset, const Chunks& chunks,
-                           std::uint32_t depth, const Progress& progress) {
+// Machine 2 reads the chunks of machine 1's send_region into its recv_region.
+rig::Result<void> read_all(Pair& pair, Link& link, const Hooks& h, const Chunks& chunks, std::uint32_t depth,
+                           const Progress& progress) {
     rig::bnxt::Qp& reader = *link.qp[1];
     rig::bnxt::Cq& cq = *link.cq[1];
     const std::uint64_t n = chunks.count();
@@ -138,9 +141,12 @@ rig::Result<void> read_all(Pair& pair, Link& link, const Region& source, std::ui
     Stall stall;
     while (done < n) {
         bool moved = false;
-        while (posted < n && posted - done < depth &&
-               reader.read(destination, destination_offset + chunks.offset(posted),
-                           source.remote(source_offset + chunks.offset(posted)), chunks.length(posted), posted)) {
+        while (posted < n && posted - done < depth) {
+            if (h.before_send)
+                if (auto r = h.before_send(posted); !r) return r;
+            if (!reader.read(*h.recv_region, h.recv_offset(posted), h.send_region->remote(h.send_offset(posted)),
+                             chunks.length(posted), posted))
+                break;
             ++posted;
             moved = true;
         }
@@ -148,6 +154,8 @@ rig::Result<void> read_all(Pair& pair, Link& link, const Region& source, std::ui
         if (!got) return rig::fail(pair.two.name, ": ", got.error());
         for (std::size_t k = 0; k < *got; ++k) {
             if (auto r = check(out[k], pair.two, "read", chunks, true); !r) return r;
+            if (h.after_receive)
+                if (auto r = h.after_receive(out[k].id); !r) return r;
             ++done;
             bytes_done += out[k].bytes;
             if (progress) progress(bytes_done);
@@ -156,6 +164,14 @@ rig::Result<void> read_all(Pair& pair, Link& link, const Region& source, std::ui
         else if (auto r = stall.check(pair.two, bytes_done, chunks.bytes); !r) return r;
     }
     return {};
+}
+
+// A transfer by `mode`: sends into posted receives (stream) or reads (read_all), these
+// bounded further by the NICs' read depths.
+rig::Result<void> transfer(Pair& pair, Link& link, Mode mode, const Hooks& h, const Chunks& chunks, std::uint32_t depth,
+                           const Progress& progress) {
+    if (mode == Mode::Read) return read_all(pair, link, h, chunks, std::min(depth, link.read_depth), progress);
+    return stream(pair, link, h, chunks, depth, progress);
 }
 
 std::string summary(const rig::pci::Route& route) {
@@ -240,18 +256,16 @@ rig::Result<PeerToPeer> PeerToPeer::open(Pair& pair, Link& link, const Buffers& 
 
 rig::Result<void> PeerToPeer::run(std::uint64_t bytes, const Progress& progress) {
     const Chunks chunks{bytes, pipeline_.chunk};
-    if (mode_ == Mode::Read)
-        return read_all(*pair_, *link_, source_, offsets_[0], destination_, offsets_[1], chunks,
-                        std::min(pipeline_.depth, link_->read_depth), progress);
     Hooks hooks{&source_, &destination_,
                 [&](std::uint64_t i) { return offsets_[0] + chunks.offset(i); },
                 [&](std::uint64_t i) { return offsets_[1] + chunks.offset(i); },
                 {}, {}};
-    return stream(*pair_, *link_, hooks, chunks, pipeline_.depth, progress);
+    return transfer(*pair_, *link_, mode_, hooks, chunks, pipeline_.depth, progress);
 }
 
-rig::Result<std::unique_ptr<Bounce>> Bounce::open(Pair& pair, Link& link, const Buffers& buffers, Pipeline pipeline) {
-    std::unique_ptr<Bounce> path(new Bounce(pair, link, buffers, pipeline));
+rig::Result<std::unique_ptr<Bounce>> Bounce::open(Pair& pair, Link& link, const Buffers& buffers, Mode mode,
+                                                  Pipeline pipeline) {
+    std::unique_ptr<Bounce> path(new Bounce(pair, link, buffers, mode, pipeline));
     const Side* sides[2] = {&pair.one, &pair.two};
     const std::uint64_t bytes = pipeline.chunk * pipeline.depth;
     for (int i = 0; i < 2; ++i) {
@@ -326,7 +340,7 @@ rig::Result<void> Bounce::run(std::uint64_t bytes, const Progress& progress) {
                     if (!r) return rig::fail(pair_->two.name, ": ", r.error());
                     return {};
                 }};
-    return stream(*pair_, *link_, hooks, chunks, pipeline_.depth, progress);
+    return transfer(*pair_, *link_, mode_, hooks, chunks, pipeline_.depth, progress);
 }
 
 rig::Result<Checksums> checksums(Pair& pair, const Buffers& buffers, std::uint64_t bytes) {

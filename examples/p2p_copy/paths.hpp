@@ -6,8 +6,9 @@
 //    (Mode::SendRecv), or the receiver reads the sender's region (Mode::Read, Qp::read).
 //    The bytes cross each machine's bus once, NIC to GPU BAR.
 //  - bounce: the GPU's copy engine copies a chunk into host memory, the NICs move it host
-//    region to host region, and the other GPU's engine copies it in: every byte crosses
-//    each bus twice more.
+//    region to host region (Mode::SendRecv; or Mode::Read: machine 2 reads machine 1's
+//    host region), and the other GPU's engine copies it in: every byte crosses each bus
+//    twice more.
 //
 // Both cut the transfer into chunks (messages) and keep `depth` of them in flight, as a
 // NIC's throughput needs. A receive is always posted before the send it takes, so no send
@@ -102,7 +103,8 @@ private:
 // Error naming the machine where there is no such memory or the NIC refuses the region.
 class Bounce {
 public:
-    static rig::Result<std::unique_ptr<Bounce>> open(Pair& pair, Link& link, const Buffers& buffers, Pipeline pipeline);
+    static rig::Result<std::unique_ptr<Bounce>> open(Pair& pair, Link& link, const Buffers& buffers, Mode mode,
+                                                     Pipeline pipeline);
     Bounce(const Bounce&) = delete;
     Bounce& operator=(const Bounce&) = delete;
     ~Bounce();  // deregisters the host regions and gives their memory back
@@ -133,11 +135,12 @@ public:
     };
 
 private:
-    Bounce(Pair& pair, Link& link, const Buffers& buffers, Pipeline pipeline)
-        : pair_(&pair), link_(&link), buffers_(buffers), pipeline_(pipeline) {}
+    Bounce(Pair& pair, Link& link, const Buffers& buffers, Mode mode, Pipeline pipeline)
+        : pair_(&pair), link_(&link), buffers_(buffers), mode_(mode), pipeline_(pipeline) {}
     Pair* pair_;
     Link* link_;
     Buffers buffers_;
+    Mode mode_;
     Pipeline pipeline_;
     Staging staging_[2];
 };

@@ -196,11 +196,35 @@ TEST(P2pCopy, PullReadsTheSendersRegion) {
     EXPECT_TRUE(has(out["paths"][0]["reason"], "machine 2 reads machine 1's GPU region (Qp::read)"));
 }
 
+TEST(P2pCopy, PullRunsBounceByReadOfTheSendersHostRegion) {
+    const auto [status, out] = p2p_copy_json({"--size", "70001", "--path", "bounce", "--pull", "--chunk", "4K", "--depth", "2"});
+    EXPECT_EQ(status, 0);
+    EXPECT_EQ(out.at("topology"), "switch");
+    ASSERT_EQ(out.at("paths").size(), 1u);
+    expect_verified(out["paths"][0], "bounce", 70001);
+    const std::string why = out["paths"][0]["reason"];
+    EXPECT_TRUE(has(why, "machine 2 reads machine 1's host region (Qp::read)")) << why;
+    EXPECT_TRUE(has(why, "the NIC's DMA memory")) << why;
+}
+
+TEST(P2pCopy, PullOnIommuRunsBounceByReadThroughTheGpusHostMemory) {
+    const auto [status, out] = p2p_copy_json({"--size", "192K", "--topology", "iommu", "--pull", "--chunk", "16K"});
+    EXPECT_EQ(status, 0);
+    EXPECT_EQ(out.at("topology"), "iommu");
+    ASSERT_EQ(out.at("paths").size(), 2u);
+    expect_refused(out["paths"][0], "p2p");
+    expect_verified(out["paths"][1], "bounce", 192 * 1024);
+    const std::string why = out["paths"][1]["reason"];
+    EXPECT_TRUE(has(why, "machine 2 reads machine 1's host region (Qp::read)")) << why;
+    EXPECT_TRUE(has(why, gpu_host_memory)) << why;
+}
+
 TEST(P2pCopy, PathBounceRunsOnlyBounce) {
     const auto [status, out] = p2p_copy_json({"--size", "64K", "--path", "bounce"});
     EXPECT_EQ(status, 0);
     ASSERT_EQ(out.at("paths").size(), 1u);
     expect_verified(out["paths"][0], "bounce", 64 * 1024);
+    EXPECT_FALSE(has(out["paths"][0]["reason"], "Qp::read")) << out["paths"][0]["reason"];
 }
 
 // 1000 bytes: not a page, not a word of the checksum; with 4 KiB chunks and 2 host slots

@@ -91,7 +91,15 @@ TEST_F(Paths, P2pReadMovesExactlyTheBytes) {
 
 // 4 KiB chunks through 3 host slots: each slot is reused 25 times.
 TEST_F(Paths, BounceMovesExactlyTheBytesThroughReusedSlots) {
-    auto path = must(Bounce::open(*pair_, *link_, *buffers_, {4 * KiB, 3}));
+    auto path = must(Bounce::open(*pair_, *link_, *buffers_, Mode::SendRecv, {4 * KiB, 3}));
+    must(path->run(size));
+    expect_arrived(size);
+}
+
+// Machine 2 reads machine 1's host slots: 4 KiB chunks through 3 slots, each reused 25
+// times, so a slot refilled before its last read completed would show.
+TEST_F(Paths, BounceReadMovesExactlyTheBytesThroughReusedSlots) {
+    auto path = must(Bounce::open(*pair_, *link_, *buffers_, Mode::Read, {4 * KiB, 3}));
     must(path->run(size));
     expect_arrived(size);
 }
@@ -111,7 +119,7 @@ TEST_F(Paths, APartialTransferLeavesTheRestAndChecksumsTellIt) {
 
 TEST_F(Paths, OnePathRunsAgainAndAgainOnOneLink) {
     auto send = must(PeerToPeer::open(*pair_, *link_, *buffers_, Mode::SendRecv, {32 * KiB, 8}));
-    auto bounce = must(Bounce::open(*pair_, *link_, *buffers_, {32 * KiB, 2}));
+    auto bounce = must(Bounce::open(*pair_, *link_, *buffers_, Mode::SendRecv, {32 * KiB, 2}));
     for (int i = 0; i < 3; ++i) {
         must(pair_->two.gpu->fill(buffers_->destination, poison_seed));
         must(i % 2 ? bounce->run(size) : send.run(size));
@@ -125,7 +133,7 @@ TEST_F(Paths, BounceOnTheSwitchStagesInTheNicsOwnDmaMemory) {
     const rig::pci::Function& nic = pair_->one.nic->function();
     const std::size_t allocations = nic.dma_allocations(), pins = nic.pins();
     {
-        auto path = must(Bounce::open(*pair_, *link_, *buffers_, {16 * KiB, 2}));
+        auto path = must(Bounce::open(*pair_, *link_, *buffers_, Mode::SendRecv, {16 * KiB, 2}));
         EXPECT_GT(nic.dma_allocations(), allocations);
         EXPECT_EQ(nic.pins(), pins + 1);
         EXPECT_EQ(path->memory(), "host memory on each machine: the NIC's DMA memory, at physical addresses the GPU reaches too");
@@ -147,20 +155,25 @@ TEST_F(IommuPaths, P2pIsRefusedByTheNicNamingIt) {
     EXPECT_EQ(path.error().rfind("machine 1: 0000:04:00.0: the NIC is behind an IOMMU", 0), 0u) << path.error();
 }
 
+// By send/receive, then by machine 2 reading machine 1's host slots (--pull).
 TEST_F(IommuPaths, BounceMovesExactlyTheBytesThroughTheGpusHostMemoryPinnedByTheNic) {
     const rig::pci::Function& nic = pair_->two.nic->function();
     const std::size_t allocations = nic.dma_allocations(), pins = nic.pins();
-    {
-        auto path = must(Bounce::open(*pair_, *link_, *buffers_, {4 * KiB, 3}));
-        EXPECT_EQ(nic.pins(), pins + 1);
-        EXPECT_EQ(path->memory(),
-                  "host memory on each machine: the GPU's pinned host memory (Gpu::host), which the NIC pins again into its "
-                  "IOMMU domain");
-        must(path->run(size));
-        expect_arrived(size);
+    for (Mode mode : {Mode::SendRecv, Mode::Read}) {
+        SCOPED_TRACE(mode == Mode::Read ? "read" : "send/receive");
+        must(pair_->two.gpu->fill(buffers_->destination, poison_seed));
+        {
+            auto path = must(Bounce::open(*pair_, *link_, *buffers_, mode, {4 * KiB, 3}));
+            EXPECT_EQ(nic.pins(), pins + 1);
+            EXPECT_EQ(path->memory(),
+                      "host memory on each machine: the GPU's pinned host memory (Gpu::host), which the NIC pins again into "
+                      "its IOMMU domain");
+            must(path->run(size));
+            expect_arrived(size);
+        }
+        EXPECT_EQ(nic.pins(), pins);
+        EXPECT_EQ(nic.dma_allocations(), allocations);
     }
-    EXPECT_EQ(nic.pins(), pins);
-    EXPECT_EQ(nic.dma_allocations(), allocations);
 }
 
 // A machine with the IOMMU on for every device, as Linux sets it up with intel_iommu=on:
@@ -186,7 +199,7 @@ protected:
 };
 
 TEST_F(AllBehindIommuPaths, BounceMovesExactlyTheBytesThroughTheGpusHostMemory) {
-    auto path = must(Bounce::open(*pair_, *link_, *buffers_, {16 * KiB, 4}));
+    auto path = must(Bounce::open(*pair_, *link_, *buffers_, Mode::SendRecv, {16 * KiB, 4}));
     EXPECT_EQ(path->memory(),
               "host memory on each machine: the GPU's pinned host memory (Gpu::host), which the NIC pins again into its "
               "IOMMU domain");
