@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
 #include <vector>
 
 #include "rig/gpu/reference.hpp"
@@ -102,6 +103,18 @@ TEST_F(Paths, BounceReadMovesExactlyTheBytesThroughReusedSlots) {
     auto path = must(Bounce::open(*pair_, *link_, *buffers_, Mode::Read, {4 * KiB, 3}));
     must(path->run(size));
     expect_arrived(size);
+}
+
+// Reads take no receive: one posted on machine 2 before the run is still posted after it
+// (a send would have landed in it, and the chunk would be missing from the destination).
+TEST_F(Paths, BounceReadLeavesMachine2sReceivesAlone) {
+    auto spare = must(rig::bnxt::Region::host(*pair_->two.nic, 4 * KiB));
+    ASSERT_TRUE(link_->qp[1]->recv(spare, 0, 4 * KiB, 999));
+    auto path = must(Bounce::open(*pair_, *link_, *buffers_, Mode::Read, {4 * KiB, 3}));
+    must(path->run(size));
+    expect_arrived(size);
+    std::array<rig::bnxt::Completion, 4> out;
+    EXPECT_EQ(link_->cq[1]->poll(out), 0u);
 }
 
 TEST_F(Paths, APartialTransferLeavesTheRestAndChecksumsTellIt) {
