@@ -16,6 +16,7 @@ constexpr std::size_t bth_bytes = 12;
 constexpr std::size_t reth_bytes = 16;
 constexpr std::size_t aeth_bytes = 4;
 constexpr std::size_t imm_bytes = 4;
+static_assert(max_frame_bytes == eth_bytes + grh_bytes + bth_bytes + reth_bytes + aeth_bytes + imm_bytes + 4096);
 
 // Writes headers from the start of a frame whose size is already that of the headers.
 class Writer {

@@ -153,6 +153,10 @@ constexpr bool has_immediate(RcOpcode op) {
 }
 
 
+// The longest frame the model builds: Ethernet, GRH, BTH, RETH, AETH and immediate
+// headers (packet.cpp) around a full 4096-byte path MTU of payload (IBA 9.7.1).
+constexpr std::size_t max_frame_bytes = 14 + 40 + 12 + 16 + 4 + 4 + 4096;
+
 // Makes `out` the frame of p's headers followed by `payload_bytes` bytes of payload, and
 // returns that payload's span for the caller to fill (p.payload is not used).
 std::span<std::byte> encode(const Packet& p, std::size_t payload_bytes, Frame& out);

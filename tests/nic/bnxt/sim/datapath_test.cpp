@@ -196,6 +196,16 @@ INSTANTIATE_TEST_SUITE_P(Sizes, MessageSizeTest,
 
 // 64 MiB: tests/nic/bnxt/sim/large_test.cpp (labelled slow).
 
+// A Wire starts with its frame buffers: the first 4 MiB each way (1024 frames of a 4096
+// MTU) are built in them, not in new memory.
+TEST_F(DatapathTest, FirstTransfersOverANewWireBuildNoFrameInNewMemory) {
+    open({.mtu_code = 4, .buffer_bytes = 4 << 20});
+    send_and_read_back(4 << 20);
+    EXPECT_EQ(a.counters().frames_sent, 1024u + 1u);  // the send's packets, the read request
+    EXPECT_EQ(a.counters().frame_buffers_made, 0u);
+    EXPECT_EQ(b.counters().frame_buffers_made, 0u);
+}
+
 TEST_F(DatapathTest, LoopbackQpsOnOneNicTalkWithoutTheWire) {
     open();
     Qp q1 = a.create_qp(acq, acq, 16, 16);

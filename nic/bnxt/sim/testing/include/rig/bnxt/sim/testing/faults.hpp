@@ -36,6 +36,8 @@ struct Counters {
     std::uint64_t frames_sent = 0;
     std::uint64_t frames_received = 0;
     std::uint64_t frames_dropped = 0;    // unplugged, wrong MAC/GID, unknown QP, injected
+    std::uint64_t frame_buffers_made = 0;  // frames built in new memory: no spare, none in the
+                                           // Wire's pool (a frame not on a Wire counts too)
     std::uint64_t retransmissions = 0;   // packets sent again (timeout, sequence NAK, RNR)
     std::uint64_t rnr_naks_sent = 0;
 };
