@@ -59,6 +59,14 @@ struct Hooks {
     const Region* recv_region;
     std::function<std::uint64_t(std::uint64_t)> send_offset, recv_offset;
     std::function<rig::Result<void>(std::uint64_t)> before_send, after_receive;  // may be empty
+    std::uint64_t staged = 0;  // chunks before_send has run for
+
+    // Runs before_send for chunk i once, however often a full queue makes its post wait.
+    rig::Result<void> stage(std::uint64_t i) {
+        if (!before_send || i < staged) return {};
+        staged = i + 1;
+        return before_send(i);
+    }
 };
 
 class Stall {
@@ -74,7 +82,7 @@ private:
     Clock::time_point last_ = Clock::now();
 };
 
-rig::Result<void> stream(Pair& pair, Link& link, const Hooks& h, const Chunks& chunks, std::uint32_t depth,
+rig::Result<void> stream(Pair& pair, Link& link, Hooks& h, const Chunks& chunks, std::uint32_t depth,
                          const Progress& progress) {
     rig::bnxt::Qp& sender = *link.qp[0];
     rig::bnxt::Qp& receiver = *link.qp[1];
@@ -91,8 +99,7 @@ rig::Result<void> stream(Pair& pair, Link& link, const Hooks& h, const Chunks& c
             moved = true;
         }
         while (sent < posted && sent - send_done < depth) {
-            if (h.before_send)
-                if (auto r = h.before_send(sent); !r) return r;
+            if (auto r = h.stage(sent); !r) return r;
             if (!sender.send(*h.send_region, h.send_offset(sent), chunks.length(sent), sent)) break;
             ++sent;
             moved = true;
@@ -131,7 +138,7 @@ rig::Result<void> stream(Pair& pair, Link& link, const Hooks& h, const Chunks& c
 }
 
 // Machine 2 reads the chunks of machine 1's send_region into its recv_region.
-rig::Result<void> read_all(Pair& pair, Link& link, const Hooks& h, const Chunks& chunks, std::uint32_t depth,
+rig::Result<void> read_all(Pair& pair, Link& link, Hooks& h, const Chunks& chunks, std::uint32_t depth,
                            const Progress& progress) {
     rig::bnxt::Qp& reader = *link.qp[1];
     rig::bnxt::Cq& cq = *link.cq[1];
@@ -142,8 +149,7 @@ rig::Result<void> read_all(Pair& pair, Link& link, const Hooks& h, const Chunks&
     while (done < n) {
         bool moved = false;
         while (posted < n && posted - done < depth) {
-            if (h.before_send)
-                if (auto r = h.before_send(posted); !r) return r;
+            if (auto r = h.stage(posted); !r) return r;
             if (!reader.read(*h.recv_region, h.recv_offset(posted), h.send_region->remote(h.send_offset(posted)),
                              chunks.length(posted), posted))
                 break;
@@ -168,7 +174,7 @@ rig::Result<void> read_all(Pair& pair, Link& link, const Hooks& h, const Chunks&
 
 // A transfer by `mode`: sends into posted receives (stream) or reads (read_all), these
 // bounded further by the NICs' read depths.
-rig::Result<void> transfer(Pair& pair, Link& link, Mode mode, const Hooks& h, const Chunks& chunks, std::uint32_t depth,
+rig::Result<void> transfer(Pair& pair, Link& link, Mode mode, Hooks& h, const Chunks& chunks, std::uint32_t depth,
                            const Progress& progress) {
     if (mode == Mode::Read) return read_all(pair, link, h, chunks, std::min(depth, link.read_depth), progress);
     return stream(pair, link, h, chunks, depth, progress);
