@@ -171,12 +171,10 @@ bool System::State::forwards(const Slot& provider, const Slot& client) {
     // Answered once per pair from the sysfs tree, then read without a lock on every DMA.
     std::atomic<std::uint8_t>& known = forwards_known[provider.index * slots.size() + client.index];
     if (const auto k = known.load(std::memory_order_acquire); k != forwards_unknown) return k == forwards_yes;
-    std::lock_guard lock(route_mutex);
-    auto it = forwards_cache.find(std::pair(provider.index, client.index));
-    if (it == forwards_cache.end())
-        it = forwards_cache.emplace(std::pair(provider.index, client.index), routes.forwards(provider.bus, client.bus)).first;
-    known.store(it->second ? forwards_yes : forwards_no, std::memory_order_release);
-    return it->second;
+    std::lock_guard lock(route_mutex);  // routes is not thread-safe
+    const bool yes = routes.forwards(provider.bus, client.bus);
+    known.store(yes ? forwards_yes : forwards_no, std::memory_order_release);
+    return yes;
 }
 
 void System::State::count_fault(Fault fault) {

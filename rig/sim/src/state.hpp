@@ -11,9 +11,10 @@
 // Locks, outermost first: Slot::holdings_mutex (what a take holds), State::memory_mutex
 // (shared by DMA, exclusive for mapping changes), then the leaves (State::take_mutex,
 // Slot::config_mutex, Slot::irq_mutex, State::fault_mutex, State::route_mutex,
-// Injection::mutex), none of which is held while another is taken. Device::read and Device::write are called with no lock of the state
-// held; Device::bus_master and Device::reset at most with a holdings_mutex (from release),
-// never with memory_mutex or config_mutex, so a model may issue DMA from inside any of them.
+// Injection::mutex), none of which is held while another is taken. Device::read and
+// Device::write are called with no lock of the state held; Device::bus_master and
+// Device::reset at most with a holdings_mutex (from release), never with memory_mutex or
+// config_mutex, so a model may issue DMA from inside any of them.
 #pragma once
 
 #include <array>
@@ -192,11 +193,10 @@ struct System::State {
     std::unordered_map<std::uintptr_t, std::uint64_t> host_frames;  // process page -> physical page number
     std::uint64_t frames_in_use = 0;
 
-    // Routes (bus.cpp), cached per (provider, client) slot index pair: the map under
-    // route_mutex, and its answers in forwards_known[provider * slots.size() + client],
-    // which DMA reads without the lock.
+    // Routes (bus.cpp), asked under route_mutex once per (provider, client) slot index
+    // pair; the answer kept in forwards_known[provider * slots.size() + client], which DMA
+    // reads without the lock.
     std::mutex route_mutex;
-    std::map<std::pair<std::size_t, std::size_t>, bool> forwards_cache;
     static constexpr std::uint8_t forwards_unknown = 0, forwards_no = 1, forwards_yes = 2;
     std::vector<std::atomic<std::uint8_t>> forwards_known;  // sized when the slots are
 
