@@ -52,6 +52,9 @@ struct Nic::Impl final : detail::Transmitter {
     // Inside a step: the event's effects, then its frames out and its buffer back. true
     // where it was a frame from the wire (for drained).
     bool handle(detail::Event& event);
+    // After the events of a step (handled: there were some) or none: fires the due
+    // timers where there were none, and records whether timers wait; whether it worked.
+    bool end_step(bool handled);
     void flush();
     void recycle(detail::Frame frame);
     std::shared_ptr<Wire::Link> plugged(unsigned& end);

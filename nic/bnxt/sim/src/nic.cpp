@@ -51,10 +51,13 @@ bool Nic::Impl::step() {
             inbox.pop_front();
         }
     }
-    bool worked = true;
-    if (event) {
-        if (handle(*event)) drained(1);
-    } else {
+    if (event && handle(*event)) drained(1);
+    return end_step(event.has_value());
+}
+
+bool Nic::Impl::end_step(bool handled) {
+    bool worked = handled;
+    if (!handled) {
         worked = firmware.fire_timers();
         flush();
     }
@@ -76,7 +79,6 @@ void Nic::Impl::run() {
                 std::lock_guard lock(inbox_mutex);
                 batch.swap(inbox);
             }
-            worked = !batch.empty();
             std::uint32_t from_wire = 0;  // handled, told to drained in groups of drain_group
             for (Event& e : batch) {
                 if (handle(e) && ++from_wire == drain_group) {
@@ -86,14 +88,8 @@ void Nic::Impl::run() {
                 pace();
             }
             if (from_wire > 0) drained(from_wire);
+            worked = end_step(!batch.empty());
             batch.clear();
-            if (!worked) {
-                worked = firmware.fire_timers();
-                flush();
-            }
-            const bool pending = firmware.timers_pending();
-            std::lock_guard lock(inbox_mutex);
-            timers_pending = pending;
         }
         if (worked) continue;
         std::unique_lock lock(inbox_mutex);
