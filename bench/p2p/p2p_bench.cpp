@@ -9,6 +9,11 @@
 //                       host memory to GPU, pipelined over 16 host slots of 1 MiB
 //  bounce/read/<bytes>  the same, but machine 2 reads machine 1's host region (RDMA READ)
 //  memcpy/<bytes>       std::memcpy between two resident buffers of this process
+//  handoff/<bytes>      the same bytes through two threads and a ring of 256 frames of
+//                       4 KiB: one copies the source into a frame, the other the frame
+//                       into the destination. No model with a thread per NIC (one reads
+//                       the source, the other writes the destination) moves bytes faster
+//                       on this machine: it is the floor under the p2p rows.
 //  completions/send-64B 64-byte sends into posted receives, 64 in flight: items/s are
 //                       send completions per second
 //
@@ -23,9 +28,11 @@
 
 #include <time.h>
 
+#include <atomic>
 #include <cstring>
 #include <memory>
 #include <stdexcept>
+#include <thread>
 #include <vector>
 
 #include "copy.hpp"
@@ -136,15 +143,56 @@ void bounce_read(benchmark::State& state) {
     transfer_rows(state, [](Rig& rig, std::uint64_t bytes) { return rig.bounce_read->run(bytes); });
 }
 
+// Two resident buffers of `largest` bytes for the memcpy and handoff rows.
+struct Resident {
+    std::vector<std::byte> from = std::vector<std::byte>(largest, std::byte{1});
+    std::vector<std::byte> to = std::vector<std::byte>(largest, std::byte{2});
+};
+Resident& resident() {
+    static Resident r;
+    return r;
+}
+
 void memcpy_row(benchmark::State& state) {
     const auto bytes = static_cast<std::size_t>(state.range(0));
-    static std::vector<std::byte> from(largest, std::byte{1}), to(largest, std::byte{2});
+    auto& [from, to] = resident();
     const double cpu = process_cpu_seconds();
     for (auto _ : state) {
         std::memcpy(to.data(), from.data(), bytes);
         benchmark::DoNotOptimize(to.data());
         benchmark::ClobberMemory();
     }
+    count(state, bytes, process_cpu_seconds() - cpu);
+}
+
+void handoff_row(benchmark::State& state) {
+    constexpr std::size_t frame = 4096, frames = 256;
+    const auto bytes = static_cast<std::size_t>(state.range(0));
+    const std::size_t per_iteration = (bytes + frame - 1) / frame;
+    const std::size_t total = per_iteration * static_cast<std::size_t>(state.max_iterations);
+    auto& [from, to] = resident();
+    std::vector<std::byte> ring(frames * frame);
+    std::atomic<std::size_t> filled{0}, emptied{0};  // frames so far
+    auto piece = [&](std::size_t i) { return std::min(frame, bytes - (i % per_iteration) * frame); };
+    auto at = [&](std::size_t i) { return (i % per_iteration) * frame; };
+    const double cpu = process_cpu_seconds();
+    std::jthread sender([&] {
+        for (std::size_t i = 0; i < total; ++i) {
+            while (i - emptied.load(std::memory_order_acquire) >= frames) {}
+            std::memcpy(&ring[(i % frames) * frame], &from[at(i)], piece(i));
+            filled.store(i + 1, std::memory_order_release);
+        }
+    });
+    std::size_t i = 0;
+    for (auto _ : state) {
+        for (const std::size_t end = i + per_iteration; i < end; ++i) {
+            while (filled.load(std::memory_order_acquire) <= i) {}
+            std::memcpy(&to[at(i)], &ring[(i % frames) * frame], piece(i));
+            emptied.store(i + 1, std::memory_order_release);
+        }
+        benchmark::ClobberMemory();
+    }
+    sender.join();
     count(state, bytes, process_cpu_seconds() - cpu);
 }
 
@@ -174,6 +222,7 @@ BENCHMARK(p2p_read)->Name("p2p/read")->Apply(apply_sizes);
 BENCHMARK(bounce_send)->Name("bounce/send")->Apply(apply_sizes);
 BENCHMARK(bounce_read)->Name("bounce/read")->Apply(apply_sizes);
 BENCHMARK(memcpy_row)->Name("memcpy")->Apply(apply_sizes);
+BENCHMARK(handoff_row)->Name("handoff")->Apply(apply_sizes);
 BENCHMARK(completions)->Name("completions/send-64B")->UseRealTime()->Unit(benchmark::kMicrosecond);
 
 }  // namespace

@@ -48,6 +48,9 @@ struct Nic::Impl final : detail::Transmitter {
 
     bool step();          // one event (or a due timer), with its frames sent
     void run();
+    // The worker, out of work: whether an event arrived (arrivals moved past `seen`) within
+    // the spin it allows itself before it sleeps on inbox_cv.
+    bool arrives(std::uint64_t seen) const;
     void post(detail::Event event);  // with inbox_mutex held
     // Inside a step: the event's effects, then its frames out and its buffer back. true
     // where it was a frame from the wire (for drained).
@@ -71,6 +74,9 @@ struct Nic::Impl final : detail::Transmitter {
     std::mutex inbox_mutex;
     std::condition_variable inbox_cv;
     std::deque<detail::Event> inbox;
+    // Events put into the inbox so far: the worker watches it, without the lock, while it
+    // spins before it sleeps (run).
+    std::atomic<std::uint64_t> arrivals{0};
     bool stop_requested = false;
     bool timers_pending = false;
     std::array<std::uint32_t, 64> window{};   // BAR0 0x000..0x0FF

@@ -136,6 +136,7 @@ void Nic::Impl::flush() {
                 ++counters.frames_received;
                 inbox.push_back(Event{Event::Kind::frame, 0, {}, std::move(f)});
             }
+            arrivals.fetch_add(outbox_self.size(), std::memory_order_relaxed);
         }
         inbox_cv.notify_all();
         outbox_self.clear();
@@ -152,6 +153,7 @@ void Nic::Impl::flush() {
                     ++peer->counters.frames_received;
                     peer->inbox.push_back(Event{Event::Kind::frame, 1, {}, std::move(f)});  // 1: from the wire
                 }
+                peer->arrivals.fetch_add(outbox_wire.size(), std::memory_order_relaxed);
             }
             const auto n = static_cast<std::uint32_t>(outbox_wire.size());
             peer_full = peer->wire_backlog.fetch_add(n) + n >= pause_at;

@@ -87,9 +87,11 @@ public:
     std::span<std::byte> memory(unsigned bar) override;
     void reset() override;
 
-    // Starts the model's own thread, which steps whenever there is work and sleeps on a
-    // condition variable otherwise (waking at the next timer deadline, polled at 1 ms
-    // while one is pending). Idempotent. Throws std::logic_error before attach.
+    // Starts the model's own thread, which steps whenever there is work; out of work, it
+    // spins for the next event up to 50 us (yielding its core to other threads between
+    // looks), then sleeps on a condition variable (waking at the next timer deadline,
+    // polled at 1 ms while one is pending). Idempotent. Throws std::logic_error before
+    // attach.
     void start();
     // Stops and joins the thread (idempotent). Work left pending stays for step or start.
     void stop();
