@@ -108,25 +108,27 @@ void encode(const Packet& p, Frame& out) {
     std::copy(p.payload.begin(), p.payload.end(), payload.begin());
 }
 
-std::optional<Packet> decode(std::span<const std::byte> frame) {
+namespace {
+
+// decode's body, into the caller's Packet: false where the frame is not one of ours.
+bool read_packet(std::span<const std::byte> frame, Packet& p) {
     Reader r(frame);
-    Packet p;
-    if (!r.has(eth_bytes + grh_bytes + bth_bytes)) return std::nullopt;
+    if (!r.has(eth_bytes + grh_bytes + bth_bytes)) return false;
     r.raw(p.dst_mac);
     r.raw(p.src_mac);
-    if (r.be<2>() != ethertype_roce) return std::nullopt;
+    if (r.be<2>() != ethertype_roce) return false;
     const std::uint64_t first = r.be<4>();
-    if ((first >> 28) != 6) return std::nullopt;
+    if ((first >> 28) != 6) return false;
     p.traffic_class = static_cast<std::uint8_t>(first >> 20);
     p.flow_label = static_cast<std::uint32_t>(first & 0xFFFFF);
     const std::uint64_t payload_length = r.be<2>();
-    if (r.be<1>() != grh_next_header_bth) return std::nullopt;
+    if (r.be<1>() != grh_next_header_bth) return false;
     p.hop_limit = static_cast<std::uint8_t>(r.be<1>());
     r.raw(p.sgid);
     r.raw(p.dgid);
-    if (payload_length != r.rest().size()) return std::nullopt;
+    if (payload_length != r.rest().size()) return false;
     const auto opcode = r.be<1>();
-    if (opcode > static_cast<unsigned>(RcOpcode::ACKNOWLEDGE)) return std::nullopt;
+    if (opcode > static_cast<unsigned>(RcOpcode::ACKNOWLEDGE)) return false;
     p.opcode = static_cast<RcOpcode>(opcode);
     p.solicited = (r.be<1>() & 0x80) != 0;
     p.pkey = static_cast<std::uint16_t>(r.be<2>());
@@ -134,7 +136,7 @@ std::optional<Packet> decode(std::span<const std::byte> frame) {
     const std::uint64_t psn_word = r.be<4>();
     p.ack_request = (psn_word & 0x80000000u) != 0;
     p.psn = static_cast<std::uint32_t>(psn_word & 0xFFFFFF);
-    if (!r.has(header_bytes(p.opcode) - bth_bytes)) return std::nullopt;
+    if (!r.has(header_bytes(p.opcode) - bth_bytes)) return false;
     if (has_reth(p.opcode)) {
         Reth h;
         h.va = r.be<8>();
@@ -152,7 +154,17 @@ std::optional<Packet> decode(std::span<const std::byte> frame) {
     }
     if (has_immediate(p.opcode)) p.immediate = static_cast<std::uint32_t>(r.be<4>());
     p.payload = r.rest();
-    return p;
+    return true;
+}
+
+}  // namespace
+
+std::optional<Packet> decode(std::span<const std::byte> frame) {
+    // Built in place (one named result, returned by NRVO): copying a Packet out of a
+    // local cost more than the rest of decode.
+    std::optional<Packet> out(std::in_place);
+    if (!read_packet(frame, *out)) out.reset();
+    return out;
 }
 
 std::int32_t psn_diff(std::uint32_t a, std::uint32_t b) {
