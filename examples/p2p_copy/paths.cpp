@@ -36,6 +36,16 @@ struct Chunks {
     std::uint64_t length(std::uint64_t i) const { return std::min(chunk, bytes - i * chunk); }
 };
 
+// Which sends ask for the receiver's attention (Solicit::Yes): every `every`-th chunk and
+// the last. The receiver's waits wake only on those, so it takes its completions in
+// batches and is woken once per batch, not once per chunk.
+struct Solicited {
+    std::uint64_t every, count;
+    bool operator()(std::uint64_t i) const { return (i + 1) % every == 0 || i + 1 == count; }
+    // The first solicited chunk at or after `i`.
+    std::uint64_t next(std::uint64_t i) const { return std::min(count - 1, (i / every + 1) * every - 1); }
+};
+
 std::string describe(const char* what, std::uint64_t i, const Chunks& chunks) {
     return std::string(what) + " of chunk " + std::to_string(i) + " (" + rig::text::bytes(chunks.length(i)) + " at byte " +
            std::to_string(chunks.offset(i)) + ")";
@@ -91,6 +101,7 @@ rig::Result<void> stream(Pair& pair, Link& link, Hooks& h, const Chunks& chunks,
     const std::uint64_t n = chunks.count();
     std::uint64_t posted = 0, received = 0, sent = 0, send_done = 0, bytes_done = 0;
     std::array<Completion, 32> out;
+    const Solicited solicited{std::max<std::uint64_t>(1, depth / 2), n};
     Stall stall;
     while (received < n || send_done < sent) {
         bool moved = false;
@@ -100,19 +111,25 @@ rig::Result<void> stream(Pair& pair, Link& link, Hooks& h, const Chunks& chunks,
         }
         while (sent < posted && sent - send_done < depth) {
             if (auto r = h.stage(sent); !r) return r;
-            if (!sender.send(*h.send_region, h.send_offset(sent), chunks.length(sent), sent)) break;
+            const auto solicit = solicited(sent) ? rig::bnxt::Solicit::Yes : rig::bnxt::Solicit::No;
+            if (!sender.send(*h.send_region, h.send_offset(sent), chunks.length(sent), sent, rig::bnxt::Signal::Yes,
+                             std::nullopt, solicit))
+                break;
             ++sent;
             moved = true;
         }
         // Wait on the queue whose completion the loop needs next: a receive whose send
-        // is out, else the sends' acknowledgements.
+        // is out (woken by the next solicited one where it is out), else the sends'
+        // acknowledgements.
         rig::bnxt::Cq& next = sent > received ? received_cq : sent_cq;
+        const auto notify = &next == &received_cq && solicited.next(received) < sent ? rig::bnxt::Notify::Solicited
+                                                                                    : rig::bnxt::Notify::Any;
         for (rig::bnxt::Cq* cq : {&sent_cq, &received_cq}) {
             std::size_t got = 0;
             if (moved || cq != &next) {
                 got = cq->poll(out);
             } else {
-                auto waited = cq->wait(out, wait_slice);
+                auto waited = cq->wait(out, wait_slice, notify);
                 if (!waited) return rig::fail((cq == &sent_cq ? pair.one : pair.two).name, ": ", waited.error());
                 got = *waited;
             }

@@ -171,7 +171,8 @@ std::size_t Cq::poll(std::span<Completion> out) {
     return n;
 }
 
-Result<std::size_t> Cq::wait(std::span<Completion> out, std::chrono::nanoseconds timeout) {
+Result<std::size_t> Cq::wait(std::span<Completion> out, std::chrono::nanoseconds timeout, Notify notify) {
+    const auto arm = notify == Notify::Solicited ? hsi::DbType::CQ_ARMSE : hsi::DbType::CQ_ARMALL;
     State& cq = checked(state_);
     Nic::State& nic = *cq.nic;
     if (std::size_t n = poll(out)) return n;
@@ -184,9 +185,9 @@ Result<std::size_t> Cq::wait(std::span<Completion> out, std::chrono::nanoseconds
                 std::lock_guard lock(nic.nq.mutex);
                 if (auto it = nic.nq.counts.find(cq.handle); it != nic.nq.counts.end()) seen = it->second.notifications;
             }
-            // §5.6: arm the CQ for its next CQE, then look again: a CQE written before the
-            // arm raises no notification.
-            ring_doorbell(cq.doorbells, cq.cons.doorbell(hsi::DbType::CQ_ARMALL, cq.id));
+            // §5.6: arm the CQ for its next CQE (or its next solicited one), then look
+            // again: a CQE written before the arm raises no notification.
+            ring_doorbell(cq.doorbells, cq.cons.doorbell(arm, cq.id));
         }
         if (std::size_t n = poll(out)) return n;
         if (nic.clock->now() >= deadline) return std::size_t{0};

@@ -80,18 +80,20 @@ bool post_send(Qp::State& qp, hsi::WqeType type, Op op, std::uint32_t bytes, std
 }  // namespace
 
 bool Qp::send(const Region& region, std::uint64_t offset, std::uint64_t bytes, std::uint64_t id, Signal signal,
-              std::optional<std::uint32_t> immediate) {
+              std::optional<std::uint32_t> immediate, Solicit solicit) {
     State& qp = live_qp(state_, "send");
     check_sendable(qp, "send");
     const detail::SgeRef sge = sge_of(qp, region, offset, bytes, "send");
     const bool signalled = signal == Signal::Yes;
     const auto type = immediate ? hsi::WqeType::SEND_WITH_IMMEDIATE : hsi::WqeType::SEND;
     return post_send(qp, type, Op::Send, sge.size, id, signal,
-                     [&](detail::WqeBytes w) { return detail::encode_send(w, signalled, immediate, sge); });
+                     [&](detail::WqeBytes w) {
+                         return detail::encode_send(w, signalled, immediate, sge, solicit == Solicit::Yes);
+                     });
 }
 
 bool Qp::send_inline(std::span<const std::byte> data, std::uint64_t id, Signal signal,
-                     std::optional<std::uint32_t> immediate) {
+                     std::optional<std::uint32_t> immediate, Solicit solicit) {
     State& qp = live_qp(state_, "send_inline");
     check_sendable(qp, "send_inline");
     if (data.size() > qp.max_inline)
@@ -100,7 +102,9 @@ bool Qp::send_inline(std::span<const std::byte> data, std::uint64_t id, Signal s
     const bool signalled = signal == Signal::Yes;
     const auto type = immediate ? hsi::WqeType::SEND_WITH_IMMEDIATE : hsi::WqeType::SEND;
     return post_send(qp, type, Op::Send, static_cast<std::uint32_t>(data.size()), id, signal,
-                     [&](detail::WqeBytes w) { return detail::encode_send_inline(w, signalled, immediate, data); });
+                     [&](detail::WqeBytes w) {
+                         return detail::encode_send_inline(w, signalled, immediate, data, solicit == Solicit::Yes);
+                     });
 }
 
 bool Qp::read(const Region& region, std::uint64_t offset, Remote remote, std::uint64_t bytes, std::uint64_t id,

@@ -103,6 +103,55 @@ TEST(Cq, WaitSleepsOnTheInterruptUntilTheCompletion) {
     EXPECT_GT(p.b.faults.counters().interrupts, before.interrupts);
 }
 
+// §5.8.1 CQ_ARMSE: a wait armed for solicited completions sleeps through a receive whose
+// send did not ask (no interrupt, its completion waits in the ring), and wakes on the
+// next one that did; it then takes both, in order. The models are stepped by hand, so
+// the interrupt count is exact after each settle.
+TEST(Cq, SolicitedWaitWakesOnlyForASolicitedReceive) {
+    PairOptions o;
+    o.thread = Thread::Stepped;
+    Pair p(o);
+    Region ra = host(*p.sa.nic, 4096), rb = host(*p.sb.nic, 4096);
+    ASSERT_TRUE(p.sb.qp->recv(rb, 0, 100, 41));
+    ASSERT_TRUE(p.sb.qp->recv(rb, 100, 100, 42));
+    p.b.model->settle();
+    const auto before = p.b.faults.counters();
+    std::atomic<bool> done{false};
+    Result<std::size_t> got = 0;
+    std::array<Completion, 4> out;
+    std::thread waiter([&] {
+        got = p.sb.recv_cq->wait(out, std::chrono::seconds(20), Notify::Solicited);
+        done = true;
+    });
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    while (p.b.faults.counters().doorbells < before.doorbells + 2 && std::chrono::steady_clock::now() < deadline) {
+        p.b.model->settle();  // CQ_ARMSE, then NQ_ARM
+        std::this_thread::yield();
+    }
+    ra.write(0, pattern(200, 3));
+    ASSERT_TRUE(p.sa.qp->send(ra, 0, 100, 1));
+    for (int i = 0; i < 4; ++i) {
+        p.a.model->settle();
+        p.b.model->settle();
+    }
+    EXPECT_EQ(p.b.faults.counters().interrupts, before.interrupts);
+    const auto sent = pattern(200, 3);
+    EXPECT_EQ(read_back(rb, 0, 100), std::vector<std::byte>(sent.begin(), sent.begin() + 100));
+    ASSERT_TRUE(p.sa.qp->send(ra, 100, 100, 2, Signal::Yes, std::nullopt, Solicit::Yes));
+    while (!done && std::chrono::steady_clock::now() < deadline) {
+        p.a.model->settle();
+        p.b.model->settle();
+        std::this_thread::yield();
+    }
+    waiter.join();
+    ASSERT_TRUE(got) << got.error();
+    EXPECT_EQ(p.b.faults.counters().interrupts, before.interrupts + 1);
+    ASSERT_EQ(*got, 2u);
+    EXPECT_EQ(out[0].id, 41u);
+    EXPECT_EQ(out[1].id, 42u);
+    EXPECT_EQ(read_back(rb, 0, 200), sent);
+}
+
 TEST(Cq, TwoWaitersOnOneNqEachGetTheirCompletion) {
     Pair p;
     Region ra = host(*p.sa.nic, 4096), rb = host(*p.sb.nic, 4096);

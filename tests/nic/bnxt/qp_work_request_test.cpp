@@ -46,6 +46,18 @@ TEST(QpWorkRequest, SendWithImmediateCarriesItLittleEndian) {
     EXPECT_EQ(w.first(48), b.b);
 }
 
+// §5.2 flags: SE is bit 3, beside SIGNAL_COMP (bit 0) and INLINE (bit 4).
+TEST(QpWorkRequest, SolicitedSendsSetTheSeFlag) {
+    Wqe w;
+    encode_send(w.span(), true, std::nullopt, sge, true);
+    EXPECT_EQ(w.first(2), (std::vector<std::uint8_t>{0x00, 0x09}));
+    encode_send(w.span(), false, std::nullopt, sge, true);
+    EXPECT_EQ(w.first(2), (std::vector<std::uint8_t>{0x00, 0x08}));
+    const std::array<std::byte, 4> data{};
+    encode_send_inline(w.span(), true, std::nullopt, data, true);
+    EXPECT_EQ(w.first(2), (std::vector<std::uint8_t>{0x00, 0x19}));
+}
+
 TEST(QpWorkRequest, EmptySendHasNoSge) {
     Wqe w;
     EXPECT_EQ(encode_send(w.span(), true, std::nullopt, SgeRef{0x1000, 5, 0}), 32u);

@@ -39,6 +39,9 @@ enum class Op : std::uint8_t {
 };
 std::string_view to_string(Op op);
 
+// Which completions wake a Cq::wait on the interrupt (§5.8.1: CQ_ARMALL, CQ_ARMSE).
+enum class Notify : std::uint8_t { Any, Solicited };
+
 // The CQE status codes of §5.5.1 (requester) and §5.5.2 (responder), in one enum.
 enum class Status : std::uint8_t {
     Ok,
@@ -96,7 +99,11 @@ public:
     // where it can no longer be reached. (A queue pair the firmware alone declares failed
     // (§4.5.4), with no CQE, does not wake a wait on the interrupt; the next poll or wait
     // reports its flushed entries.)
-    Result<std::size_t> wait(std::span<Completion> out, std::chrono::nanoseconds timeout);
+    // Notify::Solicited arms for the next receive of a send with Solicit::Yes or the next
+    // error (CQ_ARMSE, §5.8.1) only: other completions are taken when the wait looks (at
+    // its start, after a wakeup, at its timeout), but do not wake it. Without interrupts
+    // the wait polls and takes any completion.
+    Result<std::size_t> wait(std::span<Completion> out, std::chrono::nanoseconds timeout, Notify notify = Notify::Any);
 
     // DESTROY_CQ, then drains the notification queue of the CQ's notifications (§7.4),
     // then frees the ring. Error naming the command and status where the firmware

@@ -52,6 +52,9 @@ struct Endpoint {
 };
 
 enum class Signal : std::uint8_t { Yes, No };
+// Whether a send asks for the peer's attention (the WQE's SE flag, IBA's solicited event):
+// its receive completion wakes a Cq::wait on the peer armed with Notify::Solicited.
+enum class Solicit : std::uint8_t { No, Yes };
 
 enum class QpState : std::uint8_t { Reset, Init, Rtr, Rts, Error };
 
@@ -97,11 +100,12 @@ public:
     // region, bytes >= 2^31, the region is deregistered or of another NIC, or the Qp is
     // not connected (RTS or Error) or destroyed.
     [[nodiscard]] bool send(const Region& region, std::uint64_t offset, std::uint64_t bytes, std::uint64_t id,
-                            Signal signal = Signal::Yes, std::optional<std::uint32_t> immediate = std::nullopt);
+                            Signal signal = Signal::Yes, std::optional<std::uint32_t> immediate = std::nullopt,
+                            Solicit solicit = Solicit::No);
     // Sends the caller's bytes, copied into the WQE before it returns (§5.2.4). Throws
     // std::invalid_argument if data is longer than Limits::max_inline_data, and as send.
     [[nodiscard]] bool send_inline(std::span<const std::byte> data, std::uint64_t id, Signal signal = Signal::Yes,
-                                   std::optional<std::uint32_t> immediate = std::nullopt);
+                                   std::optional<std::uint32_t> immediate = std::nullopt, Solicit solicit = Solicit::No);
     // Posts a receive of up to `bytes` bytes into `offset` of `region`; its completion is
     // always signalled. false if the receive queue is full. Throws as send does, but is
     // allowed before connect.

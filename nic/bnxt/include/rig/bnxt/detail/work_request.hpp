@@ -37,18 +37,20 @@ inline void put_sge(WqeBytes wqe, std::size_t slot, const SgeRef& sge) {
     std::memcpy(wqe.data() + slot * hsi::slot_bytes, &s, sizeof s);
 }
 
-inline std::uint8_t send_flags(bool signalled, bool inline_data) {
+inline std::uint8_t send_flags(bool signalled, bool inline_data, bool solicited = false) {
     return static_cast<std::uint8_t>(hsi::wqe_flags::SIGNAL_COMP(signalled ? 1 : 0) |
-                                     hsi::wqe_flags::INLINE(inline_data ? 1 : 0));
+                                     hsi::wqe_flags::INLINE(inline_data ? 1 : 0) |
+                                     hsi::wqe_flags::SE(solicited ? 1 : 0));
 }
 
 // SEND (or SEND_WITH_IMMEDIATE with `immediate`) of one SGE; none when sge.size is 0.
+// `solicited`: the SE flag, which the peer's receive completion carries (§5.2).
 inline std::size_t encode_send(WqeBytes wqe, bool signalled, std::optional<std::uint32_t> immediate,
-                               const SgeRef& sge) {
+                               const SgeRef& sge, bool solicited = false) {
     const std::size_t sges = sge.size == 0 ? 0 : 1;
     hsi::SqSendWqe h{};
     h.wqe_type = static_cast<std::uint8_t>(immediate ? hsi::WqeType::SEND_WITH_IMMEDIATE : hsi::WqeType::SEND);
-    h.flags = send_flags(signalled, false);
+    h.flags = send_flags(signalled, false, solicited);
     h.wqe_size = hsi::wqe_size_sges(sges);
     h.inv_key_or_imm_data = immediate.value_or(0);
     h.length = sge.size;
@@ -59,10 +61,10 @@ inline std::size_t encode_send(WqeBytes wqe, bool signalled, std::optional<std::
 
 // SEND with INLINE: `data` (at most 96 bytes) copied into the WQE from byte 32 (§5.2.4).
 inline std::size_t encode_send_inline(WqeBytes wqe, bool signalled, std::optional<std::uint32_t> immediate,
-                                      std::span<const std::byte> data) {
+                                      std::span<const std::byte> data, bool solicited = false) {
     hsi::SqSendWqe h{};
     h.wqe_type = static_cast<std::uint8_t>(immediate ? hsi::WqeType::SEND_WITH_IMMEDIATE : hsi::WqeType::SEND);
-    h.flags = send_flags(signalled, true);
+    h.flags = send_flags(signalled, true, solicited);
     h.wqe_size = hsi::wqe_size_inline(data.size());
     h.inv_key_or_imm_data = immediate.value_or(0);
     h.length = static_cast<std::uint32_t>(data.size());
