@@ -64,9 +64,44 @@ TEST_P(Wrap, CqAndSqWrapManyTimesWithEveryCompletionInOrder) {
     expect_clean_doorbells(p.b);
 }
 
-// §5.6: the waiter arms its CQ and the NQ and sleeps on the NQ's MSI-X vector. The models
-// are stepped by hand, so the send goes only once the waiter's two arming doorbells reached
-// the receiving NIC: the completion can come only through the interrupt.
+// A wait on machine b's receive CQ on a thread of its own, with both models stepped by
+// hand: constructing it returns once the wait's two arming doorbells (the CQ's, then
+// NQ_ARM) reached the model, so a completion after that wakes it only through the NQ's
+// MSI-X interrupt (§5.6).
+class ArmedWait {
+public:
+    ArmedWait(Pair& p, Notify notify) : p_(p) {
+        const auto doorbells = p.b.faults.counters().doorbells;
+        thread_ = std::jthread([this, notify] {
+            got = p_.sb.recv_cq->wait(out, std::chrono::seconds(20), notify);
+            done_ = true;
+        });
+        while (p.b.faults.counters().doorbells < doorbells + 2 && in_time()) {
+            p.b.model->settle();
+            std::this_thread::yield();
+        }
+    }
+    // Steps both models until the wait returned (or 20 s passed), then joins it.
+    void finish() {
+        while (!done_ && in_time()) {
+            p_.a.model->settle();
+            p_.b.model->settle();
+            std::this_thread::yield();
+        }
+        thread_.join();
+    }
+
+    std::array<Completion, 4> out;
+    Result<std::size_t> got = 0;
+
+private:
+    bool in_time() const { return std::chrono::steady_clock::now() < deadline_; }
+    Pair& p_;
+    std::atomic<bool> done_{false};
+    const std::chrono::steady_clock::time_point deadline_ = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    std::jthread thread_;  // last: joined before the rest goes
+};
+
 TEST(Cq, WaitSleepsOnTheInterruptUntilTheCompletion) {
     PairOptions o;
     o.thread = Thread::Stepped;
@@ -76,37 +111,21 @@ TEST(Cq, WaitSleepsOnTheInterruptUntilTheCompletion) {
     ASSERT_TRUE(p.sb.qp->recv(rb, 0, 4096, 42));
     p.b.model->settle();
     const auto before = p.b.faults.counters();
-    std::atomic<bool> done{false};
-    Result<std::size_t> got = 0;
-    std::array<Completion, 4> out;
-    std::thread waiter([&] {
-        got = p.sb.recv_cq->wait(out, std::chrono::seconds(20));
-        done = true;
-    });
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-    while (p.b.faults.counters().doorbells < before.doorbells + 2 && std::chrono::steady_clock::now() < deadline) {
-        p.b.model->settle();  // CQ_ARMALL, then NQ_ARM
-        std::this_thread::yield();
-    }
+    ArmedWait wait(p, Notify::Any);
     ra.write(0, pattern(100, 9));
     ASSERT_TRUE(p.sa.qp->send(ra, 0, 100, 1));
-    while (!done && std::chrono::steady_clock::now() < deadline) {
-        p.a.model->settle();
-        p.b.model->settle();
-        std::this_thread::yield();
-    }
-    waiter.join();
-    ASSERT_TRUE(got) << got.error();
-    ASSERT_EQ(*got, 1u);
-    EXPECT_EQ(out[0].id, 42u);
+    wait.finish();
+    ASSERT_TRUE(wait.got) << wait.got.error();
+    ASSERT_EQ(*wait.got, 1u);
+    EXPECT_EQ(wait.out[0].id, 42u);
     EXPECT_EQ(read_back(rb, 0, 100), pattern(100, 9));
     EXPECT_GT(p.b.faults.counters().interrupts, before.interrupts);
 }
 
 // §5.8.1 CQ_ARMSE: a wait armed for solicited completions sleeps through a receive whose
-// send did not ask (no interrupt, its completion waits in the ring), and wakes on the
-// next one that did; it then takes both, in order. The models are stepped by hand, so
-// the interrupt count is exact after each settle.
+// send did not ask (no interrupt; its completion waits in the ring), and wakes on the next
+// one that did; it then takes both, in order. The models are stepped by hand, so the
+// interrupt count is exact after each settle.
 TEST(Cq, SolicitedWaitWakesOnlyForASolicitedReceive) {
     PairOptions o;
     o.thread = Thread::Stepped;
@@ -116,39 +135,23 @@ TEST(Cq, SolicitedWaitWakesOnlyForASolicitedReceive) {
     ASSERT_TRUE(p.sb.qp->recv(rb, 100, 100, 42));
     p.b.model->settle();
     const auto before = p.b.faults.counters();
-    std::atomic<bool> done{false};
-    Result<std::size_t> got = 0;
-    std::array<Completion, 4> out;
-    std::thread waiter([&] {
-        got = p.sb.recv_cq->wait(out, std::chrono::seconds(20), Notify::Solicited);
-        done = true;
-    });
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-    while (p.b.faults.counters().doorbells < before.doorbells + 2 && std::chrono::steady_clock::now() < deadline) {
-        p.b.model->settle();  // CQ_ARMSE, then NQ_ARM
-        std::this_thread::yield();
-    }
-    ra.write(0, pattern(200, 3));
+    ArmedWait wait(p, Notify::Solicited);
+    const auto sent = pattern(200, 3);
+    ra.write(0, sent);
     ASSERT_TRUE(p.sa.qp->send(ra, 0, 100, 1));
     for (int i = 0; i < 4; ++i) {
         p.a.model->settle();
         p.b.model->settle();
     }
     EXPECT_EQ(p.b.faults.counters().interrupts, before.interrupts);
-    const auto sent = pattern(200, 3);
     EXPECT_EQ(read_back(rb, 0, 100), std::vector<std::byte>(sent.begin(), sent.begin() + 100));
     ASSERT_TRUE(p.sa.qp->send(ra, 100, 100, 2, Signal::Yes, std::nullopt, Solicit::Yes));
-    while (!done && std::chrono::steady_clock::now() < deadline) {
-        p.a.model->settle();
-        p.b.model->settle();
-        std::this_thread::yield();
-    }
-    waiter.join();
-    ASSERT_TRUE(got) << got.error();
+    wait.finish();
+    ASSERT_TRUE(wait.got) << wait.got.error();
     EXPECT_EQ(p.b.faults.counters().interrupts, before.interrupts + 1);
-    ASSERT_EQ(*got, 2u);
-    EXPECT_EQ(out[0].id, 41u);
-    EXPECT_EQ(out[1].id, 42u);
+    ASSERT_EQ(*wait.got, 2u);
+    EXPECT_EQ(wait.out[0].id, 41u);
+    EXPECT_EQ(wait.out[1].id, 42u);
     EXPECT_EQ(read_back(rb, 0, 200), sent);
 }
 
