@@ -157,22 +157,23 @@ struct Steps {
         // without the lock when it throws.
         state.lock.lock();
         if (!books.fits.blocks().has(Fits::spare_blocks)) grow(state.lock, books, Fits::spare_blocks);
-        Block* range = books.fits.take(bytes, aligned_to);
-        if (range == nullptr) {
-            state.lock.unlock();
-            return std::nullopt;
-        }
-        std::optional<Hold> made = hold(state, space.life_, *membership, range);
-        books.at(SpaceStep::took);
+        std::optional<Hold> made = take(state, *membership, bytes, aligned_to);
+        if (made) books.at(SpaceStep::took);
         return made;
     }
 
     // alloc's fast path, with the lock held, for a pool to grow first.
     [[gnu::noinline]] static std::optional<Hold> alloc_growing(SpaceState& state, Membership& membership,
                                                                std::uint64_t bytes, std::uint64_t aligned_to) {
-        Books& books = *state.books;
-        grow(state.lock, books, Fits::spare_blocks);
-        Block* range = books.fits.take(bytes, aligned_to);
+        grow(state.lock, *state.books, Fits::spare_blocks);
+        return take(state, membership, bytes, aligned_to);
+    }
+
+    // With the lock held and the pool's spare nodes there: takes a range and holds it, or
+    // lets the lock go and gives nothing.
+    static std::optional<Hold> take(SpaceState& state, Membership& membership, std::uint64_t bytes,
+                                    std::uint64_t aligned_to) {
+        Block* range = state.books->fits.take(bytes, aligned_to);
         if (range == nullptr) {
             state.lock.unlock();
             return std::nullopt;

@@ -62,9 +62,13 @@ private:
 struct Event {
     enum class Kind { hwrm, cmdq_init, cmdq_trigger, doorbell, frame };
     Kind kind;
-    std::uint64_t value = 0;  // cmdq_trigger: the producer register; doorbell: the value
+    // cmdq_trigger: the producer register; doorbell: the value; frame: from_wire, or 0
+    // for one this port sent itself (loopback).
+    std::uint64_t value = 0;
     Bytes bytes;              // hwrm: the window; cmdq_init: the mailbox
     Frame frame;              // frame
+    static constexpr std::uint64_t from_wire = 1;
+    bool is_from_wire() const { return kind == Kind::frame && value == from_wire; }
 };
 
 // Where the Firmware's frames are built and where they go (implemented by the Nic): a
@@ -344,7 +348,7 @@ private:
     // caller to fill before transmit(qp, frame).
     std::span<std::byte> frame_for(const Qp& qp, Packet& p, std::size_t payload_bytes, Frame& frame);
     void transmit(const Qp& qp, Frame frame);
-    // A packet whose payload (if any) is in p.payload.
+    // A packet of headers alone (a read request, an acknowledgement).
     void transmit(const Qp& qp, Packet p);
 
     Qp* find_qp(std::uint32_t qpn);

@@ -5,9 +5,9 @@
 // Frames: the Firmware builds each frame in a spare buffer and sends it into the outbox;
 // when the event that made them is done (or 64 are waiting), the outbox goes over the
 // wire (or into this Nic's own inbox) at once, in order, under one lock and with one
-// wakeup. A receiver
-// gives the buffers of frames it has taken back to spares; spares beyond what a Nic keeps
-// go to the link's pool, and a Nic without spares takes from it, a batch at a time.
+// wakeup. A receiver gives the buffers of frames it has taken back to spares; spares
+// beyond what a Nic keeps go to the link's pool, and a Nic without spares takes from it,
+// a batch at a time.
 //
 // Locks: `inbox_mutex` guards the inbox, the register file and the BAR-side counters
 // (bar_width_faults, bar_unmapped, frames_received); `step_mutex` guards the Firmware,
@@ -59,6 +59,9 @@ struct Nic::Impl final : detail::Transmitter {
     // timers where there were none, and records whether timers wait; whether it worked.
     bool end_step(bool handled);
     void flush();
+    // Puts `frames` into this Nic's inbox as frame events of origin `from` (Event::value),
+    // counted, and wakes the worker; leaves `frames` empty.
+    void deliver(std::vector<detail::Frame>& frames, std::uint64_t from);
     void recycle(detail::Frame frame);
     std::shared_ptr<Wire::Link> plugged(unsigned& end);
     // The worker's pause while the peer's backlog is full (pause flow control, nic.cpp).

@@ -48,7 +48,7 @@ void Nic::Impl::post(Event event) {
 
 bool Nic::Impl::handle(Event& event) {
     firmware.handle(event);
-    const bool from_wire = event.kind == Event::Kind::frame && event.value == 1;
+    const bool from_wire = event.is_from_wire();
     if (event.kind == Event::Kind::frame) recycle(std::move(event.frame));
     flush();
     return from_wire;
@@ -270,7 +270,7 @@ void Nic::reset() {
     std::lock_guard step_lock(m.step_mutex);
     std::lock_guard lock(m.inbox_mutex);
     for (const Event& e : m.inbox)
-        if (e.kind == Event::Kind::frame && e.value == 1) --m.wire_backlog;
+        if (e.is_from_wire()) --m.wire_backlog;
     m.inbox.clear();
     m.window = {};
     m.mailbox = {};

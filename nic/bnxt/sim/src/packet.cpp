@@ -2,7 +2,6 @@
 // RC extension headers, big-endian, as IBA vol. 1 §9.2-§9.3 and annex A16 lay them out.
 #include "packet.hpp"
 
-#include <algorithm>
 #include <cstring>
 
 namespace rig::bnxt::sim::detail {
@@ -101,11 +100,6 @@ std::span<std::byte> encode(const Packet& p, std::size_t payload_bytes, Frame& o
     }
     if (has_immediate(p.opcode)) w.be<4>(p.immediate.value_or(0));
     return std::span(out).subspan(headers);
-}
-
-void encode(const Packet& p, Frame& out) {
-    const auto payload = encode(p, p.payload.size(), out);
-    std::copy(p.payload.begin(), p.payload.end(), payload.begin());
 }
 
 namespace {

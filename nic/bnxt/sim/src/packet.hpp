@@ -116,8 +116,8 @@ struct Packet {
     std::optional<Reth> reth;
     std::optional<Aeth> aeth;
     std::optional<std::uint32_t> immediate;
-    // Decoded: a view of the frame, valid while the frame is. To encode: the bytes that
-    // encode(p) copies in, or empty where the caller fills the payload (encode(p, n, out)).
+    // Decoded: a view of the frame, valid while the frame is. encode does not read it: it
+    // leaves room for the payload, which the caller fills.
     std::span<const std::byte> payload;
 };
 
@@ -160,8 +160,6 @@ constexpr std::size_t max_frame_bytes = 14 + 40 + 12 + 16 + 4 + 4 + 4096;
 // Makes `out` the frame of p's headers followed by `payload_bytes` bytes of payload, and
 // returns that payload's span for the caller to fill (p.payload is not used).
 std::span<std::byte> encode(const Packet& p, std::size_t payload_bytes, Frame& out);
-// Makes `out` the frame of p's headers and p.payload.
-void encode(const Packet& p, Frame& out);
 // nullopt: not a RoCE frame of this format, or shorter than its headers. The payload is a
 // view of `frame`.
 std::optional<Packet> decode(std::span<const std::byte> frame);

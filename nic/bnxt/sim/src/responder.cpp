@@ -288,8 +288,7 @@ void Firmware::transmit(const Qp& qp, Frame frame) {
 
 void Firmware::transmit(const Qp& qp, Packet p) {
     Frame frame = transmitter_.frame();
-    const auto payload = frame_for(qp, p, p.payload.size(), frame);
-    std::copy(p.payload.begin(), p.payload.end(), payload.begin());
+    frame_for(qp, p, 0, frame);
     transmit(qp, std::move(frame));
 }
 

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <iterator>
 #include <stdexcept>
 
 #include "impl.hpp"
@@ -82,9 +83,9 @@ detail::Frame Nic::Impl::frame() {
         unsigned end = 0;
         if (auto l = plugged(end)) {
             std::lock_guard lock(l->mutex);
-            const std::size_t n = std::min(spare_batch, l->pool.size());
-            for (std::size_t i = 0; i < n; ++i) spare.push_back(std::move(l->pool[l->pool.size() - 1 - i]));
-            l->pool.resize(l->pool.size() - n);
+            const auto batch = l->pool.end() - static_cast<std::ptrdiff_t>(std::min(spare_batch, l->pool.size()));
+            spare.insert(spare.end(), std::make_move_iterator(batch), std::make_move_iterator(l->pool.end()));
+            l->pool.erase(batch, l->pool.end());
         }
     }
     if (spare.empty()) {
@@ -126,40 +127,31 @@ void Nic::Impl::send(detail::Frame frame, To to) {
     if (outbox_self.size() + outbox_wire.size() >= outbox_most) flush();
 }
 
-void Nic::Impl::flush() {
-    // The waiting thread is woken after the inbox's lock is let go, so it does not wake
-    // only to wait for that lock.
-    if (!outbox_self.empty()) {
-        {
-            std::lock_guard lock(inbox_mutex);
-            for (detail::Frame& f : outbox_self) {
-                ++counters.frames_received;
-                inbox.push_back(Event{Event::Kind::frame, 0, {}, std::move(f)});
-            }
-            arrivals.fetch_add(outbox_self.size(), std::memory_order_relaxed);
-        }
-        inbox_cv.notify_all();
-        outbox_self.clear();
+void Nic::Impl::deliver(std::vector<detail::Frame>& frames, std::uint64_t from) {
+    {
+        std::lock_guard lock(inbox_mutex);
+        for (detail::Frame& f : frames) inbox.push_back(Event{Event::Kind::frame, from, {}, std::move(f)});
+        counters.frames_received += frames.size();
+        arrivals.fetch_add(frames.size(), std::memory_order_relaxed);
     }
+    // Woken after the inbox's lock is let go, so the worker does not wake only to wait
+    // for that lock.
+    inbox_cv.notify_all();
+    frames.clear();
+}
+
+void Nic::Impl::flush() {
+    if (!outbox_self.empty()) deliver(outbox_self, 0);
     if (outbox_wire.empty()) return;
     unsigned end = 0;
     if (auto l = plugged(end)) {
-        std::lock_guard lock(l->mutex);
+        std::lock_guard lock(l->mutex);  // the peer outlives this: it unplugs under l->mutex
         Impl* peer = l->ends[1 - end];
         if (l->ends[end] == this && peer != nullptr) {
-            {
-                std::lock_guard peer_lock(peer->inbox_mutex);
-                for (detail::Frame& f : outbox_wire) {
-                    ++peer->counters.frames_received;
-                    peer->inbox.push_back(Event{Event::Kind::frame, 1, {}, std::move(f)});  // 1: from the wire
-                }
-                peer->arrivals.fetch_add(outbox_wire.size(), std::memory_order_relaxed);
-            }
             const auto n = static_cast<std::uint32_t>(outbox_wire.size());
             peer_full = peer->wire_backlog.fetch_add(n) + n >= pause_at;
-            peer->inbox_cv.notify_all();  // the peer outlives this: it unplugs under l->mutex
-            counters.frames_sent += outbox_wire.size();
-            outbox_wire.clear();
+            counters.frames_sent += n;
+            peer->deliver(outbox_wire, Event::from_wire);
             return;
         }
     }
