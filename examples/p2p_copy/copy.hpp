@@ -26,7 +26,7 @@ struct Options {
     std::uint64_t size = std::uint64_t{256} << 20;  // bytes
     Choice choice = Choice::Both;
     Mode mode = Mode::SendRecv;  // of both paths' NIC-to-NIC step (--pull: Mode::Read)
-    Pipeline pipeline;
+    Pipeline pipeline;  // cut to `size` where it is longer (a chunk at most `size`, in pages)
     std::uint64_t seed = 0x5eed'0001;  // of the source's fill pattern
 };
 

@@ -10,18 +10,22 @@
 // a command line it cannot use.
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <bit>
 #include <cctype>
 #include <charconv>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <map>
+#include <new>
 #include <optional>
 
 #include "copy.hpp"
 #include "machines.hpp"
 #include "report.hpp"
+#include "rig/text.hpp"
 #include "topologies.hpp"
 
 namespace {
@@ -46,9 +50,19 @@ std::optional<std::uint64_t> parse_size(std::string_view s) {
 // The GPU's memory: a power of two that holds the buffer, at least 64 MiB.
 std::uint64_t gpu_memory_for(std::uint64_t size) { return std::bit_ceil(std::max<std::uint64_t>(size, std::uint64_t{64} << 20)); }
 
-}  // namespace
+// The memory this process may still take (MemAvailable of /proc/meminfo); nullopt where
+// the kernel does not say.
+std::optional<std::uint64_t> available_memory() {
+    std::ifstream meminfo("/proc/meminfo");
+    std::string key;
+    std::uint64_t kib = 0;
+    std::string unit;
+    while (meminfo >> key >> kib >> unit)
+        if (key == "MemAvailable:") return kib * 1024;
+    return std::nullopt;
+}
 
-int main(int argc, char** argv) {
+int run(int argc, char** argv) {
     CLI::App app{"Moves a buffer from GPU memory on one simulated machine into GPU memory on another, "
                  "peer-to-peer and through host memory, and verifies it."};
     std::string size_text = "256M", path = "both", topology = "switch", gpu, nic;
@@ -68,6 +82,7 @@ int main(int argc, char** argv) {
     std::uint32_t depth = Pipeline{}.depth;
     app.add_option("--chunk", chunk_text, "bytes per message (a multiple of 4096), K, M or G suffixes")->capture_default_str();
     app.add_option("--depth", depth, "messages in flight")->check(CLI::Range(1, 64))->capture_default_str();
+    app.failure_message([](const CLI::App*, const CLI::Error& e) { return std::string("p2p_copy: ") + e.what() + "\n"; });
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
@@ -85,6 +100,15 @@ int main(int argc, char** argv) {
         std::cerr << "p2p_copy: --chunk " << chunk_text << ": not a multiple of 4096 bytes below 2 GiB\n";
         return 2;
     }
+    // Each simulated GPU holds the whole buffer in this process's memory, and each machine
+    // stages up to depth chunks of it in host memory for the bounce path.
+    const std::uint64_t staged = std::min(*size, *chunk * depth);
+    if (const auto available = available_memory(); available && 2 * (*size + staged) > *available) {
+        std::cerr << "p2p_copy: --size " << rig::text::bytes(*size) << " needs about " << rig::text::bytes(2 * (*size + staged))
+                  << " of memory (each simulated GPU holds the buffer, and each machine stages " << rig::text::bytes(staged)
+                  << " of it for the bounce path); this machine has " << rig::text::bytes(*available) << " available\n";
+        return 2;
+    }
     Options options;
     options.pipeline = {*chunk, depth};
     options.size = *size;
@@ -95,6 +119,16 @@ int main(int argc, char** argv) {
     const auto gpu_identity = rig::gpu::sim::Model(gpu_config).identity();
     rig::Result<Layout> layout = rig::fail("");
     std::error_code ec;
+    if (!gpu.empty() || !nic.empty()) {
+        if (!std::filesystem::is_directory(topology, ec)) {
+            const bool named = std::find(builtin_names.begin(), builtin_names.end(), topology) != builtin_names.end();
+            std::cerr << "p2p_copy: --gpu and --nic name functions of a snapshot directory (--topology DIR), and "
+                      << (named ? "the built-in topology " + topology + " places its own GPU and NIC"
+                                : "--topology " + topology + " is no directory")
+                      << "\n";
+            return 2;
+        }
+    }
     if (std::filesystem::is_directory(topology, ec)) {
         if (gpu.empty() || nic.empty()) {
             std::cerr << "p2p_copy: --topology " << topology << " is a snapshot: name the GPU and the NIC with --gpu BUS --nic BUS\n";
@@ -102,11 +136,6 @@ int main(int argc, char** argv) {
         }
         layout = from_snapshot(topology, gpu, nic, gpu_identity, nic_identity());
     } else {
-        if (!gpu.empty() || !nic.empty()) {
-            std::cerr << "p2p_copy: --gpu and --nic name functions of a snapshot (--topology DIR); "
-                      << "the built-in topology " << topology << " places its own\n";
-            return 2;
-        }
         layout = builtin(topology, gpu_identity, nic_identity());
     }
     if (!layout) {
@@ -136,4 +165,17 @@ int main(int argc, char** argv) {
     if (as_json) std::cout << json(*report).dump() << "\n";
     else std::cout << table(*report);
     return exit_status(*report, options.choice);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    try {
+        return run(argc, argv);
+    } catch (const std::bad_alloc&) {
+        // Memory ran out below the estimate run() checks (another process took it meanwhile,
+        // or a ulimit): say so, rather than end in std::terminate.
+        std::cerr << "p2p_copy: out of memory; try a smaller --size\n";
+        return 1;
+    }
 }

@@ -9,10 +9,13 @@
 // VF's PF, and the CPU. What it does not: BAR sizes (sysfs `resource` is not copied), so
 // functions other than the GPU and NIC get no BARs: no route depends on them.
 #include <algorithm>
+#include <array>
+#include <cctype>
 #include <fstream>
 #include <iterator>
 #include <map>
 #include <stdexcept>
+#include <tuple>
 
 #include "rig/pci/config.hpp"
 #include "rig/pci/machine.hpp"
@@ -222,21 +225,30 @@ rig::Result<Layout> from_snapshot(const fs::path& dir, std::string_view gpu, std
     std::error_code ec;
     if (!fs::is_directory(dir / "sys/bus/pci/devices", ec))
         return rig::fail(dir.string(), ": not a `rig snapshot` tree (no sys/bus/pci/devices in it)");
+    // The command line's spellings: "0000:41:00.0", or "41:00.0" in domain 0, any case.
+    std::array<std::string, 2> buses;
+    for (const auto& [given, bus, what] : {std::tuple{gpu, &buses[0], "--gpu"}, std::tuple{nic, &buses[1], "--nic"}}) {
+        std::string s(given.size() == 7 ? "0000:" : "");
+        for (const char c : given) s += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+        const auto address = rig::pci::BusAddress::parse(s);
+        if (!address) return rig::fail(what, " ", std::string(given), ": not a bus address (DDDD:BB:DD.F or BB:DD.F)");
+        *bus = address->to_string();
+    }
     auto files = rig::pci::describe(rig::pci::Machine::at(dir));
     if (!files) return rig::fail(dir.string(), ": ", files.error());
-    if (gpu == nic) return rig::fail("--gpu and --nic both name ", std::string(gpu), ": the GPU and the NIC are two functions");
+    if (buses[0] == buses[1]) return rig::fail("--gpu and --nic both name ", buses[0], ": the GPU and the NIC are two functions");
     std::map<std::string, Spec> replaced;
-    for (const auto& [bus, identity, what] : {std::tuple{gpu, &gpu_identity, "--gpu"}, std::tuple{nic, &nic_identity, "--nic"}}) {
-        const auto f = std::find_if(files->begin(), files->end(), [&](const auto& x) { return x.id.bus == bus; });
-        if (f == files->end()) return rig::fail(dir.string(), ": ", what, " ", std::string(bus), ": no such function in the snapshot");
-        if ((f->id.class_code >> 8) == 0x0604)
-            return rig::fail(dir.string(), ": ", what, " ", std::string(bus), " is a bridge, not an endpoint");
-        const auto address = rig::pci::BusAddress::parse(bus);
-        replaced.emplace(std::string(bus), rig::sim::endpoint_spec(address->device, address->function, *identity));
+    for (const auto& [bus, identity, what] : {std::tuple{&buses[0], &gpu_identity, "--gpu"}, std::tuple{&buses[1], &nic_identity, "--nic"}}) {
+        const auto f = std::find_if(files->begin(), files->end(), [&](const auto& x) { return x.id.bus == *bus; });
+        if (f == files->end()) return rig::fail(dir.string(), ": ", what, " ", *bus, ": no such function in the snapshot");
+        if ((f->id.class_code >> 16) == 0x06)  // every bridge: host, ISA, PCI-to-PCI, ...
+            return rig::fail(dir.string(), ": ", what, " ", *bus, " is a bridge, not an endpoint");
+        const auto address = rig::pci::BusAddress::parse(*bus);
+        replaced.emplace(*bus, rig::sim::endpoint_spec(address->device, address->function, *identity));
     }
     auto topology = Builder(dir, std::move(*files), std::move(replaced)).build();
     if (!topology) return std::unexpected(std::move(topology).error());
-    return Layout{dir.string(), std::move(*topology), std::string(gpu), std::string(nic)};
+    return Layout{dir.string(), std::move(*topology), buses[0], buses[1]};
 }
 
 }  // namespace p2p_copy

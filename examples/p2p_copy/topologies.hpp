@@ -51,8 +51,9 @@ inline constexpr std::array<std::string_view, 4> builtin_names{"switch", "acs", 
 rig::Result<Layout> builtin(std::string_view name, const rig::sim::Identity& gpu, const rig::sim::Identity& nic);
 
 // The machine a `rig snapshot` tree under `dir` describes, with the functions at bus
-// addresses `gpu` and `nic` replaced by a GPU and a NIC of these identities. Error naming
-// the directory or the bus address where the tree cannot be read, lacks one of the two
+// addresses `gpu` and `nic` ("0000:41:00.0", or "41:00.0" in domain 0, any case) replaced
+// by a GPU and a NIC of these identities. Error naming the directory or the bus address
+// where one is not a bus address, the tree cannot be read, lacks one of the two
 // functions, names a bridge or the same function for both, or holds a shape the simulator
 // does not build (naming the function).
 rig::Result<Layout> from_snapshot(const std::filesystem::path& dir, std::string_view gpu, std::string_view nic,

@@ -3,6 +3,7 @@
 // a `rig snapshot` tree whose GPU and NIC the simulated ones replace.
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <string>
@@ -272,11 +273,36 @@ TEST(P2pCopy, BadCommandLinesExitTwoNamingTheArgument) {
              {{"--chunk", "1000"}, "--chunk 1000: not a multiple of 4096"},
              {{"--topology", "nope"}, "no built-in topology \"nope\" (switch, acs, two-host-bridges, iommu;"},
              {{"--gpu", "0000:03:00.0"}, "--gpu and --nic name functions of a snapshot"},
+             {{"--topology", "/nonexistent/snapshot", "--gpu", "0000:03:00.0", "--nic", "0000:04:00.0"},
+              "--topology /nonexistent/snapshot is no directory"},
+             {{"--depth", "0"}, "p2p_copy: --depth"},
              {{"--path", "sideways"}, "--path"}}) {
         const rig::test::Run run = p2p_copy(c.args);
         EXPECT_EQ(run.status, 2) << c.args[0] << "\n" << run.out;
         EXPECT_TRUE(has(run.out, c.message)) << run.out;
     }
+}
+
+TEST(P2pCopy, ChunksLongerThanTheBufferAreCutToIt) {
+    // 16 chunks of 256 MiB would stage 4 GiB on each machine, more than a page list maps.
+    const auto [status, out] = p2p_copy_json({"--size", "1M", "--chunk", "256M", "--path", "bounce"});
+    EXPECT_EQ(status, 0);
+    ASSERT_EQ(out.at("paths").size(), 1u);
+    expect_verified(out["paths"][0], "bounce", 1024 * 1024);
+}
+
+TEST(P2pCopy, ASizeTheMachineCannotHoldIsRefusedBeforeAnythingRuns) {
+    std::ifstream meminfo("/proc/meminfo");
+    std::string key;
+    std::uint64_t kib = 0;
+    std::string unit;
+    while (meminfo >> key >> kib >> unit && key != "MemAvailable:") {
+    }
+    if (key != "MemAvailable:" || kib >= (std::uint64_t{2} << 30)) GTEST_SKIP() << "no MemAvailable, or 2 TiB of it";
+    const rig::test::Run run = p2p_copy({"--size", "1024G"});
+    EXPECT_EQ(run.status, 2) << run.out;
+    EXPECT_TRUE(has(run.out, "p2p_copy: --size 1 TiB needs about 2 TiB of memory")) << run.out;
+    EXPECT_FALSE(has(run.out, "path ")) << run.out;
 }
 
 // A snapshot as `rig snapshot` writes it, of a machine with a real GPU (and its audio
@@ -305,6 +331,13 @@ TEST_F(Snapshot, ModelsTakeTheNamedFunctionsPlacesAndItsRoutes) {
     EXPECT_TRUE(has(out["paths"][0]["reason"], "machine 1: " + direct_below_switch)) << out["paths"][0]["reason"];
     const rig::test::Run table = p2p_copy({"--size", "64K", "--topology", dir(), "--gpu", "0000:03:00.0", "--nic", "0000:04:00.0"});
     EXPECT_TRUE(has(table.out, "GPU 0000:03:00.0, NIC 0000:04:00.0 on each")) << table.out;
+}
+
+TEST_F(Snapshot, BusAddressesAsRigSpellsThemNameTheSameFunctions) {
+    take(OneSwitch{});
+    const rig::test::Run run = p2p_copy({"--size", "64K", "--topology", dir(), "--gpu", "03:00.0", "--nic", "0000:04:00.0"});
+    EXPECT_EQ(run.status, 0) << run.out;
+    EXPECT_TRUE(has(run.out, "GPU 0000:03:00.0, NIC 0000:04:00.0 on each")) << run.out;
 }
 
 TEST_F(Snapshot, RedirectingSwitchPortsRefuseP2pNamingThem) {
@@ -341,6 +374,9 @@ TEST_F(Snapshot, FunctionsTheSnapshotLacksOrThatAreBridgesAreRefused) {
     for (const Case& c : std::vector<Case>{
              {"0000:09:00.0", "0000:04:00.0", "--gpu 0000:09:00.0: no such function in the snapshot"},
              {"0000:03:00.0", "0000:02:10.0", "--nic 0000:02:10.0 is a bridge, not an endpoint"},
+             {"0000:00:00.0", "0000:04:00.0", "--gpu 0000:00:00.0 is a bridge, not an endpoint"},  // the host bridge
+             {"garbage", "0000:04:00.0", "--gpu garbage: not a bus address (DDDD:BB:DD.F or BB:DD.F)"},
+             {"04:00.0", "0000:04:00.0", "--gpu and --nic both name 0000:04:00.0"},
              {"0000:04:00.0", "0000:04:00.0", "--gpu and --nic both name 0000:04:00.0"}}) {
         const rig::test::Run run = p2p_copy({"--size", "64K", "--topology", dir(), "--gpu", c.gpu, "--nic", c.nic});
         EXPECT_EQ(run.status, 2) << run.out;
