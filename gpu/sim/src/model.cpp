@@ -167,12 +167,20 @@ struct Model::State {
         return true;
     }
 
+    // The pattern's words are little-endian (pattern.hpp): whole words move as the host's.
+    static_assert(std::endian::native == std::endian::little);
+
     bool fill(std::uint64_t va, std::uint64_t bytes, std::uint64_t seed) {
         std::vector<std::byte> buffer(std::min(bytes, chunk));
         for (std::uint64_t done = 0; done < bytes; done += chunk) {
             const auto piece = std::span(buffer).first(std::min(chunk, bytes - done));
             auto* first = reinterpret_cast<unsigned char*>(piece.data());
-            for (std::uint64_t i = 0; i < pattern::words(piece.size()); ++i)
+            const std::uint64_t whole = piece.size() / 8;  // words wholly inside: one store each
+            for (std::uint64_t i = 0; i < whole; ++i) {
+                const std::uint64_t word = pattern::fill_word(seed, done / 8 + i);
+                std::memcpy(first + 8 * i, &word, 8);
+            }
+            for (std::uint64_t i = whole; i < pattern::words(piece.size()); ++i)
                 pattern::store_word(first, piece.size(), i, pattern::fill_word(seed, done / 8 + i));
             if (!access(va + done, piece, true)) return false;
         }
@@ -186,7 +194,13 @@ struct Model::State {
             const auto piece = std::span(buffer).first(std::min(chunk, bytes - done));
             if (!access(va + done, piece, false)) return false;
             const auto* first = reinterpret_cast<const unsigned char*>(piece.data());
-            for (std::uint64_t i = 0; i < pattern::words(piece.size()); ++i)
+            const std::uint64_t whole = piece.size() / 8;
+            for (std::uint64_t i = 0; i < whole; ++i) {
+                std::uint64_t word = 0;
+                std::memcpy(&word, first + 8 * i, 8);
+                sum += pattern::term(word, done / 8 + i);
+            }
+            for (std::uint64_t i = whole; i < pattern::words(piece.size()); ++i)
                 sum += pattern::term(pattern::load_word(first, piece.size(), i), done / 8 + i);
         }
         result = pattern::finish(sum, bytes);
@@ -223,6 +237,7 @@ Model::Model(ModelConfig config) : state_(std::make_unique<State>()) {
     if (config.segments == 0) throw std::invalid_argument("sim GPU: no segment table entries");
     void* vram = ::mmap(nullptr, config.memory_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (vram == MAP_FAILED) throw std::bad_alloc();
+    ::madvise(vram, config.memory_bytes, MADV_HUGEPAGE);
     state_->vram = static_cast<std::byte*>(vram);
     state_->config = config;
     state_->table.resize(config.segments);
