@@ -219,9 +219,7 @@ private:
 
 rig::Result<Layout> from_snapshot(const fs::path& dir, std::string_view gpu, std::string_view nic,
                                   const rig::sim::Identity& gpu_identity, const rig::sim::Identity& nic_identity) {
-    std::error_code ec;
-    if (!fs::is_directory(dir / "sys/bus/pci/devices", ec))
-        return rig::fail(dir.string(), ": not a `rig snapshot` tree (no sys/bus/pci/devices in it)");
+    if (auto tree = rig::pci::check_tree(dir); !tree) return std::unexpected(std::move(tree).error());
     auto files = rig::pci::describe(rig::pci::Machine::at(dir));
     if (!files) return rig::fail(dir.string(), ": ", files.error());
     if (gpu == nic) return rig::fail("--gpu and --nic both name ", std::string(gpu), ": the GPU and the NIC are two functions");
