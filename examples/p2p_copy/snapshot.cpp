@@ -222,9 +222,7 @@ private:
 
 rig::Result<Layout> from_snapshot(const fs::path& dir, std::string_view gpu, std::string_view nic,
                                   const rig::sim::Identity& gpu_identity, const rig::sim::Identity& nic_identity) {
-    std::error_code ec;
-    if (!fs::is_directory(dir / "sys/bus/pci/devices", ec))
-        return rig::fail(dir.string(), ": not a `rig snapshot` tree (no sys/bus/pci/devices in it)");
+    if (auto tree = rig::pci::check_tree(dir); !tree) return std::unexpected(std::move(tree).error());
     // The command line's spellings: "0000:41:00.0", or "41:00.0" in domain 0, any case.
     std::array<std::string, 2> buses;
     for (const auto& [given, bus, what] : {std::tuple{gpu, &buses[0], "--gpu"}, std::tuple{nic, &buses[1], "--nic"}}) {

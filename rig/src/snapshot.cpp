@@ -118,6 +118,13 @@ Result<std::vector<FunctionFiles>> describe(const Machine& machine) {
 Result<void> snapshot(const Machine& machine, const fs::path& out) {
     auto root = sysfs_root(machine);
     if (!root) return std::unexpected(std::move(root).error());
+    std::error_code ec;
+    if (fs::exists(out, ec)) {
+        if (!fs::is_directory(out, ec)) return fail(out.string(), ": not a directory");
+        const bool empty = fs::is_empty(out, ec);
+        if (ec) return fail(out.string(), ": cannot list: ", ec.message());
+        if (!empty) return fail(out.string(), ": not empty (a snapshot goes into a new or empty directory)");
+    }
     auto ids = machine.functions();
     if (!ids) return std::unexpected(std::move(ids).error());
     for (const char* dir : {"sys/bus/pci/devices", "sys/devices", "proc"})
@@ -129,6 +136,14 @@ Result<void> snapshot(const Machine& machine, const fs::path& out) {
     if (!cpu.vendor.empty()) cpuinfo += fmt::format("vendor_id\t: {}\n", cpu.vendor);
     if (cpu.family) cpuinfo += fmt::format("cpu family\t: {}\n", *cpu.family);
     return write_file(out / "proc/cpuinfo", cpuinfo + "\n");
+}
+
+Result<void> check_tree(const fs::path& root) {
+    std::error_code ec;
+    if (fs::status(root, ec).type() == fs::file_type::not_found) return fail(root.string(), ": no such directory");
+    if (!fs::exists(root / "sys/bus/pci/devices", ec))
+        return fail(root.string(), ": not a `rig snapshot` tree (no sys/bus/pci/devices in it)");
+    return {};
 }
 
 }  // namespace rig::pci

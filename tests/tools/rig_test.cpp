@@ -2,9 +2,12 @@
 // rig snapshot, on this machine and on sysfs trees written from topologies.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <tuple>
+#include <vector>
 
 #include "../support/run.hpp"
 #include "../support/trees.hpp"
@@ -32,6 +35,7 @@ TEST(RigTool, SnapshotThenTopoRootReproducesTopoOnThisMachine) {
          {std::vector<std::string>{"topo"}, {"topo", "--json"}, {"ls"}, {"ls", "--json"}}) {
         const test::Run here = rig(command);
         ASSERT_EQ(here.status, 0) << here.out;
+        fs::remove_all(out);  // rig snapshot refuses a non-empty directory
         const test::Run snap = rig({"snapshot", out.string()});
         ASSERT_EQ(snap.status, 0) << snap.out;
         auto replay_args = command;
@@ -197,12 +201,51 @@ TEST(RigTool, WhyRejectsWhatIsNoBusAddress) {
     EXPECT_NE(run.out.find("\"03:00\" is not a bus address"), std::string::npos) << run.out;
 }
 
-TEST(RigTool, WhyOfNoFunctionSaysItIsUnread) {
+TEST(RigTool, WhyOfNoFunctionIsAnErrorNamingIt) {
     const Tree tree(OneSwitch{}.build());
-    const test::Run run = rig({"topo", "--root", tree.root().string(), "--why", "99:00.0", "04:00.0"});
-    EXPECT_EQ(run.status, 0);
-    EXPECT_NE(run.out.find("unread"), std::string::npos) << run.out;
-    EXPECT_NE(run.out.find("0000:99:00.0: no such function"), std::string::npos) << run.out;
+    for (const auto& [provider, client, missing] :
+         {std::tuple{"99:00.0", "04:00.0", "0000:99:00.0"}, std::tuple{"0000:03:00.0", "0000:09:00.0", "0000:09:00.0"}}) {
+        const test::Run run = rig({"topo", "--root", tree.root().string(), "--why", provider, client});
+        EXPECT_EQ(run.status, 1) << run.out;
+        EXPECT_EQ(run.out, std::string("rig: ") + missing + ": no such function (rig ls lists them)\n");
+    }
+}
+
+TEST(RigTool, WhyWithJsonIsAUsageError) {
+    const Tree tree(OneSwitch{}.build());
+    for (const std::vector<std::string>& args :
+         {std::vector<std::string>{"topo", "--root", tree.root().string(), "--json", "--why", "03:00.0", "04:00.0"},
+          {"topo", "--root", tree.root().string(), "--why", "03:00.0", "04:00.0", "--json"}}) {
+        const test::Run run = rig(args);
+        EXPECT_EQ(run.status, 2) << run.out;
+        EXPECT_TRUE(run.out.find("--why excludes --json") != std::string::npos ||
+                    run.out.find("--json excludes --why") != std::string::npos)
+            << run.out;
+        EXPECT_EQ(run.out.find("not supported"), std::string::npos) << "no explanation is printed: " << run.out;
+    }
+}
+
+TEST(RigTool, UsageErrorsExitTwoWithCli11sMessage) {
+    const Tree tree(OneSwitch{}.build());
+    for (const auto& [args, message] :
+         {std::pair{std::vector<std::string>{}, "A subcommand is required"},
+          std::pair{std::vector<std::string>{"ls", "--bogus"}, "The following argument was not expected: --bogus"},
+          std::pair{std::vector<std::string>{"topo", "--root", tree.root().string(), "--why", "03:00.0"},
+                    "--why: At least 2 required but received 1"},
+          std::pair{std::vector<std::string>{"snapshot"}, "OUT_DIR is required"}}) {
+        const test::Run run = rig(args);
+        EXPECT_EQ(run.status, 2) << run.out;
+        EXPECT_NE(run.out.find(message), std::string::npos) << run.out;
+    }
+}
+
+TEST(RigTool, HelpExitsZero) {
+    for (const std::vector<std::string>& args :
+         {std::vector<std::string>{"--help"}, {"ls", "--help"}, {"topo", "--help"}, {"snapshot", "--help"}}) {
+        const test::Run run = rig(args);
+        EXPECT_EQ(run.status, 0) << run.out;
+        EXPECT_NE(run.out.find("Usage:"), std::string::npos) << run.out;
+    }
 }
 
 TEST(RigTool, LsListsEveryFunctionWithItsFiles) {
@@ -235,11 +278,69 @@ TEST(RigTool, LsListsEveryFunctionWithItsFiles) {
     EXPECT_NE(text.out.find("[02-04]"), std::string::npos) << text.out;
 }
 
-TEST(RigTool, LsOfARootWithoutSysBusPciListsNothing) {
+// Every file and directory under `dir`, for checking that a refused command wrote nothing.
+std::vector<fs::path> listing(const fs::path& dir) {
+    std::vector<fs::path> paths;
+    for (const auto& entry : fs::recursive_directory_iterator(dir)) paths.push_back(entry.path());
+    std::sort(paths.begin(), paths.end());
+    return paths;
+}
+
+TEST(RigTool, ARootThatDoesNotExistIsAnError) {
     TempDir dir;
-    const test::Run run = rig({"ls", "--root", dir.path().string(), "--json"});
-    ASSERT_EQ(run.status, 0) << run.out;
-    EXPECT_EQ(nlohmann::json::parse(run.out).at("functions").size(), 0u);
+    const fs::path missing = dir.path() / "missing";
+    for (const std::vector<std::string>& args :
+         {std::vector<std::string>{"ls", "--root", missing.string()},
+          {"ls", "--root", missing.string(), "--json"},
+          {"topo", "--root", missing.string()},
+          {"topo", "--root", missing.string(), "--why", "03:00.0", "04:00.0"},
+          {"snapshot", "--root", missing.string(), (dir.path() / "out").string()}}) {
+        const test::Run run = rig(args);
+        EXPECT_EQ(run.status, 1) << args[0];
+        EXPECT_EQ(run.out, "rig: " + missing.string() + ": no such directory\n") << args[0];
+    }
+    EXPECT_TRUE(listing(dir.path()).empty()) << "snapshot wrote nothing";
+}
+
+TEST(RigTool, ARootWithoutSysBusPciIsAnError) {
+    TempDir dir, out;
+    fs::create_directories(dir.path() / "sys/devices");
+    const std::string expected =
+        "rig: " + dir.path().string() + ": not a `rig snapshot` tree (no sys/bus/pci/devices in it)\n";
+    for (const std::vector<std::string>& args :
+         {std::vector<std::string>{"ls", "--root", dir.path().string(), "--json"},
+          {"topo", "--root", dir.path().string()},
+          {"snapshot", "--root", dir.path().string(), out.path().string()}}) {
+        const test::Run run = rig(args);
+        EXPECT_EQ(run.status, 1) << args[0];
+        EXPECT_EQ(run.out, expected) << args[0];
+    }
+    EXPECT_TRUE(listing(out.path()).empty()) << "snapshot wrote nothing";
+}
+
+TEST(RigTool, SnapshotIntoANonEmptyDirectoryIsRefusedAndWritesNothing) {
+    const Tree first(rich_topology()), second(OneSwitch{}.build());
+    TempDir out;
+    const test::Run snap = rig({"snapshot", "--root", first.root().string(), out.path().string()});
+    ASSERT_EQ(snap.status, 0) << snap.out;
+    const auto before = listing(out.path());
+    ASSERT_FALSE(before.empty());
+    const test::Run again = rig({"snapshot", "--root", second.root().string(), out.path().string()});
+    EXPECT_EQ(again.status, 1);
+    EXPECT_EQ(again.out, "rig: " + out.path().string() +
+                             ": not empty (a snapshot goes into a new or empty directory)\n");
+    EXPECT_EQ(listing(out.path()), before);
+    // Any file at all makes it non-empty; a file in its place is no directory.
+    TempDir other;
+    std::ofstream(other.path() / "notes.txt") << "mine";
+    const test::Run into_other = rig({"snapshot", "--root", first.root().string(), other.path().string()});
+    EXPECT_EQ(into_other.status, 1);
+    EXPECT_NE(into_other.out.find(other.path().string() + ": not empty"), std::string::npos) << into_other.out;
+    EXPECT_EQ(listing(other.path()), std::vector<fs::path>{other.path() / "notes.txt"});
+    const test::Run onto_file =
+        rig({"snapshot", "--root", first.root().string(), (other.path() / "notes.txt").string()});
+    EXPECT_EQ(onto_file.status, 1);
+    EXPECT_EQ(onto_file.out, "rig: " + (other.path() / "notes.txt").string() + ": not a directory\n");
 }
 
 TEST(RigTool, LsOfAnUnlistableRootIsAnError) {

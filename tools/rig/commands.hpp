@@ -1,5 +1,6 @@
 // The commands of the rig command line. Each prints to `out` and returns the process's
-// exit status: 0 done, 1 the machine could not be read (the reason on `err`).
+// exit status: 0 done, 1 the machine could not be read or has no function named (the
+// reason on `err`). main.cpp checks the command line (status 2) and --root first.
 #pragma once
 
 #include <optional>
@@ -18,8 +19,10 @@ int ls(const pci::Machine& machine, bool json, std::ostream& out, std::ostream& 
 // bridges), with a legend, as nvidia-smi topo -m prints them.
 int topo(const pci::Machine& machine, bool json, std::ostream& out, std::ostream& err);
 
-// rig topo --why PROVIDER CLIENT: Route::explain for the pair.
-int why(const pci::Machine& machine, std::string_view provider, std::string_view client, std::ostream& out);
+// rig topo --why PROVIDER CLIENT: Route::explain for the pair; 1 where either is no
+// function of the machine.
+int why(const pci::Machine& machine, std::string_view provider, std::string_view client, std::ostream& out,
+        std::ostream& err);
 
 // A user's spelling of a bus address made Linux's: lowercase, and "0000:" in front of a
 // short "BB:DD.F"; nullopt where the result is not a bus address. Only the command line

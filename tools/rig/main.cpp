@@ -6,6 +6,9 @@
 //   rig snapshot [--root DIR] OUT_DIR
 //
 // --root reads a snapshot (or any sysfs tree) instead of this machine's /sys and /proc.
+// Exit status: 0 done; 1 the machine could not be read, --root is no such tree, --why names
+// no function of it, or OUT_DIR is not empty; 2 a usage error (CLI11's message, or a bus
+// address that is none).
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
@@ -42,18 +45,28 @@ int main(int argc, char** argv) {
 
     auto* topo = app.add_subcommand("topo", "distance and peer-to-peer matrices of the endpoints");
     topo->add_option("--root", root, "read the sysfs tree under DIR (a rig snapshot) instead of this machine");
-    topo->add_flag("--json", json, "print JSON");
+    auto* topo_json = topo->add_flag("--json", json, "print JSON");
     std::vector<std::string> pair;
-    topo->add_option("--why", pair, "explain the route from CLIENT's requests to a BAR of PROVIDER")
+    topo->add_option("--why", pair, "explain the route from CLIENT's requests to a BAR of PROVIDER (text only)")
         ->expected(2)
-        ->type_name("PROVIDER CLIENT");
+        ->type_name("PROVIDER CLIENT")
+        ->excludes(topo_json);
 
     auto* snap = app.add_subcommand("snapshot", "copy what routes need into OUT_DIR, for rig topo --root elsewhere");
     snap->add_option("--root", root, "snapshot the sysfs tree under DIR instead of this machine");
     std::string out_dir;
-    snap->add_option("OUT_DIR", out_dir, "where to write the snapshot")->required();
+    snap->add_option("OUT_DIR", out_dir, "where to write the snapshot: a new or empty directory")->required();
 
-    CLI11_PARSE(app, argc, argv);
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::ParseError& e) {
+        return app.exit(e) == 0 ? 0 : 2;  // --help is a ParseError whose code is 0
+    }
+    if (!root.empty())
+        if (auto tree = pci::check_tree(root); !tree) {
+            std::cerr << "rig: " << tree.error() << '\n';
+            return 1;
+        }
     const pci::Machine machine = root.empty() ? pci::Machine::local() : pci::Machine::at(root);
 
     if (ls->parsed()) return tool::ls(machine, json, std::cout, std::cerr);
@@ -66,7 +79,7 @@ int main(int argc, char** argv) {
                 std::cerr << fmt::format("rig: \"{}\" is not a bus address (DDDD:BB:DD.F or BB:DD.F)\n", given);
                 return 2;
             }
-        return tool::why(machine, *provider, *client, std::cout);
+        return tool::why(machine, *provider, *client, std::cout, std::cerr);
     }
     if (snap->parsed()) {
         const auto written = pci::snapshot(machine, out_dir);

@@ -129,7 +129,18 @@ int topo(const pci::Machine& machine, bool json, std::ostream& out, std::ostream
     return 0;
 }
 
-int why(const pci::Machine& machine, std::string_view provider, std::string_view client, std::ostream& out) {
+int why(const pci::Machine& machine, std::string_view provider, std::string_view client, std::ostream& out,
+        std::ostream& err) {
+    const auto functions = machine.functions();
+    if (!functions) {
+        err << "rig: " << functions.error() << '\n';
+        return 1;
+    }
+    for (const std::string_view bus : {provider, client})
+        if (std::none_of(functions->begin(), functions->end(), [&](const pci::Id& f) { return f.bus == bus; })) {
+            err << "rig: " << bus << ": no such function (rig ls lists them)\n";
+            return 1;
+        }
     out << machine.route(provider, client).explain();
     return 0;
 }

@@ -41,8 +41,16 @@ Result<std::vector<FunctionFiles>> describe(const Machine& machine);
 // with its vendor, device, class, config (as many bytes as this process may read),
 // numa_node, secondary_bus_number and subordinate_bus_number files, its driver and
 // iommu_group links (to empty directories of the same names) and its physfn link; and
-// proc/cpuinfo's vendor_id and cpu family of the first processor. Writes into `out`
-// whether or not it exists. Error naming the file that could not be read or written.
+// proc/cpuinfo's vendor_id and cpu family of the first processor. `out` is made if it does
+// not exist. Error, writing nothing, where `out` is not a directory or is not empty (two
+// machines would merge into one tree); error naming the file that could not be read or
+// written.
 Result<void> snapshot(const Machine& machine, const std::filesystem::path& out);
+
+// Whether `root` is a tree Machine::at can read (a snapshot, a test fixture): a directory
+// with sys/bus/pci/devices in it. Machine::at(root) of any other path lists no functions,
+// so callers that take a root from a user check it first. Error "ROOT: no such directory"
+// or "ROOT: not a `rig snapshot` tree (no sys/bus/pci/devices in it)".
+Result<void> check_tree(const std::filesystem::path& root);
 
 }  // namespace rig::pci
