@@ -433,25 +433,17 @@ TEST(SimGpuModel, VramIsNotCommittedUntilTouched) {
     sim::Model model({.memory_bytes = 16 * GiB});
     const auto vram = model.memory(sim::reg::memory_bar);
     ASSERT_EQ(vram.size(), 16 * GiB);
-    // The first 8 MiB, page by page. VRAM may be backed by transparent huge pages, so a
-    // touch commits at most the 2 MiB block (by address) that holds it.
-    constexpr std::size_t page = 4096, huge = 2 << 20, window = 8 << 20;
     auto resident = [&] {
-        std::vector<unsigned char> pages(window / page);
-        if (::mincore(vram.data(), window, pages.data()) != 0) throw std::runtime_error("mincore failed");
+        std::vector<unsigned char> pages(256);
+        if (::mincore(vram.data(), pages.size() * 4096, pages.data()) != 0) throw std::runtime_error("mincore failed");
         std::vector<std::size_t> in;
         for (std::size_t i = 0; i < pages.size(); ++i)
             if (pages[i] & 1) in.push_back(i);
         return in;
     };
     EXPECT_EQ(resident(), std::vector<std::size_t>{});
-    const std::size_t touched = (5 << 20) + 3 * page + 5;
-    vram[touched] = std::byte{1};
-    const auto in = resident();
-    const auto block = [&](std::size_t offset) { return (reinterpret_cast<std::uintptr_t>(vram.data()) + offset) / huge; };
-    EXPECT_TRUE(std::find(in.begin(), in.end(), touched / page) != in.end());
-    EXPECT_LE(in.size(), huge / page);
-    for (const std::size_t p : in) EXPECT_EQ(block(p * page), block(touched)) << "page " << p << " is committed";
+    vram[3 * 4096 + 5] = std::byte{1};
+    EXPECT_EQ(resident(), std::vector<std::size_t>{3});
 }
 
 // The model through its registers alone (registers.hpp), as a driver sees it.

@@ -237,7 +237,6 @@ Model::Model(ModelConfig config) : state_(std::make_unique<State>()) {
     if (config.segments == 0) throw std::invalid_argument("sim GPU: no segment table entries");
     void* vram = ::mmap(nullptr, config.memory_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (vram == MAP_FAILED) throw std::bad_alloc();
-    ::madvise(vram, config.memory_bytes, MADV_HUGEPAGE);
     state_->vram = static_cast<std::byte*>(vram);
     state_->config = config;
     state_->table.resize(config.segments);
