@@ -110,6 +110,7 @@ Result<Cq> Cq::create(const Nic& nic, std::uint32_t depth) {
     auto done = n->rcfw->call(hsi::Opcode::CREATE_CQ, command);
     if (!done) return std::unexpected(std::move(done).error());
     cq->id = done->xid;
+    cq->live.store(true, std::memory_order_release);
     {
         std::lock_guard nq_lock(n->nq.mutex);
         n->nq.counts[cq->handle] = Nq::Count{cq->id, 0};

@@ -122,6 +122,7 @@ Result<Qp> Qp::create(const Nic& nic, Cq& send_cq, Cq& recv_cq, Depths depths) {
     auto done = n->rcfw->call(hsi::Opcode::CREATE_QP, command);
     if (!done) return std::unexpected(std::move(done).error());
     qp->qpn = static_cast<std::uint32_t>(hsi::create_qp::qpn.of(done->xid));
+    qp->live.store(true, std::memory_order_release);
     qp->local = Endpoint{qp->qpn, first_psn(qp->qpn), n->gid, n->mac, n->mtu};
     qp->next_psn = qp->local.psn;
     n->qps.push_back(qp.get());

@@ -150,7 +150,7 @@ struct Cq::State {
     std::uint32_t reserved = 0;   // their depths together
     Qp::State* carry = nullptr;   // a requester CQE not yet wholly reported
     std::atomic<bool> flush_pending{false};
-    std::atomic<bool> live{true};
+    std::atomic<bool> live{false};  // from the firmware's CREATE on; a refused create leaves it false
 
     Result<void> destroy_locked();
     // Out of use and out of the registries; its memory freed, or kept until close where
@@ -179,7 +179,7 @@ struct Qp::State {
     std::uint8_t responder_depth = 1;
     std::uint32_t max_inline = 0;
     std::atomic<QpState> state{QpState::Reset};
-    std::atomic<bool> live{true};
+    std::atomic<bool> live{false};  // from the firmware's CREATE on; a refused create leaves it false
 
     // The poster's.
     detail::RingPosition sq_prod{1};

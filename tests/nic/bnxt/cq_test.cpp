@@ -220,9 +220,12 @@ TEST(Cq, CreateRefusedByTheFirmwareIsAnError) {
     auto nic = m.open();
     ASSERT_TRUE(nic) << nic.error();
     m.faults.refuse(hsi::Opcode::CREATE_CQ, hsi::RcfwStatus::RESOURCES);
+    const auto commands = m.faults.counters().rcfw_commands;
     auto cq = Cq::create(*nic, 16);
     ASSERT_FALSE(cq);
     EXPECT_EQ(cq.error(), "0000:04:00.0: the firmware refused CREATE_CQ (status 2: RESOURCES)");
+    // The refused CQ is no CQ: no DESTROY_CQ (of an id the firmware never gave) follows.
+    EXPECT_EQ(m.faults.counters().rcfw_commands, commands + 1);
 }
 
 TEST(Cq, DestroyWhileAQpUsesItThrowsAndAfterItsQpWorks) {

@@ -276,9 +276,29 @@ TEST(Qp, CreateRefusedByTheFirmwareIsAnError) {
     auto cq = Cq::create(*nic, 256);
     ASSERT_TRUE(cq) << cq.error();
     m.faults.refuse(hsi::Opcode::CREATE_QP, hsi::RcfwStatus::RESOURCES);
-    auto qp = Qp::create(*nic, *cq, *cq);
+    const auto commands = m.faults.counters().rcfw_commands;
+    auto qp = Qp::create(*nic, *cq, *cq, Depths{16, 16});
     ASSERT_FALSE(qp);
     EXPECT_EQ(qp.error(), "0000:04:00.0: the firmware refused CREATE_QP (status 2: RESOURCES)");
+    // The refused QP is no QP: no DESTROY_QP follows, and the Cq keeps all its room.
+    EXPECT_EQ(m.faults.counters().rcfw_commands, commands + 1);
+    auto whole = Qp::create(*nic, *cq, *cq, Depths{128, 128});
+    ASSERT_TRUE(whole) << whole.error();
+    EXPECT_THROW((void)Qp::create(*nic, *cq, *cq, Depths{1, 1}), std::invalid_argument);
+}
+
+TEST(Qp, CqTooSmallForTheDepthsLeavesItsRoomAsItWas) {
+    SimMachine m("sim0");
+    auto nic = m.open();
+    ASSERT_TRUE(nic) << nic.error();
+    auto cq = Cq::create(*nic, 64);
+    ASSERT_TRUE(cq) << cq.error();
+    auto first = Qp::create(*nic, *cq, *cq, Depths{16, 16});
+    ASSERT_TRUE(first) << first.error();
+    EXPECT_THROW((void)Qp::create(*nic, *cq, *cq, Depths{64, 64}), std::invalid_argument);
+    auto second = Qp::create(*nic, *cq, *cq, Depths{16, 16});  // 32 + 32 of 64
+    ASSERT_TRUE(second) << second.error();
+    EXPECT_THROW((void)Qp::create(*nic, *cq, *cq, Depths{1, 1}), std::invalid_argument);
 }
 
 TEST(Qp, ConnectRefusedByTheFirmwareIsAnErrorNamingTheStep) {
