@@ -52,6 +52,14 @@ Mtu path_mtu(std::uint32_t port_mtu) {
 // doorbell page of BAR2 mapped.
 Result<void> configure_pci(Nic::State& nic) {
     const pci::Function& fn = nic.fn;
+    // §1.1: nothing is reset or written before the function shows a Broadcom network
+    // controller. Another device's BAR0 is no HWRM window: the request would land in its
+    // registers or memory. P5 itself is decided by HWRM_VER_GET (ver_get).
+    const std::uint16_t vendor = fn.config16(pci::config::vendor_id);
+    const std::uint8_t base_class = fn.config8(pci::config::class_code + 2);
+    if (vendor != hsi::pci_vendor_broadcom || base_class != (hsi::pci_class_ethernet >> 16))
+        return fail(nic.bus, ": not a Broadcom network function (vendor ", text::hex(vendor, 4), ", base class ",
+                    text::hex(base_class, 2), "); this driver speaks to bnxt P5 RoCE functions only");
     if (auto reset = fn.reset(); !reset) return fail("function level reset: ", reset.error());
     if (auto ro = fn.set_relaxed_ordering(false); !ro) return std::unexpected(std::move(ro).error());
     fn.set_memory_space(true);

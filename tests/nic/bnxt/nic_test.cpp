@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <functional>
 #include <string>
 #include <vector>
@@ -106,6 +107,16 @@ TEST(Nic, OpenOfANonexistentFunctionIsAnErrorNamingIt) {
     auto nic = Nic::open(m.machine(), "0000:09:00.0");
     ASSERT_FALSE(nic);
     EXPECT_NE(nic.error().find("0000:09:00.0"), std::string::npos) << nic.error();
+}
+
+TEST(Nic, OpenOfAnotherDevicesFunctionIsAnErrorAndWritesNothingToIt) {
+    SimMachine m("sim0");
+    const auto memory = m.gpu_memory(m.near_gpu);
+    std::fill(memory.begin(), memory.begin() + 4096, std::byte{0x5a});
+    auto nic = Nic::open(m.machine(), near_gpu_bus);
+    ASSERT_FALSE(nic);
+    EXPECT_EQ(nic.error().rfind("0000:03:00.0: not a Broadcom network function (vendor 0x", 0), 0u) << nic.error();
+    EXPECT_TRUE(std::all_of(memory.begin(), memory.begin() + 4096, [](std::byte b) { return b == std::byte{0x5a}; }));
 }
 
 TEST(Nic, GivenIpv4AddressIsTheGid) {

@@ -92,7 +92,8 @@ constexpr std::uint32_t bytes(Mtu mtu) { return std::uint32_t{256} << static_cas
 class Nic {
 public:
     // Opens the NIC at `bus` of `machine` (seeds/003, Function::take). Error naming the bus
-    // where the function cannot be taken, does not answer, is not a P5 RoCE function
+    // where the function cannot be taken, is no Broadcom network function (then nothing is
+    // reset or written), does not answer, is not a P5 RoCE function
     // ("chip 0x1760 is not a P5"), offers no RoCE, has no routable RoCEv2 GID (B19), or
     // where a firmware command is refused or not answered; everything taken so far is
     // given back first.
