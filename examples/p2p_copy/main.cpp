@@ -9,6 +9,7 @@
 // path chosen alone with --path p2p or --path bounce was not refused); 1 otherwise; 2 for
 // a command line it cannot use.
 #include <CLI/CLI.hpp>
+#include <fmt/format.h>
 
 #include <algorithm>
 #include <bit>
@@ -25,6 +26,7 @@
 #include "copy.hpp"
 #include "machines.hpp"
 #include "report.hpp"
+#include "rig/pci/snapshot.hpp"
 #include "rig/text.hpp"
 #include "topologies.hpp"
 
@@ -104,9 +106,10 @@ int run(int argc, char** argv) {
     // stages up to depth chunks of it in host memory for the bounce path.
     const std::uint64_t staged = std::min(*size, *chunk * depth);
     if (const auto available = available_memory(); available && 2 * (*size + staged) > *available) {
-        std::cerr << "p2p_copy: --size " << rig::text::bytes(*size) << " needs about " << rig::text::bytes(2 * (*size + staged))
+        const auto gib = [](std::uint64_t bytes) { return fmt::format("{:.1f} GiB", static_cast<double>(bytes) / (1 << 30)); };
+        std::cerr << "p2p_copy: --size " << rig::text::bytes(*size) << " needs about " << gib(2 * (*size + staged))
                   << " of memory (each simulated GPU holds the buffer, and each machine stages " << rig::text::bytes(staged)
-                  << " of it for the bounce path); this machine has " << rig::text::bytes(*available) << " available\n";
+                  << " of it for the bounce path); this machine has " << gib(*available) << " available\n";
         return 2;
     }
     Options options;
@@ -131,7 +134,10 @@ int run(int argc, char** argv) {
     }
     if (std::filesystem::is_directory(topology, ec)) {
         if (gpu.empty() || nic.empty()) {
-            std::cerr << "p2p_copy: --topology " << topology << " is a snapshot: name the GPU and the NIC with --gpu BUS --nic BUS\n";
+            if (auto tree = rig::pci::check_tree(topology); !tree)
+                std::cerr << "p2p_copy: --topology " << tree.error() << "\n";
+            else
+                std::cerr << "p2p_copy: --topology " << topology << " is a snapshot: name the GPU and the NIC with --gpu BUS --nic BUS\n";
             return 2;
         }
         layout = from_snapshot(topology, gpu, nic, gpu_identity, nic_identity());

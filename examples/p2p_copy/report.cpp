@@ -47,8 +47,13 @@ ProgressLine::ProgressLine(std::FILE* out, std::string path, std::uint64_t total
 
 void ProgressLine::operator()(std::uint64_t done) {
     if (!enabled_) return;
+    done_ = done;
     const auto now = now_();
     if (now - start_ < std::chrono::seconds(1) || (written_ && now - last_ < std::chrono::milliseconds(250))) return;
+    write(done, now);
+}
+
+void ProgressLine::write(std::uint64_t done, std::chrono::steady_clock::time_point now) {
     last_ = now;
     written_ = true;
     const double seconds = std::chrono::duration<double>(now - start_).count();
@@ -60,7 +65,9 @@ void ProgressLine::operator()(std::uint64_t done) {
 }
 
 void ProgressLine::finish() {
-    if (written_) std::fputs("\n", out_);
+    if (!written_) return;
+    write(done_, now_());  // the last bytes, which the 250 ms between lines may have skipped
+    std::fputs("\n", out_);
     written_ = false;
 }
 

@@ -54,14 +54,18 @@ public:
     ProgressLine(std::FILE* out, std::string path, std::uint64_t total, bool enabled,
                  Now now = [] { return std::chrono::steady_clock::now(); });
     void operator()(std::uint64_t done);
+    // Ends the line, with the bytes of the last call where a line was written.
     void finish();
 
 private:
+    void write(std::uint64_t done, std::chrono::steady_clock::time_point now);
+
     std::FILE* out_;
     Now now_;
     std::string path_;
     std::uint64_t total_;
     bool enabled_, written_ = false;
+    std::uint64_t done_ = 0;  // of the last call
     std::chrono::steady_clock::time_point start_, last_;
 };
 

@@ -14,15 +14,19 @@ std::string hex(std::uint64_t value, int digits) {
 std::string bytes(std::uint64_t n) {
     static constexpr std::array<const char*, 6> units{"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
     if (n == 1) return "1 byte";
-    // Below 1 MiB, KiB only where exact: 4095 bytes is not "4 KiB".
-    if (n < 1024 || (n < 1024 * 1024 && n % 1024 != 0)) return fmt::format("{} bytes", n);
-    double value = static_cast<double>(n);
-    std::size_t unit = 0;
-    for (value /= 1024; value >= 1024 && unit + 1 < units.size(); value /= 1024) ++unit;
-    if (value == static_cast<double>(static_cast<std::uint64_t>(value))) return fmt::format("{} {}", static_cast<std::uint64_t>(value), units[unit]);
-    // {:.3g} would write 1023.5 as "1.02e+03".
-    if (value >= 1000) return fmt::format("{:.1f} {}", value, units[unit]);
-    return fmt::format("{:.3g} {}", value, units[unit]);
+    // The largest unit that holds n exactly, with at most three decimals: a unit is 2^k
+    // bytes, so a remainder is a whole number of thousandths where it is a multiple of
+    // 2^k / 8 (1000 = 8 * 125).
+    for (std::size_t u = units.size(); u-- > 0;) {
+        const std::uint64_t unit = std::uint64_t{1} << (10 * (u + 1));
+        const std::uint64_t whole = n / unit, rest = n % unit;
+        if (whole == 0 || rest % (unit / 8) != 0) continue;
+        if (rest == 0) return fmt::format("{} {}", whole, units[u]);
+        std::string thousandths = fmt::format("{:03}", rest / (unit / 8) * 125);
+        thousandths.erase(thousandths.find_last_not_of('0') + 1);
+        return fmt::format("{}.{} {}", whole, thousandths, units[u]);
+    }
+    return fmt::format("{} bytes", n);
 }
 
 std::string duration(std::chrono::nanoseconds d) {

@@ -12,8 +12,9 @@ namespace rig::text {
 // "0x1750"; with digits > 0, zero-padded to that many hex digits ("0x0004").
 std::string hex(std::uint64_t value, int digits = 0);
 
-// Bytes for people: exact below 1 MiB ("1 byte", "4095 bytes", "4 KiB"), else
-// to three significant digits ("256 MiB", "1.5 GiB", "1023.5 MiB"), never in exponent form.
+// Bytes for people, always exact: the largest binary unit that holds them with at most
+// three decimals ("256 MiB", "1.5 GiB", "1028 KiB", "1.125 KiB"), else bytes ("1 byte",
+// "4095 bytes").
 std::string bytes(std::uint64_t n);
 
 // "1.25 ms", "3 s": a duration for a message.

@@ -301,7 +301,7 @@ TEST(P2pCopy, ASizeTheMachineCannotHoldIsRefusedBeforeAnythingRuns) {
     if (key != "MemAvailable:" || kib >= (std::uint64_t{2} << 30)) GTEST_SKIP() << "no MemAvailable, or 2 TiB of it";
     const rig::test::Run run = p2p_copy({"--size", "1024G"});
     EXPECT_EQ(run.status, 2) << run.out;
-    EXPECT_TRUE(has(run.out, "p2p_copy: --size 1 TiB needs about 2 TiB of memory")) << run.out;
+    EXPECT_TRUE(has(run.out, "p2p_copy: --size 1 TiB needs about 2048.0 GiB of memory")) << run.out;
     EXPECT_FALSE(has(run.out, "path ")) << run.out;
 }
 
@@ -385,6 +385,15 @@ TEST_F(Snapshot, FunctionsTheSnapshotLacksOrThatAreBridgesAreRefused) {
     const rig::test::Run missing = p2p_copy({"--topology", dir()});
     EXPECT_EQ(missing.status, 2);
     EXPECT_TRUE(has(missing.out, "is a snapshot: name the GPU and the NIC with --gpu BUS --nic BUS")) << missing.out;
+}
+
+TEST(P2pCopy, ADirectoryThatIsNoSnapshotIsNamedSo) {
+    const TempDir empty;
+    const rig::test::Run run = p2p_copy({"--topology", empty.path().string()});
+    EXPECT_EQ(run.status, 2);
+    EXPECT_TRUE(has(run.out, "p2p_copy: --topology " + empty.path().string() +
+                                 ": not a `rig snapshot` tree (no sys/bus/pci/devices in it)"))
+        << run.out;
 }
 
 }  // namespace

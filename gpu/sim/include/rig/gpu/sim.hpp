@@ -28,7 +28,7 @@ namespace rig::gpu::sim {
 // The simulated GPU at `bus` of `machine`, taken for this process (Function::take) and
 // reset, allocating at addresses of `space`. Error naming the bus where the take fails,
 // the function is not the simulated GPU (its class code or ID register), or a BAR cannot
-// be mapped. Throws std::invalid_argument if space is null.
+// be mapped. Throws std::invalid_argument if space is null or `bus` is not a bus address.
 Result<Gpu> open(const pci::Machine& machine, std::string_view bus, std::shared_ptr<Space> space);
 
 }  // namespace rig::gpu::sim

@@ -96,7 +96,7 @@ public:
     // reset or written), does not answer, is not a P5 RoCE function
     // ("chip 0x1760 is not a P5"), offers no RoCE, has no routable RoCEv2 GID (B19), or
     // where a firmware command is refused or not answered; everything taken so far is
-    // given back first.
+    // given back first. Throws std::invalid_argument where `bus` is not a bus address.
     static Result<Nic> open(const pci::Machine& machine, std::string_view bus, Options options = {});
 
     Nic(Nic&&) noexcept;
