@@ -74,16 +74,14 @@ Outcome bounce(const Job& job, std::string why) {
 
 constexpr const char* bounce_way = "GPU copy engine to host memory, NIC to NIC, host memory to GPU on each machine";
 
-// The pipeline cut to the transfer: a chunk no longer than the buffer (in whole pages), and
-// no more chunks in flight than there are, so that moving 1 MiB stages no 16 x 128 MiB.
+}  // namespace
+
 Pipeline fitted(Pipeline p, std::uint64_t size) {
     constexpr std::uint64_t page = 4096;
     p.chunk = std::min(p.chunk, (size + page - 1) / page * page);
     p.depth = static_cast<std::uint32_t>(std::min<std::uint64_t>(p.depth, (size + p.chunk - 1) / p.chunk));
     return p;
 }
-
-}  // namespace
 
 rig::Result<Report> copy(Pair& pair, const Options& asked, const ProgressFor& progress, const Done& done) {
     Options options = asked;

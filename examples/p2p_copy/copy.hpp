@@ -35,6 +35,11 @@ using ProgressFor = std::function<Progress(Path)>;
 // Called once a path's transfer ended (to end a progress line).
 using Done = std::function<void(Path)>;
 
+// The pipeline cut to a transfer of `size` bytes: a chunk no longer than the buffer (in
+// whole pages), and no more chunks in flight than there are, so that moving 1 MiB stages
+// no 16 x 128 MiB. copy() runs with it.
+Pipeline fitted(Pipeline p, std::uint64_t size);
+
 // Runs the chosen paths. Error naming the machine and the step where the machines cannot
 // be set up for any path (connecting the queue pairs, allocating GPU memory, filling it).
 // A path's own failure is its Outcome (ran, not verified, the reason).

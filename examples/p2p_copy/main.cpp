@@ -103,8 +103,9 @@ int run(int argc, char** argv) {
         return 2;
     }
     // Each simulated GPU holds the whole buffer in this process's memory, and each machine
-    // stages up to depth chunks of it in host memory for the bounce path.
-    const std::uint64_t staged = std::min(*size, *chunk * depth);
+    // stages the pipeline's chunks in host memory for the bounce path.
+    const Pipeline pipeline = fitted({*chunk, depth}, *size);
+    const std::uint64_t staged = pipeline.chunk * pipeline.depth;
     if (const auto available = available_memory(); available && 2 * (*size + staged) > *available) {
         const auto gib = [](std::uint64_t bytes) { return fmt::format("{:.1f} GiB", static_cast<double>(bytes) / (1 << 30)); };
         std::cerr << "p2p_copy: --size " << rig::text::bytes(*size) << " needs about " << gib(2 * (*size + staged))
@@ -113,7 +114,7 @@ int run(int argc, char** argv) {
         return 2;
     }
     Options options;
-    options.pipeline = {*chunk, depth};
+    options.pipeline = pipeline;
     options.size = *size;
     options.choice = path == "auto" ? Choice::Auto : path == "p2p" ? Choice::P2p : path == "bounce" ? Choice::Bounce : Choice::Both;
     options.mode = pull ? Mode::Read : Mode::SendRecv;
@@ -122,25 +123,23 @@ int run(int argc, char** argv) {
     const auto gpu_identity = rig::gpu::sim::Model(gpu_config).identity();
     rig::Result<Layout> layout = rig::fail("");
     std::error_code ec;
-    if (!gpu.empty() || !nic.empty()) {
-        if (!std::filesystem::is_directory(topology, ec)) {
-            const bool named = std::find(builtin_names.begin(), builtin_names.end(), topology) != builtin_names.end();
-            std::cerr << "p2p_copy: --gpu and --nic name functions of a snapshot directory (--topology DIR), and "
-                      << (named ? "the built-in topology " + topology + " places its own GPU and NIC"
-                                : "--topology " + topology + " is no directory")
-                      << "\n";
-            return 2;
-        }
-    }
-    if (std::filesystem::is_directory(topology, ec)) {
-        if (gpu.empty() || nic.empty()) {
-            if (auto tree = rig::pci::check_tree(topology); !tree)
-                std::cerr << "p2p_copy: --topology " << tree.error() << "\n";
-            else
-                std::cerr << "p2p_copy: --topology " << topology << " is a snapshot: name the GPU and the NIC with --gpu BUS --nic BUS\n";
-            return 2;
-        }
+    const bool directory = std::filesystem::is_directory(topology, ec);
+    const bool named = !gpu.empty() || !nic.empty();  // --gpu, --nic: functions of a snapshot
+    if (directory && named) {
         layout = from_snapshot(topology, gpu, nic, gpu_identity, nic_identity());
+    } else if (directory) {
+        if (auto tree = rig::pci::check_tree(topology); !tree)
+            std::cerr << "p2p_copy: --topology " << tree.error() << "\n";
+        else
+            std::cerr << "p2p_copy: --topology " << topology << " is a snapshot: name the GPU and the NIC with --gpu BUS --nic BUS\n";
+        return 2;
+    } else if (named) {
+        const bool builtin_name = std::find(builtin_names.begin(), builtin_names.end(), topology) != builtin_names.end();
+        std::cerr << "p2p_copy: --gpu and --nic name functions of a snapshot directory (--topology DIR), and "
+                  << (builtin_name ? "the built-in topology " + topology + " places its own GPU and NIC"
+                                   : "--topology " + topology + " is no directory")
+                  << "\n";
+        return 2;
     } else {
         layout = builtin(topology, gpu_identity, nic_identity());
     }

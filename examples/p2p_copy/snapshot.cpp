@@ -10,7 +10,6 @@
 // functions other than the GPU and NIC get no BARs: no route depends on them.
 #include <algorithm>
 #include <array>
-#include <cctype>
 #include <fstream>
 #include <iterator>
 #include <map>
@@ -226,11 +225,9 @@ rig::Result<Layout> from_snapshot(const fs::path& dir, std::string_view gpu, std
     // The command line's spellings: "0000:41:00.0", or "41:00.0" in domain 0, any case.
     std::array<std::string, 2> buses;
     for (const auto& [given, bus, what] : {std::tuple{gpu, &buses[0], "--gpu"}, std::tuple{nic, &buses[1], "--nic"}}) {
-        std::string s(given.size() == 7 ? "0000:" : "");
-        for (const char c : given) s += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-        const auto address = rig::pci::BusAddress::parse(s);
+        auto address = rig::pci::normalize_address(given);
         if (!address) return rig::fail(what, " ", std::string(given), ": not a bus address (DDDD:BB:DD.F or BB:DD.F)");
-        *bus = address->to_string();
+        *bus = std::move(*address);
     }
     auto files = rig::pci::describe(rig::pci::Machine::at(dir));
     if (!files) return rig::fail(dir.string(), ": ", files.error());

@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include <cctype>
 #include <stdexcept>
 
 namespace rig::pci {
@@ -60,6 +61,13 @@ std::string BusAddress::to_string() const {
 }
 
 bool is_address(std::string_view s) { return BusAddress::parse(s).has_value(); }
+
+std::optional<std::string> normalize_address(std::string_view user) {
+    std::string s(user.size() == 7 ? "0000:" : "");  // "41:00.0"
+    for (const char c : user) s += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (!is_address(s)) return std::nullopt;
+    return s;
+}
 
 int compare_address(std::string_view a, std::string_view b) {
     const auto x = BusAddress::parse(a);

@@ -27,6 +27,14 @@ TEST(BusAddress, ParsesFiveDigitVmdDomain) {
     EXPECT_EQ(a->bus, 0xe1);
 }
 
+TEST(BusAddress, NormalizeAddressTakesAUsersSpellings) {
+    EXPECT_EQ(normalize_address("41:00.0"), "0000:41:00.0");
+    EXPECT_EQ(normalize_address("0000:4A:1F.7"), "0000:4a:1f.7");
+    EXPECT_EQ(normalize_address("10000:E1:00.0"), "10000:e1:00.0");
+    EXPECT_EQ(normalize_address("garbage"), std::nullopt);
+    EXPECT_EQ(normalize_address("41:00.0 "), std::nullopt);
+}
+
 TEST(BusAddress, ToStringSpellsAsLinux) {
     EXPECT_EQ((BusAddress{0, 0x41, 0, 0}.to_string()), "0000:41:00.0");
     EXPECT_EQ((BusAddress{0x10000, 0xe1, 0x1f, 7}.to_string()), "10000:e1:1f.7");

@@ -3,7 +3,6 @@
 // reason on `err`). main.cpp checks the command line (status 2) and --root first.
 #pragma once
 
-#include <optional>
 #include <ostream>
 #include <string>
 #include <string_view>
@@ -23,10 +22,5 @@ int topo(const pci::Machine& machine, bool json, std::ostream& out, std::ostream
 // function of the machine.
 int why(const pci::Machine& machine, std::string_view provider, std::string_view client, std::ostream& out,
         std::ostream& err);
-
-// A user's spelling of a bus address made Linux's: lowercase, and "0000:" in front of a
-// short "BB:DD.F"; nullopt where the result is not a bus address. Only the command line
-// normalizes; the library takes Linux's spelling alone.
-std::optional<std::string> normalize_bus(std::string_view user);
 
 }  // namespace rig::tool

@@ -12,25 +12,11 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
-#include <algorithm>
-#include <cctype>
 #include <iostream>
 
 #include "commands.hpp"
 #include "rig/pci/address.hpp"
 #include "rig/pci/snapshot.hpp"
-
-namespace rig::tool {
-
-std::optional<std::string> normalize_bus(std::string_view user) {
-    std::string s(user);
-    std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-    if (s.size() == 7) s = "0000:" + s;  // "41:00.0"
-    if (!pci::is_address(s)) return std::nullopt;
-    return s;
-}
-
-}  // namespace rig::tool
 
 int main(int argc, char** argv) {
     using namespace rig;
@@ -72,8 +58,8 @@ int main(int argc, char** argv) {
     if (ls->parsed()) return tool::ls(machine, json, std::cout, std::cerr);
     if (topo->parsed()) {
         if (pair.empty()) return tool::topo(machine, json, std::cout, std::cerr);
-        const auto provider = tool::normalize_bus(pair[0]);
-        const auto client = tool::normalize_bus(pair[1]);
+        const auto provider = pci::normalize_address(pair[0]);
+        const auto client = pci::normalize_address(pair[1]);
         for (const auto& [given, parsed] : {std::pair{pair[0], provider}, std::pair{pair[1], client}})
             if (!parsed) {
                 std::cerr << fmt::format("rig: \"{}\" is not a bus address (DDDD:BB:DD.F or BB:DD.F)\n", given);

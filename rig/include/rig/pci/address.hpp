@@ -4,7 +4,8 @@
 // function in lowercase hexadecimal, the domain in at least four digits (Intel VMD
 // domains have five: "10000:e1:00.0"), the device at most 0x1f and the function at most 7.
 // Nothing else is a bus address: no uppercase, no missing part, no trailing text. The
-// library never normalizes a user's spelling; the command line does (tools/rig).
+// library takes Linux's spelling alone; a command line turns a user's into it with
+// normalize_address.
 //
 // The numbers of a DMA (a bus address in the sense of a TLP's address) are DmaAddress,
 // in transport.hpp; this file is about the names of functions.
@@ -36,6 +37,10 @@ struct BusAddress {
 
 // Whether s is a bus address.
 bool is_address(std::string_view s);
+
+// A user's spelling of a bus address made Linux's: lowercase, and "0000:" in front of a
+// short "BB:DD.F" ("41:00.0", "0000:4A:00.0"); nullopt where the result is not a bus address.
+std::optional<std::string> normalize_address(std::string_view user);
 
 // Orders bus addresses by domain, bus, device, then function, each as a number, so that
 // "2000:00:00.0" < "10000:00:00.0". Negative, zero or positive as a is before, equal to
