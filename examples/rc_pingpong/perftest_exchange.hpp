@@ -67,7 +67,7 @@ inline constexpr double oldest_version = 5.70;        // check_version_compatibi
 inline constexpr std::array<char, 5> done = {'d', 'o', 'n', 'e', '\0'};
 
 enum class Side { Client, Server };  // the client has a server name on its command line
-enum class Test { SendBw, ReadBw };
+enum class Program { SendBw, ReadBw };  // ib_send_bw, ib_read_bw
 
 // struct pingpong_dest as ethernet_write_keys prints it.
 struct QpRecord {
@@ -129,7 +129,7 @@ public:
     // The five report messages: the peer's report.
     rig::Result<BwReport> bw_reports(const BwReport& mine);
     // ctx_close_connection: a last record, then "done\0"; the peer's "done", if it still
-    // arrives, is taken and checked, its close or reset after it is no Error.
+    // arrives, is taken and checked. A reset or close around the two "done"s is no Error.
     rig::Result<void> close(const QpRecord& mine);
 
     // What the first exchanges settled, and the records of both sides.
@@ -142,19 +142,19 @@ public:
     using MakeRecord = std::function<rig::Result<QpRecord>(const Agreed&)>;
     using Connect = std::function<rig::Result<void>(const Agreed&)>;
     using Prepare = std::function<rig::Result<void>()>;
-    // 1-4, then the records up to the data phase of `test`, as the header lists them, in
+    // 1-4, then the records up to the data phase of `program`, as the header lists them, in
     // perftest's order: `record` makes this side's QP record once 1-4 are settled (where
     // perftest creates its buffer and QP: the vaddr must name max(size, cycle buffer)
     // bytes the peer may read); `connect` moves the QP to RTR and RTS after the first
     // record; `prepare` (ib_send_bw only: post receives or prepare sends) runs before the
     // record that precedes the data. Error naming the peer where a message fails, its
     // version is too old, its GID is of the other IP version, or a callback's Error.
-    rig::Result<Agreed> setup(Test test, SysData sys, rig::bnxt::Mtu mtu, const MakeRecord& record, const Connect& connect,
+    rig::Result<Agreed> setup(Program program, SysData sys, rig::bnxt::Mtu mtu, const MakeRecord& record, const Connect& connect,
                               const Prepare& prepare = {});
     // After the data phase: ib_read_bw's record and report, then close for both tests.
     // The peer's report for ib_read_bw (the client's, as the server prints it), else a
     // report of zeros.
-    rig::Result<BwReport> finish(Test test, const QpRecord& mine, const BwReport& report = {});
+    rig::Result<BwReport> finish(Program program, const QpRecord& mine, const BwReport& report = {});
 
 private:
     // One lock-step message of the same size each way, `what` naming it.
