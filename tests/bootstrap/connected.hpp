@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <span>
+#include <string>
 #include <string_view>
 
 #include "rig/bootstrap/stream.hpp"
@@ -27,6 +28,7 @@ inline Connected connected(const std::string& host = "127.0.0.1") {
 }
 
 inline std::span<const std::byte> bytes(std::string_view text) { return std::as_bytes(std::span(text)); }
+inline std::string text_of(std::span<const std::byte> b) { return {reinterpret_cast<const char*>(b.data()), b.size()}; }
 
 // Writes `text` whole on `stream` or fails the test.
 inline void put(bootstrap::Stream& stream, std::string_view text) {

@@ -16,8 +16,8 @@ namespace {
 using namespace std::chrono_literals;
 using test::connected;
 using test::put;
+using test::text_of;
 
-std::string text_of(std::span<const std::byte> bytes) { return {reinterpret_cast<const char*>(bytes.data()), bytes.size()}; }
 
 TEST(Address, HostAndPortParse) {
     EXPECT_EQ(*parse_address("10.0.0.1:18515"), (Address{"10.0.0.1", 18515}));

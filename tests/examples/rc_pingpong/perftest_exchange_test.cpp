@@ -17,8 +17,8 @@ using namespace std::chrono_literals;
 using rig::test::bytes;
 using rig::test::connected;
 using rig::test::put;
+using rig::test::text_of;
 
-std::string text_of(std::span<const std::byte> b) { return {reinterpret_cast<const char*>(b.data()), b.size()}; }
 std::string with_nul(std::string_view s) { return std::string(s) + '\0'; }
 
 // rxe's QP in the guest as ib_read_bw's server describes it: out_reads 128 (rxe's

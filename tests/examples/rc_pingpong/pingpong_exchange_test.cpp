@@ -14,12 +14,12 @@ using namespace std::chrono_literals;
 using rig::test::bytes;
 using rig::test::connected;
 using rig::test::put;
+using rig::test::text_of;
 
-// The guest's rxe QP of the note: QPN 0x11, its IPv4-mapped GID ::ffff:10.77.0.2.
+// An rxe QP in a guest at 10.77.0.2: rxe numbers its first QP 0x11; GID[1] is ::ffff:10.77.0.2.
 const std::string guest_record("0000:000011:a1b2c3:00000000000000000000ffff0a4d0002\0", 52);
 const Dest guest{0, 0x11, 0xa1b2c3, rig::bnxt::ipv4_gid(10, 77, 0, 2)};
 
-std::string text_of(std::span<const std::byte> b) { return {reinterpret_cast<const char*>(b.data()), b.size()}; }
 
 std::string read_text(rig::bootstrap::Stream& s, std::size_t n) {
     std::string out(n, '\0');
