@@ -5,6 +5,7 @@
 
 #include <pcap/pcap.h>
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
@@ -43,6 +44,17 @@ inline Capture read_pcap(const std::filesystem::path& path) {
     }
     pcap_close(p);
     return c;
+}
+
+// How many frames of `c` come from source MAC `mac` (bytes 6-11 of the frame).
+inline std::size_t frames_from(const Capture& c, const std::array<std::uint8_t, 6>& mac) {
+    std::size_t n = 0;
+    for (const CapturedFrame& f : c.frames) {
+        bool same = f.bytes.size() >= 12;
+        for (std::size_t i = 0; same && i < 6; ++i) same = f.bytes[6 + i] == std::byte{mac[i]};
+        n += same ? 1 : 0;
+    }
+    return n;
 }
 
 }  // namespace rig::test

@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <mutex>
 #include <stdexcept>
@@ -31,14 +32,19 @@ namespace {
 
 // Datagrams per sendmmsg and recvmmsg: the most frames one step sends at once (port.cpp).
 constexpr unsigned batch = 64;
-// Asked of the kernel for each direction's socket buffer: a window of 256 frames of 4 KiB
-// (Options::window_packets) in flight each way, each datagram charged about twice its
-// bytes on loopback.
-constexpr int socket_buffer_bytes = 4 << 20;
+// Asked of the kernel for each direction's socket buffer (it doubles the value, socket(7)):
+// what is in flight towards a port at once, each datagram charged about twice its bytes
+// on loopback. Sends are windowed (256 packets of 4 KiB a QP); the responses to 16 reads
+// of 1 MiB (the initiator depth) are not, and a receive buffer of 4 MiB lost some of them.
+constexpr int socket_buffer_bytes = 32 << 20;
 // Committed at bind, as Wire commits its ports' buffers (cable.cpp): what the receive
 // thread fills while the port holds the 1024 spares it keeps.
 constexpr std::size_t pool_first = 2048;
 constexpr std::size_t ethernet_header_bytes = 14;
+// How long the receive thread looks for more datagrams before it sleeps in poll, as the
+// model's worker spins for its next event (nic.cpp): a wakeup through the kernel costs
+// more than the gaps between a transfer's batches.
+constexpr auto spin_most = std::chrono::microseconds(50);
 
 std::string errno_text(int error) { return std::system_category().message(error); }
 
@@ -91,75 +97,82 @@ struct DatagramLink final : Cable::Link {
         if (failed > 0) count.send_failures.fetch_add(failed, std::memory_order_relaxed);
     }
 
-    // The receive thread: waits for datagrams (or stop_fd), takes them in recvmmsg
-    // batches, drops what is no frame of the remote peer and carries the rest.
+    // The receive thread: waits for datagrams (or stop_fd), then takes them until none
+    // came for spin_most. (Measured against the model's worker taking them while it spins
+    // for its next event, with this thread only for a sleeping worker: no faster, since
+    // the thread still woke for each burst.)
     void receive() {
-        std::array<Frame, batch> slots;
-        std::array<mmsghdr, batch> msgs{};
-        std::array<iovec, batch> iov{};
-        std::array<sockaddr_storage, batch> sources{};
-        alignas(cmsghdr) std::array<std::array<std::byte, CMSG_SPACE(sizeof(std::uint32_t))>, batch> controls{};
-        std::vector<Frame> spares, got;
-        got.reserve(batch);
         for (;;) {
             pollfd fds[2] = {{fd, POLLIN, 0}, {stop_fd, POLLIN, 0}};
             if (::poll(fds, 2, -1) < 0 && errno != EINTR) return;
             if (fds[1].revents != 0) return;
-            for (;;) {
-                for (unsigned i = 0; i < batch; ++i) {
-                    if (slots[i].capacity() == 0) {
-                        if (spares.empty()) take_spares(spares, batch);
-                        if (!spares.empty()) {
-                            slots[i] = std::move(spares.back());
-                            spares.pop_back();
-                        }
-                    }
-                    slots[i].resize(detail::max_frame_bytes);
-                    iov[i] = {slots[i].data(), slots[i].size()};
-                    msgs[i].msg_hdr = {};
-                    msgs[i].msg_hdr.msg_iov = &iov[i];
-                    msgs[i].msg_hdr.msg_iovlen = 1;
-                    msgs[i].msg_hdr.msg_name = &sources[i];
-                    msgs[i].msg_hdr.msg_namelen = sizeof(sockaddr_storage);
-                    msgs[i].msg_hdr.msg_control = controls[i].data();
-                    msgs[i].msg_hdr.msg_controllen = controls[i].size();
-                }
-                const int r = ::recvmmsg(fd, msgs.data(), batch, MSG_DONTWAIT, nullptr);
-                if (r < 0) {
-                    const int error = errno;
-                    if (error == EAGAIN || error == EWOULDBLOCK) break;
-                    if (error != EINTR) last_error.store(error, std::memory_order_relaxed);  // ECONNREFUSED: ICMP
-                    if (error == ECONNREFUSED || error == EINTR) continue;
+            auto spin_until = std::chrono::steady_clock::now() + spin_most;
+            while (!stopping.load(std::memory_order_relaxed)) {
+                if (receive_batch() > 0) {
+                    spin_until = std::chrono::steady_clock::now() + spin_most;
+                } else if (std::chrono::steady_clock::now() > spin_until) {
                     break;
+                } else {
+                    std::this_thread::yield();  // a thread with work on this core goes first
                 }
-                const auto n = static_cast<unsigned>(r);
-                for (unsigned i = 0; i < n; ++i) {
-                    const msghdr& h = msgs[i].msg_hdr;
-                    if ((h.msg_flags & MSG_TRUNC) != 0 || msgs[i].msg_len < ethernet_header_bytes) {
-                        count.not_ethernet.fetch_add(1, std::memory_order_relaxed);
-                    } else if (!same_address(sources[i], h.msg_namelen, remote_address)) {
-                        count.foreign.fetch_add(1, std::memory_order_relaxed);
-                    } else {
-                        slots[i].resize(msgs[i].msg_len);
-                        got.push_back(std::move(slots[i]));
-                        slots[i] = Frame();
-                    }
-                }
-                if (n > 0) note_overflows(msgs[n - 1].msg_hdr);
-                if (!got.empty()) {
-                    last_error.store(0, std::memory_order_relaxed);  // the peer lives
-                    const std::size_t received = got.size();
-                    if (const std::size_t lost = carry(1, got); lost > 0)
-                        count.unplugged.fetch_add(lost, std::memory_order_relaxed);
-                    // Counted once the port has them, so that a reader of the counters
-                    // finds them in the port's inbox.
-                    count.datagrams_received.fetch_add(received, std::memory_order_relaxed);
-                    for (Frame& f : got) spares.push_back(std::move(f));  // what the port did not take
-                    got.clear();
-                }
-                if (n < batch) break;
             }
         }
+    }
+
+    // One recvmmsg of up to `batch` datagrams, on the receive thread: drops what is no
+    // frame of the remote peer and carries the rest. The datagrams taken; 0 where none
+    // waited (or on an error, recorded).
+    unsigned receive_batch() {
+        for (unsigned i = 0; i < batch; ++i) {
+            if (slots[i].capacity() == 0) {
+                if (spares.empty()) take_spares(spares, batch);
+                if (!spares.empty()) {
+                    slots[i] = std::move(spares.back());
+                    spares.pop_back();
+                }
+            }
+            slots[i].resize(detail::max_frame_bytes);
+            iov[i] = {slots[i].data(), slots[i].size()};
+            msgs[i].msg_hdr = {};
+            msgs[i].msg_hdr.msg_iov = &iov[i];
+            msgs[i].msg_hdr.msg_iovlen = 1;
+            msgs[i].msg_hdr.msg_name = &sources[i];
+            msgs[i].msg_hdr.msg_namelen = sizeof(sockaddr_storage);
+            msgs[i].msg_hdr.msg_control = controls[i].data();
+            msgs[i].msg_hdr.msg_controllen = controls[i].size();
+        }
+        const int r = ::recvmmsg(fd, msgs.data(), batch, MSG_DONTWAIT, nullptr);
+        if (r < 0) {
+            const int error = errno;
+            if (error != EAGAIN && error != EWOULDBLOCK && error != EINTR)
+                last_error.store(error, std::memory_order_relaxed);  // ECONNREFUSED: an ICMP port unreachable
+            return error == ECONNREFUSED || error == EINTR ? 1 : 0;  // look again at once
+        }
+        const auto n = static_cast<unsigned>(r);
+        for (unsigned i = 0; i < n; ++i) {
+            const msghdr& h = msgs[i].msg_hdr;
+            if ((h.msg_flags & MSG_TRUNC) != 0 || msgs[i].msg_len < ethernet_header_bytes) {
+                count.not_ethernet.fetch_add(1, std::memory_order_relaxed);
+            } else if (!same_address(sources[i], h.msg_namelen, remote_address)) {
+                count.foreign.fetch_add(1, std::memory_order_relaxed);
+            } else {
+                slots[i].resize(msgs[i].msg_len);
+                got.push_back(std::move(slots[i]));
+                slots[i] = Frame();
+            }
+        }
+        if (n > 0) note_overflows(msgs[n - 1].msg_hdr);
+        if (!got.empty()) {
+            last_error.store(0, std::memory_order_relaxed);  // the peer lives
+            const std::size_t received = got.size();
+            if (const std::size_t lost = carry(1, got); lost > 0) count.unplugged.fetch_add(lost, std::memory_order_relaxed);
+            // Counted once the port has them, so that a reader of the counters finds
+            // them in the port's inbox.
+            count.datagrams_received.fetch_add(received, std::memory_order_relaxed);
+            for (Frame& f : got) spares.push_back(std::move(f));  // what the port did not take
+            got.clear();
+        }
+        return n;
     }
 
     // SO_RXQ_OVFL: each datagram carries the socket's count of datagrams dropped so far.
@@ -175,6 +188,7 @@ struct DatagramLink final : Cable::Link {
 
     void stop() {
         if (!receiver.joinable()) return;
+        stopping.store(true, std::memory_order_relaxed);
         const std::uint64_t one = 1;
         (void)!::write(stop_fd, &one, sizeof one);
         receiver.join();
@@ -188,10 +202,19 @@ struct DatagramLink final : Cable::Link {
     std::string remote_text;
     std::atomic<bool> connected{false};
     std::thread receiver;
+    std::atomic<bool> stopping{false};
     Counting count;
     std::atomic<int> last_error{0};  // errno of the last failed send or receive; 0 since a datagram came
     std::array<mmsghdr, batch> send_msgs{};
     std::array<iovec, batch> send_iov{};
+
+    // The receive thread's: buffers the next datagrams land in, and their headers.
+    std::array<Frame, batch> slots;
+    std::array<mmsghdr, batch> msgs{};
+    std::array<iovec, batch> iov{};
+    std::array<sockaddr_storage, batch> sources{};
+    alignas(cmsghdr) std::array<std::array<std::byte, CMSG_SPACE(sizeof(std::uint32_t))>, batch> controls{};
+    std::vector<Frame> spares, got;
 };
 
 DatagramLink& datagram(const std::shared_ptr<Cable::Link>& link) { return static_cast<DatagramLink&>(*link); }

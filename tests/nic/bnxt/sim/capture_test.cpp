@@ -16,6 +16,7 @@
 namespace rig::bnxt::sim::test {
 namespace {
 
+using rig::test::frames_from;
 using rig::test::read_pcap;
 
 std::int64_t realtime_ns() {
@@ -25,13 +26,6 @@ std::int64_t realtime_ns() {
 }
 
 Bytes first_bytes(const rig::test::CapturedFrame& f, std::size_t n) { return {f.bytes.begin(), f.bytes.begin() + static_cast<std::ptrdiff_t>(n)}; }
-
-std::size_t frames_from(const rig::test::Capture& c, const Mac& source) {
-    return static_cast<std::size_t>(std::count_if(c.frames.begin(), c.frames.end(), [&](const auto& f) {
-        return f.bytes.size() >= 12 && std::equal(source.begin(), source.end(), f.bytes.begin() + 6,
-                                                  [](std::uint8_t m, std::byte b) { return std::byte{m} == b; });
-    }));
-}
 
 using CaptureTest = Pair;
 

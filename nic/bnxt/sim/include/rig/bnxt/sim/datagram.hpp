@@ -13,8 +13,8 @@
 //
 // UDP has no flow control: datagrams the receiving socket has no room for are dropped by
 // the kernel (counted in receive_overflows, from SO_RXQ_OVFL) and the RC transport
-// retransmits them. The socket asks for 4 MiB of receive buffer (SO_RCVBUFFORCE where the
-// process may, else SO_RCVBUF, which net.core.rmem_max caps).
+// retransmits them. The socket asks for 32 MiB of receive buffer (SO_RCVBUFFORCE where
+// the process may, else SO_RCVBUF, which net.core.rmem_max caps).
 //
 // Threads: the cable receives on a thread of its own, which hands each batch of up to 64
 // datagrams to the model's inbox and wakes it; it sends on the model's thread, at the end
