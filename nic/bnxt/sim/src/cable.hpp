@@ -53,6 +53,7 @@ public:
     void write(std::span<const Frame> frames);
 
 private:
+    void close_locked();
     std::mutex mutex_;
     pcap* dead_ = nullptr;
     pcap_dumper* dumper_ = nullptr;
