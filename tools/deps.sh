@@ -4,7 +4,8 @@
 # /usr/local/cuda/bin/nvcc exists and skipped with a message where not.
 set -eu
 packages="g++ cmake ninja-build pkg-config libgtest-dev libgmock-dev libbenchmark-dev libfmt-dev
-nlohmann-json3-dev libcli11-dev linux-libc-dev hipcc libamdhip64-dev libdrm-dev ccache pciutils valgrind"
+nlohmann-json3-dev libcli11-dev linux-libc-dev hipcc libamdhip64-dev libdrm-dev ccache pciutils valgrind
+libpcap-dev tshark"
 missing=""
 for p in $packages; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

@@ -5,6 +5,15 @@
 //  p2p/send/<bytes>     peer-to-peer, machine 1 sends from its GPU region into receives
 //                       posted in machine 2's GPU region (1 MiB messages, 16 in flight)
 //  p2p/read/<bytes>     peer-to-peer, machine 2 reads machine 1's GPU region (RDMA READ)
+//  p2p/send-udp/<bytes> p2p/send with the two NICs cabled by datagram cables on 127.0.0.1
+//                       (p2p_copy --cable udp): each frame a UDP datagram through the
+//                       kernel's loopback, sent and received by the models' threads
+//  udp/<bytes>          the same bytes, in datagrams of the size of p2p/send's frames
+//                       (4162 bytes for 4096 of payload), from one thread to another
+//                       through sendmmsg and recvmmsg on 127.0.0.1, 64 at a time, with
+//                       no model: at most 256 datagrams (the models' RC window) ahead of
+//                       the receiver, so that the socket buffer never overflows. The
+//                       ceiling of p2p/send-udp
 //  bounce/send/<bytes>  GPU copy engine to host memory, send/receive between host regions,
 //                       host memory to GPU, pipelined over 16 host slots of 1 MiB
 //  bounce/read/<bytes>  the same, but machine 2 reads machine 1's host region (RDMA READ)
@@ -26,8 +35,13 @@
 // wall clock is shared with whatever else runs on it: compare rows of one run.
 #include <benchmark/benchmark.h>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <time.h>
+#include <unistd.h>
 
+#include <array>
 #include <atomic>
 #include <cstring>
 #include <memory>
@@ -53,8 +67,8 @@ T must(rig::Result<T> r) {
     return std::move(*r);
 }
 
-// The two machines, their queue pairs, a buffer of `largest` bytes on each GPU, and every
-// path over them, opened once for the whole run.
+// The two machines, their queue pairs, a buffer of `bytes` on each GPU, and every path
+// over them (over a datagram cable: p2p/send only), opened once for the whole run.
 struct Rig {
     std::unique_ptr<Pair> pair;
     std::optional<Link> link;
@@ -62,16 +76,17 @@ struct Rig {
     std::optional<PeerToPeer> send, read, small;
     std::unique_ptr<Bounce> bounce, bounce_read;
 
-    Rig() {
-        auto config = gpu_config(largest);
+    Rig(Cabling cabling, std::uint64_t bytes) {
+        auto config = gpu_config(bytes);
         auto layout = must(builtin("switch", rig::gpu::sim::Model(config).identity(), nic_identity()));
-        pair = must(open_pair(layout, config.memory_bytes));
+        pair = must(open_pair(layout, config.memory_bytes, cabling));
         const Pipeline pipeline;
         link = must(Link::connect(*pair, 64));
-        buffers = must(Buffers::allocate(*pair, largest));
+        buffers = must(Buffers::allocate(*pair, bytes));
         if (auto r = pair->one.gpu->fill(buffers->source, 1); !r) throw std::runtime_error(r.error());
         if (auto r = pair->two.gpu->fill(buffers->destination, 2); !r) throw std::runtime_error(r.error());
         send = must(PeerToPeer::open(*pair, *link, *buffers, Mode::SendRecv, pipeline));
+        if (cabling == Cabling::udp) return;
         read = must(PeerToPeer::open(*pair, *link, *buffers, Mode::Read, pipeline));
         small = must(PeerToPeer::open(*pair, *link, *buffers, Mode::SendRecv, {64, 64}));
         bounce = must(Bounce::open(*pair, *link, *buffers, Mode::SendRecv, pipeline));
@@ -103,14 +118,18 @@ void count(benchmark::State& state, std::uint64_t bytes, double cpu_seconds) {
 }
 
 Rig& machines() {
-    static Rig rig;
+    static Rig rig(Cabling::wire, largest);
+    return rig;
+}
+constexpr std::uint64_t largest_udp = 16 * MiB;
+Rig& udp_machines() {
+    static Rig rig(Cabling::udp, largest_udp);
     return rig;
 }
 
 // Times `transfer` of state.range(0) bytes, then checks the destination once.
 template <class Transfer>
-void transfer_rows(benchmark::State& state, Transfer&& transfer) {
-    Rig& rig = machines();
+void transfer_rows(benchmark::State& state, Transfer&& transfer, Rig& rig = machines()) {
     const auto bytes = static_cast<std::uint64_t>(state.range(0));
     // Another pattern first, so that a transfer that moves nothing cannot verify.
     if (auto r = rig.pair->two.gpu->fill(rig.buffers->destination, 0, bytes, state.iterations() + 7); !r) {
@@ -132,6 +151,9 @@ void transfer_rows(benchmark::State& state, Transfer&& transfer) {
 
 void p2p_send(benchmark::State& state) {
     transfer_rows(state, [](Rig& rig, std::uint64_t bytes) { return rig.send->run(bytes); });
+}
+void p2p_send_udp(benchmark::State& state) {
+    transfer_rows(state, [](Rig& rig, std::uint64_t bytes) { return rig.send->run(bytes); }, udp_machines());
 }
 void p2p_read(benchmark::State& state) {
     transfer_rows(state, [](Rig& rig, std::uint64_t bytes) { return rig.read->run(bytes); });
@@ -196,6 +218,108 @@ void handoff_row(benchmark::State& state) {
     count(state, bytes, process_cpu_seconds() - cpu);
 }
 
+// Two UDP sockets on 127.0.0.1 connected to each other, with the socket buffers the
+// datagram cable asks for.
+struct UdpPair {
+    int from = -1, to = -1;
+    UdpPair() {
+        for (int* fd : {&from, &to}) {
+            *fd = ::socket(AF_INET, SOCK_DGRAM, 0);
+            sockaddr_in a{};
+            a.sin_family = AF_INET;
+            a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+            const int bytes = 4 << 20;
+            if (::setsockopt(*fd, SOL_SOCKET, SO_RCVBUFFORCE, &bytes, sizeof bytes) != 0)
+                ::setsockopt(*fd, SOL_SOCKET, SO_RCVBUF, &bytes, sizeof bytes);
+            if (::setsockopt(*fd, SOL_SOCKET, SO_SNDBUFFORCE, &bytes, sizeof bytes) != 0)
+                ::setsockopt(*fd, SOL_SOCKET, SO_SNDBUF, &bytes, sizeof bytes);
+            if (::bind(*fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) throw std::runtime_error("udp row: bind");
+        }
+        connect(from, to);
+        connect(to, from);
+    }
+    ~UdpPair() {
+        ::close(from);
+        ::close(to);
+    }
+    static void connect(int fd, int peer) {
+        sockaddr_in a{};
+        socklen_t n = sizeof a;
+        ::getsockname(peer, reinterpret_cast<sockaddr*>(&a), &n);
+        if (::connect(fd, reinterpret_cast<sockaddr*>(&a), n) != 0) throw std::runtime_error("udp row: connect");
+    }
+};
+
+void udp_row(benchmark::State& state) {
+    constexpr std::size_t payload = 4096, frame = payload + 66, batch = 64, window = 256;
+    const auto bytes = static_cast<std::size_t>(state.range(0));
+    const std::size_t per_iteration = (bytes + payload - 1) / payload;
+    const std::size_t total = per_iteration * static_cast<std::size_t>(state.max_iterations);
+    static UdpPair udp;
+    auto& [from, to] = resident();
+    std::atomic<std::size_t> received{0};  // datagrams so far
+    std::atomic<bool> failed{false};
+    const double cpu = process_cpu_seconds();
+    // The sender: datagram i carries bytes [i * payload, ...) of the source (wrapping at
+    // `bytes`) behind 66 bytes of headers, as a model builds a frame in one buffer.
+    std::jthread sender([&] {
+        std::vector<std::byte> frames(batch * frame);
+        std::array<mmsghdr, batch> msgs{};
+        std::array<iovec, batch> iov{};
+        for (std::size_t i = 0; i < total && !failed;) {
+            while (i - received.load(std::memory_order_acquire) + batch > window && !failed) std::this_thread::yield();
+            const std::size_t n = std::min(batch, total - i);
+            for (std::size_t k = 0; k < n; ++k) {
+                const std::size_t at = ((i + k) % per_iteration) * payload;
+                const std::size_t piece = std::min(payload, bytes - at);
+                std::memcpy(&frames[k * frame + 66], &from[at], piece);
+                iov[k] = {&frames[k * frame], 66 + piece};
+                msgs[k] = {};
+                msgs[k].msg_hdr.msg_iov = &iov[k];
+                msgs[k].msg_hdr.msg_iovlen = 1;
+            }
+            for (std::size_t sent = 0; sent < n;) {
+                const int r = ::sendmmsg(udp.from, &msgs[sent], static_cast<unsigned>(n - sent), 0);
+                if (r < 0) {
+                    failed = true;
+                    break;
+                }
+                sent += static_cast<std::size_t>(r);
+            }
+            i += n;
+        }
+    });
+    std::vector<std::byte> frames(batch * frame);
+    std::array<mmsghdr, batch> msgs{};
+    std::array<iovec, batch> iov{};
+    std::size_t i = 0;
+    for (auto _ : state) {
+        for (const std::size_t end = i + per_iteration; i < end && !failed;) {
+            for (std::size_t k = 0; k < batch; ++k) {
+                iov[k] = {&frames[k * frame], frame};
+                msgs[k] = {};
+                msgs[k].msg_hdr.msg_iov = &iov[k];
+                msgs[k].msg_hdr.msg_iovlen = 1;
+            }
+            const int r = ::recvmmsg(udp.to, msgs.data(), static_cast<unsigned>(std::min(batch, end - i)), MSG_WAITFORONE, nullptr);
+            if (r <= 0) {
+                failed = true;
+                break;
+            }
+            for (int k = 0; k < r; ++k, ++i) {
+                const std::size_t at = (i % per_iteration) * payload;
+                std::memcpy(&to[at], &frames[static_cast<std::size_t>(k) * frame + 66], msgs[static_cast<std::size_t>(k)].msg_len - 66);
+            }
+            received.store(i, std::memory_order_release);
+        }
+        benchmark::ClobberMemory();
+    }
+    failed = failed || i != total;
+    sender.join();
+    if (failed) state.SkipWithError("udp row: a datagram was lost or a socket call failed");
+    count(state, bytes, process_cpu_seconds() - cpu);
+}
+
 // 1024 sends of 64 bytes per iteration, each into a posted receive.
 void completions(benchmark::State& state) {
     Rig& rig = machines();
@@ -218,6 +342,8 @@ void apply_sizes(benchmark::internal::Benchmark* b) {
 }
 
 BENCHMARK(p2p_send)->Name("p2p/send")->Apply(apply_sizes);
+BENCHMARK(p2p_send_udp)->Name("p2p/send-udp")->Arg(1 * MiB)->Arg(16 * MiB)->UseRealTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK(udp_row)->Name("udp")->Arg(1 * MiB)->Arg(16 * MiB)->UseRealTime()->Unit(benchmark::kMicrosecond);
 BENCHMARK(p2p_read)->Name("p2p/read")->Apply(apply_sizes);
 BENCHMARK(bounce_send)->Name("bounce/send")->Apply(apply_sizes);
 BENCHMARK(bounce_read)->Name("bounce/read")->Apply(apply_sizes);

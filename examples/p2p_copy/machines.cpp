@@ -1,6 +1,8 @@
 // Building, opening and cabling p2p_copy's two machines (machines.hpp).
 #include "machines.hpp"
 
+#include "rig/bnxt/sim/datagram.hpp"
+#include "rig/bnxt/sim/wire.hpp"
 #include "rig/gpu/sim.hpp"
 
 namespace p2p_copy {
@@ -38,6 +40,25 @@ rig::Result<void> open_drivers(Side& side) {
     return {};
 }
 
+rig::Result<void> cable(Pair& pair, Cabling cabling) {
+    auto& one = *pair.one.nic_model;
+    auto& two = *pair.two.nic_model;
+    if (cabling == Cabling::wire) {
+        pair.cables.push_back(std::make_unique<rig::bnxt::sim::Wire>(one, two));
+        return {};
+    }
+    using rig::bnxt::sim::DatagramCable;
+    for (auto* nic : {&one, &two}) {
+        auto c = DatagramCable::bind(*nic, "127.0.0.1:0");
+        if (!c) return std::unexpected(std::move(c).error());
+        pair.cables.push_back(std::move(*c));
+    }
+    auto& a = static_cast<DatagramCable&>(*pair.cables[0]);
+    auto& b = static_cast<DatagramCable&>(*pair.cables[1]);
+    if (auto r = a.connect(b.local()); !r) return r;
+    return b.connect(a.local());
+}
+
 }  // namespace
 
 rig::gpu::sim::ModelConfig gpu_config(std::uint64_t memory_bytes) {
@@ -52,17 +73,17 @@ rig::sim::Identity nic_identity() { return rig::bnxt::sim::Nic().identity(); }
 Pair::~Pair() {
     for (Side* side : {&one, &two})
         if (side->nic) (void)side->nic->close();  // its error has no one left to tell
-    wire.reset();
+    cables.clear();
     for (Side* side : {&one, &two})
         if (side->nic_model) side->nic_model->stop();
 }
 
-rig::Result<std::unique_ptr<Pair>> open_pair(const Layout& layout, std::uint64_t gpu_memory_bytes) {
+rig::Result<std::unique_ptr<Pair>> open_pair(const Layout& layout, std::uint64_t gpu_memory_bytes, Cabling cabling) {
     auto pair = std::make_unique<Pair>();
     pair->topology = layout.name;
     if (auto r = build_side(pair->one, layout, gpu_memory_bytes, 1); !r) return std::unexpected(std::move(r).error());
     if (auto r = build_side(pair->two, layout, gpu_memory_bytes, 2); !r) return std::unexpected(std::move(r).error());
-    pair->wire = std::make_unique<rig::bnxt::sim::Wire>(*pair->one.nic_model, *pair->two.nic_model);
+    if (auto r = cable(*pair, cabling); !r) return std::unexpected(std::move(r).error());
     for (Side* side : {&pair->one, &pair->two})
         if (auto r = open_drivers(*side); !r) return std::unexpected(std::move(r).error());
     return pair;

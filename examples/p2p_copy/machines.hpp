@@ -1,20 +1,22 @@
 // The two simulated machines p2p_copy moves bytes between: each a rig::sim::System of one
 // Layout (topologies.hpp) with the simulated GPU's model at its GPU and a bnxt model at
 // its NIC, both opened by their drivers (rig::gpu::sim::open, rig::bnxt::Nic::open) as on
-// any machine; the two NICs' ports joined by a simulated wire.
+// any machine; the two NICs' ports joined by a cable: a simulated wire, or two datagram
+// cables on 127.0.0.1 (UDP, one Ethernet frame per datagram) sending to each other.
 //
 // Everything a Side holds lives until the Pair goes: Pair's destructor closes the NICs
-// (while their models still run), then unplugs the wire, then stops the models.
+// (while their models still run), then unplugs the cables, then stops the models.
 // Not thread-safe; the data path (paths.hpp) uses a Pair from one thread.
 #pragma once
 
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "rig/bnxt/nic.hpp"
 #include "rig/bnxt/sim/nic.hpp"
-#include "rig/bnxt/sim/wire.hpp"
+#include "rig/bnxt/sim/cable.hpp"
 #include "rig/gpu/gpu.hpp"
 #include "rig/gpu/sim/model.hpp"
 #include "rig/pci/machine.hpp"
@@ -48,8 +50,14 @@ struct Pair {
 
     std::string topology;  // the Layout's name
     Side one, two;         // the sender and the receiver
-    std::unique_ptr<rig::bnxt::sim::Wire> wire;
+    // The Wire, or machine 1's datagram cable then machine 2's. The first carries every
+    // frame between the two NICs, both ways.
+    std::vector<std::unique_ptr<rig::bnxt::sim::Cable>> cables;
 };
+
+// How the two NICs' ports are joined: Wire (in-process), or UDP: each port bound to a
+// port of 127.0.0.1 the kernel chooses and sending to the other's.
+enum class Cabling { wire, udp };
 
 // The GPU model's identity for a GPU of `memory_bytes` bytes of memory, all of it behind
 // its BAR, and the bnxt model's identity: what a Layout is built with.
@@ -58,7 +66,8 @@ rig::sim::Identity nic_identity();
 
 // Two machines of `layout`, each with a GPU of `gpu_memory_bytes` (a power of two >= 64
 // KiB), running, opened and cabled. Error naming the machine and what failed: the sysfs
-// tree, the GPU's or the NIC's open.
-rig::Result<std::unique_ptr<Pair>> open_pair(const Layout& layout, std::uint64_t gpu_memory_bytes);
+// tree, the GPU's or the NIC's open, a datagram cable's socket.
+rig::Result<std::unique_ptr<Pair>> open_pair(const Layout& layout, std::uint64_t gpu_memory_bytes,
+                                             Cabling cabling = Cabling::wire);
 
 }  // namespace p2p_copy

@@ -3,7 +3,8 @@
 // machines, and prints what ran, why, how fast, and whether the bytes arrived intact.
 //
 //   p2p_copy [--size 256M] [--path both|auto|p2p|bounce] [--pull]
-//            [--topology switch|acs|two-host-bridges|iommu|DIR [--gpu BUS --nic BUS]] [--json]
+//            [--topology switch|acs|two-host-bridges|iommu|DIR [--gpu BUS --nic BUS]]
+//            [--cable wire|udp] [--pcap FILE] [--json]
 //
 // Exit status: 0 when at least one path ran and every path that ran was verified (and a
 // path chosen alone with --path p2p or --path bounce was not refused); 1 otherwise; 2 for
@@ -79,6 +80,11 @@ int run(int argc, char** argv) {
         ->capture_default_str();
     app.add_option("--gpu", gpu, "with --topology DIR: the bus address of the GPU the simulated GPU replaces");
     app.add_option("--nic", nic, "with --topology DIR: the bus address of the NIC the simulated bnxt NIC replaces");
+    std::string cable = "wire", pcap;
+    app.add_option("--cable", cable, "how the two NICs are cabled: wire (in-process) or udp (a datagram socket each on 127.0.0.1, one Ethernet frame per datagram)")
+        ->check(CLI::IsMember({"wire", "udp"}))
+        ->capture_default_str();
+    app.add_option("--pcap", pcap, "write every frame between the two NICs, both ways, to this pcap file");
     app.add_flag("--json", as_json, "print one JSON object instead of the table");
     std::string chunk_text = "1M";
     std::uint32_t depth = Pipeline{}.depth;
@@ -148,10 +154,16 @@ int run(int argc, char** argv) {
         return 2;
     }
 
-    auto pair = open_pair(*layout, gpu_config.memory_bytes);
+    auto pair = open_pair(*layout, gpu_config.memory_bytes, cable == "udp" ? Cabling::udp : Cabling::wire);
     if (!pair) {
         std::cerr << "p2p_copy: " << pair.error() << "\n";
         return 1;
+    }
+    if (!pcap.empty()) {
+        if (auto r = (*pair)->cables.front()->capture(pcap); !r) {
+            std::cerr << "p2p_copy: --pcap " << r.error() << "\n";
+            return 2;
+        }
     }
     std::optional<ProgressLine> line;
     auto report = copy(

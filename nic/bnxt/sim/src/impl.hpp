@@ -1,21 +1,22 @@
 // impl.hpp: what a Nic is made of (nic.hpp): the BAR0 register file and the inbox that
 // BAR writes and wire frames fill, the step that empties it into the Firmware, the
-// worker thread, and the wire link. Private to rig_bnxt_sim.
+// worker thread, and the cable it is plugged into. Private to rig_bnxt_sim.
 //
-// Frames: the Firmware builds each frame in a spare buffer and sends it into the outbox;
-// when the event that made them is done (or 64 are waiting), the outbox goes over the
-// wire (or into this Nic's own inbox) at once, in order, under one lock and with one
-// wakeup. A receiver gives the buffers of frames it has taken back to spares; spares
-// beyond what a Nic keeps go to the link's pool, and a Nic without spares takes from it,
-// a batch at a time.
+// Frames (port.cpp): the Firmware builds each frame in a spare buffer and sends it into
+// the outbox; when the event that made them is done (or 64 are waiting), flush hands the
+// outbox to the cable (Cable::Link::carry, cable.hpp) or puts it into this Nic's own
+// inbox, at once, in order. Frames arrive at a port only through deliver, under one lock
+// and with one wakeup. A receiver gives the buffers of frames it has taken back to
+// spares; spares beyond what a Nic keeps go to the cable's pool, and a Nic without spares
+// takes from it, a batch at a time.
 //
 // Locks: `inbox_mutex` guards the inbox, the register file and the BAR-side counters
 // (bar_width_faults, bar_unmapped, frames_received); `step_mutex` guards the Firmware,
 // the outbox, the spares and every other counter; `link_mutex` guards which link the Nic
 // is plugged into. Orders: a step takes step_mutex, then inbox_mutex briefly; a BAR
 // access takes inbox_mutex only; frames leaving take link_mutex (released), then the
-// link's mutex, then the peer's inbox_mutex; plugging takes both link_mutexes, then the
-// link's mutex.
+// cable's mutex, then the peer's inbox_mutex; plugging takes the link_mutexes, then the
+// cable's mutex.
 #pragma once
 
 #include <array>
@@ -27,17 +28,10 @@
 #include <thread>
 #include <vector>
 
+#include "cable.hpp"
 #include "firmware.hpp"
-#include "rig/bnxt/sim/wire.hpp"
 
 namespace rig::bnxt::sim {
-
-struct Wire::Link {
-    std::mutex mutex;
-    std::array<Nic::Impl*, 2> ends{};
-    std::vector<detail::Frame> pool;  // spare frame buffers of both ends
-    std::condition_variable resumed;  // with `mutex`: an end's wire backlog fell to resume_at
-};
 
 struct Nic::Impl final : detail::Transmitter {
     explicit Impl(Options o);
@@ -59,13 +53,17 @@ struct Nic::Impl final : detail::Transmitter {
     // timers where there were none, and records whether timers wait; whether it worked.
     bool end_step(bool handled);
     void flush();
-    // Puts `frames` into this Nic's inbox as frame events of origin `from` (Event::value),
-    // counted, and wakes the worker; leaves `frames` empty.
-    void deliver(std::vector<detail::Frame>& frames, std::uint64_t from);
+    // The one place frames arrive at this port: puts `frames` into the inbox as frame
+    // events of origin `from` (Event::value), counted, and wakes the worker; leaves
+    // `frames` empty. Returns the wire backlog after (frames from a cable count in it).
+    std::uint32_t deliver(std::vector<detail::Frame>& frames, std::uint64_t from);
     void recycle(detail::Frame frame);
-    std::shared_ptr<Wire::Link> plugged(unsigned& end);
-    // The worker's pause while the peer's backlog is full (pause flow control, nic.cpp).
+    // The cable this Nic is plugged into (nullptr: none, or it is gone) and its end.
+    std::shared_ptr<Cable::Link> plugged(unsigned& end);
+    // The worker's pause while the peer's backlog is full (pause flow control, port.cpp);
+    // whether a port with `backlog` frames from its cable makes its peer pause.
     void pace();
+    static bool pause_peer(std::uint32_t backlog);
     void drained(std::uint32_t frames);  // frames from the wire were handled
 
     Options options;
@@ -102,7 +100,7 @@ struct Nic::Impl final : detail::Transmitter {
     std::thread worker;
 
     std::mutex link_mutex;
-    std::shared_ptr<Wire::Link> link;
+    std::weak_ptr<Cable::Link> link;  // the cable owns its Link: destroying it unplugs
     unsigned link_end = 0;
 };
 

@@ -143,14 +143,8 @@ Nic::Nic(Options options) : impl_(std::make_unique<Impl>(std::move(options))) {}
 
 Nic::~Nic() {
     stop();
-    std::shared_ptr<Wire::Link> l;
     unsigned end = 0;
-    {
-        std::lock_guard lock(impl_->link_mutex);
-        l = impl_->link;
-        end = impl_->link_end;
-    }
-    if (l) {
+    if (auto l = impl_->plugged(end)) {
         std::lock_guard lock(l->mutex);
         if (l->ends[end] == impl_.get()) l->ends[end] = nullptr;
     }

@@ -2,7 +2,9 @@
 // tables (section given at each function), not taken from the hsi headers.
 #include "harness.hpp"
 
+#include <chrono>
 #include <stdexcept>
+#include <thread>
 #include <utility>
 
 namespace rig::bnxt::sim::test {
@@ -435,6 +437,16 @@ void settle(Node& a, Node& b) {
     for (int i = 0; i < 1'000'000; ++i)
         if (a.nic.settle() + b.nic.settle() == 0) return;
     ADD_FAILURE() << "models never settled";
+}
+
+std::vector<Cqe> wait_for(Node& node, Cq& cq, std::size_t n) {
+    std::vector<Cqe> out;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (out.size() < n && std::chrono::steady_clock::now() < deadline) {
+        if (auto c = node.poll(cq)) out.push_back(*c);
+        else std::this_thread::yield();
+    }
+    return out;
 }
 
 }  // namespace rig::bnxt::sim::test

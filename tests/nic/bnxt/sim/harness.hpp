@@ -213,4 +213,8 @@ public:
 // Steps both nodes until neither has work (bounded).
 void settle(Node& a, Node& b);
 
+// For models on their threads: polls `cq` until `n` CQEs came or a generous deadline
+// passed (a hang guard only).
+std::vector<Cqe> wait_for(Node& node, Cq& cq, std::size_t n);
+
 }  // namespace rig::bnxt::sim::test

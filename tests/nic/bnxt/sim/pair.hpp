@@ -1,6 +1,6 @@
-// tests/nic/bnxt/sim/pair.hpp: two bnxt models on two fake machines joined by a Wire, each
-// brought up (§7.1) with one CQ, one RC QP connected to the other (§7.2), a DMA MR (§6.5)
-// and a buffer.
+// tests/nic/bnxt/sim/pair.hpp: two bnxt models on two fake machines joined by a Wire (a
+// fixture may unplug it and cable them otherwise), each brought up (§7.1) with one CQ,
+// one RC QP connected to the other (§7.2), a DMA MR (§6.5) and a buffer.
 #pragma once
 
 #include "harness.hpp"
@@ -30,7 +30,7 @@ protected:
 
     Node a{1};
     Node b{2};
-    Wire wire{a.nic, b.nic};
+    std::optional<Wire> wire{std::in_place, a.nic, b.nic};
     Cq acq, bcq;
     Qp aqp, bqp;
     std::uint32_t akey = 0, bkey = 0;  // DMA MRs: LOCAL_WRITE | REMOTE_READ

@@ -12,17 +12,6 @@ namespace {
 
 using ThreadTest = Pair;
 
-// Polls `cq` until `n` CQEs came or a generous deadline passed (a hang guard only).
-std::vector<Cqe> wait_for(Node& node, Cq& cq, std::size_t n) {
-    std::vector<Cqe> out;
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-    while (out.size() < n && std::chrono::steady_clock::now() < deadline) {
-        if (auto c = node.poll(cq)) out.push_back(*c);
-        else std::this_thread::yield();
-    }
-    return out;
-}
-
 TEST_F(ThreadTest, TwoModelsOnTheirThreadsCarryTwoHundredSendsInOrder) {
     open({.sq_size = 32, .rq_size = 32, .cq_size = 64});
     a.nic.start();

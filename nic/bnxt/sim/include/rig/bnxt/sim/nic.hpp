@@ -15,10 +15,11 @@
 // INITIALIZE_FW gate), NQs with arm state and MSI-X, the memory-region table (§6: keys,
 // page lists of levels 0/1/2, access rights), RC queue pairs with the MODIFY_QP state
 // machine, SEND, SEND with immediate, RDMA WRITE (with immediate) and RDMA READ over a
-// Wire, with PSNs, acknowledgements, retransmission on timeout, receiver-not-ready
-// retries, error CQEs, flush CQEs and QP error notifications. Doorbells are checked as
-// the HSI says (index in range, epoch = wrap parity, §5.8.2); one that fails is dropped
-// and counted. Where the model and the hardware differ, the source says so at the spot.
+// cable (cable.hpp), with PSNs, acknowledgements, retransmission on timeout, receiver-
+// not-ready retries, error CQEs, flush CQEs and QP error notifications. Doorbells are
+// checked as the HSI says (index in range, epoch = wrap parity, §5.8.2); one that fails
+// is dropped and counted. Where the model and the hardware differ, the source says so
+// at the spot.
 //
 // How it runs: on its own thread (start) or stepped by hand (step, settle) for exact
 // interleavings; both may be mixed. Its timers compare against Options::clock. BAR
@@ -39,7 +40,7 @@ namespace rig::bnxt::sim {
 namespace testing {
 class Faults;
 }
-class Wire;
+class Cable;
 
 // The limits QUERY_FUNC reports (§4.6.2) and the model enforces.
 struct Limits {
@@ -73,7 +74,7 @@ struct Options {
 class Nic final : public rig::sim::Device {
 public:
     explicit Nic(Options options = {});
-    ~Nic() override;  // stops the worker; unplugs the wire
+    ~Nic() override;  // stops the worker; unplugs its cable
     Nic(const Nic&) = delete;
     Nic& operator=(const Nic&) = delete;
 
@@ -109,7 +110,7 @@ public:
     struct Impl;
 
 private:
-    friend class Wire;
+    friend class Cable;
     friend class testing::Faults;
     std::unique_ptr<Impl> impl_;
 };
