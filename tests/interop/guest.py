@@ -252,12 +252,17 @@ class Guest:
                         return m
                 seen = len(self._lines)
                 left = deadline - time.monotonic()
-                reader_done = self._reader is not None and not self._reader.is_alive()
-                if reader_done:
-                    code = self._process.poll() if self._process else None
+                if self.exit_status is not None:
+                    raise self._error(f"the command exited with status {self.exit_status} before a line "
+                                      f"matched {regex.pattern!r}")
+                if self._reader is not None and not self._reader.is_alive():
+                    try:
+                        code = self._process.wait(5) if self._process else None
+                    except subprocess.TimeoutExpired:
+                        code = None
                     qemu_log = self.stderr_path.read_text(errors="replace") if self.stderr_path.exists() else ""
                     kind = PortInUse if "Address already in use" in qemu_log else GuestError
-                    raise self._error(f"exited (QEMU status {code}) before a line matched {regex.pattern!r}", kind)
+                    raise self._error(f"QEMU exited (status {code}) before a line matched {regex.pattern!r}", kind)
                 if left <= 0:
                     raise self._error(f"no line matched {regex.pattern!r} within {timeout:.0f} s")
                 self._changed.wait(min(left, 1.0))
