@@ -19,13 +19,13 @@ user-mode NIC (10.0.2.15 in the guest) whose host ends are 127.0.0.1 only: each
 127.0.0.1 at 10.0.2.2 (its only route there; it has no default route); that NIC's frames
 go to <workdir>/<name>.tcp.pcap.
 
-Under TCG (no KVM, by design) a guest boots in 4-10 s of one host core; see docs/interop.md.
+Under TCG (no KVM, by design) a boot costs 4-5 s of one host core, 5-17 s of wall time as
+the machine is loaded (docs/interop.md).
 A Guest is for one thread; kill() (or leaving the with block) ends QEMU in every case.
 """
 
 from __future__ import annotations
 
-import os
 import random
 import re
 import shutil
@@ -34,7 +34,7 @@ import socket
 import subprocess
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import guest_image

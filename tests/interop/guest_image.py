@@ -167,8 +167,9 @@ def download(chosen: dict[str, str], debs: Path) -> dict[str, Path]:
             os.chmod(partial, 0o777)  # apt's _apt user writes there when run as root
             r = _run(["apt-get", "download", *[f"{n}={chosen[n]}" for n in missing]], cwd=partial)
             if r.returncode != 0:
+                errors = [line for line in r.stderr.splitlines() if line.startswith("E:")]
                 raise Unavailable("apt-get download failed (is the Debian mirror reachable?):\n" +
-                                  r.stderr.strip())
+                                  "\n".join(errors[:3]) + (f"\n... and {len(errors) - 3} more" if len(errors) > 3 else ""))
             for n in missing:
                 got = cached(Path(partial), n)
                 if got is None:

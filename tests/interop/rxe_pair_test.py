@@ -17,7 +17,6 @@ Debian's packages cannot be had.
 from __future__ import annotations
 
 import re
-import subprocess
 import sys
 from pathlib import Path
 
