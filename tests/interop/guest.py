@@ -58,6 +58,22 @@ def qemu() -> str | None:
     return shutil.which("qemu-system-x86_64")
 
 
+SKIPPED = 77  # ctest's SKIP_RETURN_CODE for the interop tests
+
+
+def image_or_skip() -> guest_image.Image | None:
+    """The guest image for a test, or None after printing why the test skips (exit SKIPPED):
+    no qemu-system-x86_64, or Debian's packages cannot be had (guest_image.Unavailable)."""
+    if qemu() is None:
+        print("skipped: qemu-system-x86_64 not found (tools/deps.sh installs qemu-system-x86)")
+        return None
+    try:
+        return guest_image.build()
+    except guest_image.Unavailable as e:
+        print(f"skipped: {e}")
+        return None
+
+
 def _local_port_range() -> tuple[int, int]:
     try:
         low, high = Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()

@@ -146,14 +146,9 @@ def main(argv: list[str]) -> int:
     if len(argv) != 3 or argv[2] not in cases:
         print(__doc__, file=sys.stderr)
         return 2
-    if guest.qemu() is None:
-        print("skipped: qemu-system-x86_64 not found (tools/deps.sh installs qemu-system-x86)")
-        return 77
-    try:
-        image = guest_image.build()
-    except guest_image.Unavailable as e:
-        print(f"skipped: {e}")
-        return 77
+    image = guest.image_or_skip()
+    if image is None:
+        return guest.SKIPPED
     workdir = Path(argv[1])
     workdir.mkdir(parents=True, exist_ok=True)
     return cases[argv[2]](workdir, image)

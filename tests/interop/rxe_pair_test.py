@@ -22,7 +22,6 @@ from pathlib import Path
 
 import capture
 import guest
-import guest_image
 import rxe_pair
 from capture import Frame
 from rxe_pair import CLIENT, SERVER, QueuePair
@@ -189,14 +188,9 @@ def main(argv: list[str]) -> int:
         print(__doc__, file=sys.stderr)
         return 2
     workdir, program, size, iters = Path(argv[1]), argv[2], int(argv[3]), int(argv[4])
-    if guest.qemu() is None:
-        print("skipped: qemu-system-x86_64 not found (tools/deps.sh installs qemu-system-x86)")
-        return 77
-    try:
-        image = guest_image.build()
-    except guest_image.Unavailable as e:
-        print(f"skipped: {e}")
-        return 77
+    image = guest.image_or_skip()
+    if image is None:
+        return guest.SKIPPED
     if program == "rc_pingpong":
         options = f"-g 1 -s {size} -n {iters} -m 1024"
         server_cmd, client_cmd = f"ibv_rc_pingpong {options}", f"ibv_rc_pingpong {options} -p $PORT $SERVER"
