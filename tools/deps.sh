@@ -1,11 +1,13 @@
 #!/bin/sh
 # Installs the Debian 12 packages rig builds with, where they are missing. Needs root
 # (or sudo). The CUDA toolkit is not a Debian package: the CUDA backend is built where
-# /usr/local/cuda/bin/nvcc exists and skipped with a message where not.
+# /usr/local/cuda/bin/nvcc exists and skipped with a message where not. The interop tests
+# (tests/interop) boot QEMU guests (qemu-system-x86) built from Debian packages that they
+# fetch themselves with apt-get download, and read captures with tshark.
 set -eu
 packages="g++ cmake ninja-build pkg-config libgtest-dev libgmock-dev libbenchmark-dev libfmt-dev
 nlohmann-json3-dev libcli11-dev linux-libc-dev hipcc libamdhip64-dev libdrm-dev ccache pciutils valgrind
-libpcap-dev tshark"
+libpcap-dev tshark python3 qemu-system-x86"
 missing=""
 for p in $packages; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
