@@ -309,25 +309,41 @@ Result<void> alloc_nq(Nic::State& nic) {
     return {};
 }
 
-// §7.1 step 16, §4.6.5; the GID by the rule of gid.hpp (cases/bugs B19).
+// §7.1 step 16, §4.6.5: each address of the table once, in table order (bnxt_re shares one
+// firmware entry between an address's RoCEv1 and RoCEv2 GIDs); the GID of the queue pairs
+// by the rule of gid.hpp (cases/bugs B19).
 Result<void> add_gid(Nic::State& nic) {
-    const auto table = nic.options.gids.empty() ? default_gids(nic.mac) : nic.options.gids;
+    std::vector<GidEntry> table = nic.options.gids;
+    if (table.empty() && !nic.options.address.empty()) {
+        const auto address = parse_address(nic.options.address);
+        if (!address)
+            return fail(nic.bus, ": Options::address \"", nic.options.address,
+                        "\" is neither an IPv4 nor an IPv6 address (numeric, as \"10.0.0.1\" or \"2001:db8::1\")");
+        table = address_gids(nic.mac, *address);
+    }
+    if (table.empty()) table = default_gids(nic.mac);
     const auto chosen = choose_gid(table, nic.options.link_local);
     if (!chosen) {
         std::string listed;
         for (const GidEntry& e : table)
             listed += (listed.empty() ? "" : ", ") + to_string(e.gid) + (e.version == RoceVersion::V2 ? " v2" : " v1");
         return fail(nic.bus, ": no routable RoCEv2 GID among {", listed,
-                    "}; pass the port's address in Options::gids (or allow link-local GIDs)");
+                    "}; pass the port's address in Options::address (or allow link-local GIDs)");
     }
     nic.gid = table[*chosen].gid;
     nic.ipv4_gid = is_ipv4_mapped(nic.gid);
-    hsi::AddGid command{};
-    command.gid = hsi::add_gid_bytes(nic.gid);
-    command.src_mac = hsi::add_gid_mac(nic.mac);
-    auto done = nic.rcfw->call(hsi::Opcode::ADD_GID, command);
-    if (!done) return std::unexpected(std::move(done).error());
-    nic.gid_index = static_cast<std::uint16_t>(done->xid.get());
+    std::vector<Gid> added;
+    for (const GidEntry& e : table) {
+        if (std::find(added.begin(), added.end(), e.gid) != added.end()) continue;
+        hsi::AddGid command{};
+        command.gid = hsi::add_gid_bytes(e.gid);
+        command.src_mac = hsi::add_gid_mac(nic.mac);
+        auto done = nic.rcfw->call(hsi::Opcode::ADD_GID, command);
+        if (!done) return std::unexpected(std::move(done).error());
+        added.push_back(e.gid);
+        nic.added_gids.push_back(static_cast<std::uint16_t>(done->xid.get()));
+        if (e.gid == nic.gid) nic.gid_index = static_cast<std::uint16_t>(done->xid.get());
+    }
     return {};
 }
 

@@ -25,6 +25,8 @@ Nic::~Nic() {
 }
 
 Result<Nic> Nic::open(const pci::Machine& machine, std::string_view bus, Options options) {
+    if (!options.address.empty() && !options.gids.empty())
+        throw std::invalid_argument("rig::bnxt::Nic::open: Options::address and Options::gids both given; give one");
     auto fn = pci::Function::take(machine, bus);
     if (!fn) return std::unexpected(std::move(fn).error());
     auto state = std::make_shared<State>(std::move(*fn), std::move(options));

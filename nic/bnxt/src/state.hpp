@@ -75,7 +75,8 @@ struct Nic::State {
     DmaBuffer stats;
     bool fw_initialized = false;   // INITIALIZE_FW
     Nq nq;
-    std::optional<std::uint16_t> gid_index;
+    std::optional<std::uint16_t> gid_index;   // the chosen GID's
+    std::vector<std::uint16_t> added_gids;    // every ADD_GID's index, in order
 
     Limits limits;
     Mac mac{};

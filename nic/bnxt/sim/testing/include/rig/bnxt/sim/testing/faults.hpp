@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <limits>
+#include <span>
 
 #include "rig/bnxt/hsi/hwrm.hpp"
 #include "rig/bnxt/hsi/rcfw.hpp"
@@ -65,6 +66,9 @@ public:
 
     // Wire: drop the next `count` frames this model transmits (exercises retransmission).
     void drop_frames(unsigned count);
+    // Puts `frame` into the port's receive queue as if it came from its cable; the next
+    // step takes it through the port's checks (Nic::rx_counters).
+    void receive(std::span<const std::byte> frame);
 
     // Forgets every planned fault.
     void clear();
