@@ -5,8 +5,8 @@
 // that listens) exchange, in this order; in each pair the sender writes first:
 //
 //   sender                                    receiver
-//   Hello    {role, job}                 ->
-//                                        <-   Hello    {role, job}
+//   Hello    {role, job, cable_port}     ->
+//                                        <-   Hello    {role, job, cable_port}
 //   QueuePair {endpoint, read depths}    ->
 //                                        <-   QueuePair {...}
 //        each side connects its queue pair to the other's (RTR, RTS)
@@ -39,6 +39,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <variant>
 #include <vector>
@@ -64,9 +65,14 @@ struct Job {
     friend bool operator==(const Job&, const Job&) = default;
 };
 
+// `cable_port`: where a simulated side's port takes its Ethernet frames, a datagram cable
+// (one frame per UDP datagram) at this UDP port of the address the connection reaches it
+// at. Absent (a side without such a cable, or a peer that does not send it): the UDP port
+// of the same number as its end of the connection.
 struct Hello {
     Role role = Role::Sender;
     Job job;
+    std::optional<std::uint16_t> cable_port;
     friend bool operator==(const Hello&, const Hello&) = default;
 };
 
