@@ -8,6 +8,12 @@ Cases that complete: push and pull (--pull) over both paths, each side's --json 
 checked field by field against the other's and against the in-process object's shape;
 the cable's ports given with --cable and a capture written with --pcap; jobs that differ.
 
+Cases of a peer that is not p2p_copy (peer-...): the test speaks rig's bootstrap protocol
+itself and sends what a p2p_copy would not (another protocol, the same role, a region too
+small to read, a count that goes back, a message out of order); p2p_copy ends with status
+1 and an error naming the peer and what was wrong, tells the peer (an "error" message)
+where the connection still stands, and closes it.
+
 Cases that kill (kill-<victim>-<point>-<mode>): the sender or the receiver is killed
 (SIGKILL) by a relay between them (relay.py) at a point of the exchange: at a message of
 the setup (hello, queue_pair, path), mid-transfer (after a number of datagrams towards the
@@ -21,9 +27,9 @@ the connection's close, whichever ended it.
 from __future__ import annotations
 
 import json
-import os
 import re
 import signal
+import socket
 import struct
 import subprocess
 import sys
@@ -151,7 +157,6 @@ def completes(binary: str, pull: bool) -> None:
 def cable_and_capture(binary: str) -> None:
     """--cable LOCAL_PORT on each side and --pcap on the receiver: the capture holds the
     frames of both directions between those UDP ports' cables."""
-    import socket
     ports = []
     for _ in range(2):  # two UDP ports free now
         with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as u:
@@ -184,6 +189,137 @@ def jobs_differ(binary: str) -> None:
           "the receiver names the differences", receiver.describe())
     check(re.search(r"p2p_copy: 127\.0\.0\.1:\d+: gave up: 127\.0\.0\.1:\d+: its job differs", sender.err),
           "the sender quotes the receiver", sender.describe())
+
+
+# -- peers that are not p2p_copy --
+
+def frame(message: dict) -> bytes:
+    payload = json.dumps(message).encode()
+    return struct.pack(">4sII", b"RIGB", 1, len(payload)) + payload
+
+
+def receive(connection: socket.socket) -> dict | None:
+    """The next message, or None where the connection closed."""
+    def exactly(n: int) -> bytes | None:
+        data = b""
+        while len(data) < n:
+            try:
+                piece = connection.recv(n - len(data))
+            except ConnectionResetError:  # closed with our bytes unread
+                return None
+            if not piece:
+                return None
+            data += piece
+        return data
+    header = exactly(12)
+    if header is None:
+        return None
+    magic, version, length = struct.unpack(">4sII", header)
+    check(magic == b"RIGB" and version == 1, f"a frame of rig's protocol: {header!r}")
+    return json.loads(exactly(length))
+
+
+JOB = {"size": 4 << 20, "chunk": 1 << 20, "depth": 4, "mode": "read", "choice": "p2p"}
+JOB_ARGS = ["--size", "4M", "--path", "p2p", "--pull"]
+QUEUE_PAIR = {"type": "queue_pair", "qpn": 0x123, "psn": 0x10, "gid": "fd00::1", "mac": "02:00:00:00:00:09", "mtu": 4096,
+              "max_qp_rd_atom": 16, "max_qp_init_rd_atom": 16}
+
+
+def against_receiver(binary: str, script) -> tuple[Process, str, list[dict]]:
+    """p2p_copy --listen, and the test as its sender running `script(connection)`: the
+    receiver's end, the test's address as the receiver names it, what else it sent."""
+    receiver, port = start_receiver(binary, JOB_ARGS)
+    connection = socket.create_connection(("127.0.0.1", port), timeout=30)
+    me = "127.0.0.1:%d" % connection.getsockname()[1]
+    script(connection)
+    rest = []
+    while (m := receive(connection)) is not None:
+        rest.append(m)
+    connection.close()
+    finish(receiver, 60)
+    return receiver, me, rest
+
+
+def against_sender(binary: str, script) -> tuple[Process, str, list[dict]]:
+    """p2p_copy --connect to the test as its receiver, running `script(connection)`."""
+    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(1)
+    me = "127.0.0.1:%d" % listener.getsockname()[1]
+    sender = Process(binary, ["--connect", me, *JOB_ARGS], "sender")
+    listener.settimeout(30)
+    connection, _ = listener.accept()
+    connection.settimeout(30)
+    script(connection)
+    rest = []
+    while (m := receive(connection)) is not None:
+        rest.append(m)
+    connection.close()
+    listener.close()
+    finish(sender, 60)
+    return sender, me, rest
+
+
+def expect_error(p: Process, line: str, rest: list[dict], told: bool = True) -> None:
+    last = p.err.strip().splitlines()[-1]
+    check(p.status == 1, f"{p.name} ends with status 1", p.describe())
+    check(last == "p2p_copy: " + line, f"{p.name}'s error:\n  {last}\nnot\n  p2p_copy: {line}", p.describe())
+    if told:
+        check([m.get("type") for m in rest] == ["error"] and rest[0]["message"] == line,
+              f"the peer is told once, then the connection closes: {rest}")
+    else:
+        check(rest == [], f"nothing more, then the connection closes: {rest}")
+
+
+def peer(binary: str, case: str) -> None:
+    if case == "not-rig":
+        receiver, me, rest = against_receiver(binary, lambda c: c.sendall(b"GET / HTTP/1.1\r\n\r\n"))
+        expect_error(receiver, f'{me}: does not speak rig\'s bootstrap protocol: a message starts with 0x47455420, '
+                               f'not 0x52494742 ("RIGB")', rest, told=False)
+    elif case == "same-role":
+        def as_sender_too(c: socket.socket) -> None:
+            hello = receive(c)
+            check(hello["type"] == "hello" and hello["role"] == "sender" and hello["job"] == JOB, f"the sender's hello: {hello}")
+            c.sendall(frame({"type": "hello", "role": "sender", "job": JOB}))
+        sender, me, rest = against_sender(binary, as_sender_too)
+        expect_error(sender, f"{me}: is a sender too, where one side must listen (--listen, the receiver) and the other "
+                             f"connect (--connect, the sender)", rest)
+    elif case == "small-region":
+        def offer_too_little(c: socket.socket) -> None:
+            c.sendall(frame({"type": "hello", "role": "sender", "job": JOB, "cable_port": 9}))
+            check(receive(c)["role"] == "receiver", "the receiver's hello")
+            c.sendall(frame(QUEUE_PAIR))
+            check(receive(c)["type"] == "queue_pair", "the receiver's queue pair")
+            c.sendall(frame({"type": "path", "path": "p2p", "opened": True, "reason": "machine 1: test",
+                             "regions": [{"address": 0x10000, "rkey": 7, "bytes": 4096}]}))
+            answer = receive(c)
+            check(answer["type"] == "path" and answer["opened"] is True and answer["regions"] == [], f"its path: {answer}")
+        receiver, me, rest = against_receiver(binary, offer_too_little)
+        expect_error(receiver, f"{me}: offered 1 region(s) of 4096 bytes to read the p2p path from, where one of "
+                               f"4194304 bytes is needed", rest)
+    elif case in ("count-goes-back", "out-of-order"):
+        def as_receiver(c: socket.socket) -> None:
+            check(receive(c)["type"] == "hello", "the sender's hello")
+            c.sendall(frame({"type": "hello", "role": "receiver", "job": JOB, "cable_port": 9}))
+            check(receive(c)["type"] == "queue_pair", "the sender's queue pair")
+            c.sendall(frame(QUEUE_PAIR))
+            offer = receive(c)
+            check(offer["type"] == "path" and len(offer["regions"]) == 1 and offer["regions"][0]["bytes"] == 4 << 20,
+                  f"the sender offers its GPU region: {offer}")
+            c.sendall(frame({"type": "path", "path": "p2p", "opened": True, "reason": "machine 2: test", "regions": []}))
+            if case == "count-goes-back":
+                c.sendall(frame({"type": "consumed", "path": "p2p", "chunks": 2}))
+                c.sendall(frame({"type": "consumed", "path": "p2p", "chunks": 1}))
+            else:
+                c.sendall(frame({"type": "ready", "path": "p2p"}))
+        sender, me, rest = against_sender(binary, as_receiver)
+        if case == "count-goes-back":
+            expect_error(sender, f'{me}: sent "consumed" of 1 chunks after 2, where 2 to 4 may come', rest)
+        else:
+            expect_error(sender, f'{me}: sent "ready" during the p2p transfer, out of the order of rig\'s bootstrap protocol',
+                         rest)
+    else:
+        raise Failed(f"no peer case {case}")
 
 
 # -- kills --
@@ -257,6 +393,8 @@ def main() -> int:
             cable_and_capture(binary)
         elif case == "jobs-differ":
             jobs_differ(binary)
+        elif case.startswith("peer-"):
+            peer(binary, case[len("peer-"):])
         elif case.startswith("kill-"):
             _, victim, point, *mode = case.split("-")
             kill(binary, victim, point, "-".join(mode))
