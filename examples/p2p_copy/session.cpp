@@ -12,6 +12,10 @@ namespace {
 
 namespace bs = rig::bootstrap;
 
+// The fill pattern the receiver overwrites its destination with before each path, so that
+// a path that moves nothing cannot verify (as copy.cpp's).
+constexpr std::uint64_t poison_seed = 0xdead'0000;
+
 constexpr const char* bounce_way = "GPU copy engine to host memory, NIC to NIC, host memory to GPU on each machine";
 
 bs::Job job_of(const Options& o) {
@@ -29,14 +33,16 @@ std::unexpected<std::string> give_up(bs::Peer& peer, std::string error) {
     return std::unexpected(std::move(error));
 }
 
-// Sends `mine` and receives the peer's T, in the protocol's order (the sender writes first).
+// Sends `mine` and receives the peer's T in the protocol's order: `first` writes first
+// (the sender, but for the Outcomes, which the receiver's opens).
+// `answer`: whether the second side sends its message here, after the first's came.
 template <class T>
-rig::Result<T> exchange(Session& s, const bs::Message& mine) {
-    if (s.role == Role::Sender)
+rig::Result<T> exchange(Session& s, const bs::Message& mine, Role first = Role::Sender, bool answer = true) {
+    if (s.role == first)
         if (auto r = s.peer.send(mine); !r) return std::unexpected(std::move(r).error());
     auto theirs = s.peer.receive<T>();
     if (!theirs) return std::unexpected(std::move(theirs).error());
-    if (s.role == Role::Receiver)
+    if (s.role != first && answer)
         if (auto r = s.peer.send(mine); !r) return std::unexpected(std::move(r).error());
     return theirs;
 }
@@ -155,8 +161,12 @@ rig::Result<std::string> judge(Session& s, Path path, std::uint64_t bytes) {
     auto sum = checksum(s);
     if (!sum) return give_up(s.peer, std::move(sum).error());
     const bs::Outcome mine{wire_path(path), bytes, *sum, ""};
-    auto theirs = exchange<bs::Outcome>(s, mine);
+    // The receiver's opens the pair; it may have reached the sender during its transfer.
+    auto theirs = s.role == Role::Sender && s.outcome ? rig::Result<bs::Outcome>(*std::exchange(s.outcome, std::nullopt))
+                                                      : exchange<bs::Outcome>(s, mine, Role::Receiver, false);
     if (!theirs) return std::unexpected(std::move(theirs).error());
+    if (s.role == Role::Sender)
+        if (auto r = s.peer.send(mine); !r) return std::unexpected(std::move(r).error());
     if (theirs->path != wire_path(path))
         return give_up(s.peer, fmt::format("{}: sent the outcome of the {} path after the {} path", s.peer_name(),
                                            to_string(theirs->path), to_string(path)));
@@ -203,6 +213,9 @@ rig::Result<Outcome> run_path(Session& s, Path path, const ProgressFor& progress
                    Bounce::memory("machine 1", one, "machine 2", two);
     }
     o.ran = true;
+    if (!sender)
+        if (auto r = s.side().gpu->fill(*s.buffer, 0, s.options.size, poison_seed + static_cast<std::uint64_t>(path)); !r)
+            return give_up(s.peer, s.side().name + ": " + r.error());
     const Progress p = progress ? progress(path) : Progress{};
     rig::Result<Moved> moved = !read ? (sender ? push_send(s, mine, p) : push_receive(s, mine, p))
                                      : (sender ? pull_serve(s, mine, p) : pull_read(s, mine, *theirs, p));
@@ -233,7 +246,7 @@ rig::Result<Report> run_side(Local& local, bs::Peer& peer, Role role, const Opti
                              const ProgressFor& progress, const Done& done) {
     Options options = asked;
     options.pipeline = fitted(asked.pipeline, asked.size);
-    Session s{local, peer, role, options, retries, {}, {}, 1, {}};
+    Session s{local, peer, role, options, retries, {}, {}, 1, {}, {}};
     Report report{local.topology, options.size, local.side.gpu_bus, local.side.nic_bus, {}, {}};
     report.side = fmt::format("this process: {}, the {}, with {} (queue pairs retry: {})", local.side.name, to_string(role),
                               peer.address(), retry_words(retries));

@@ -188,7 +188,11 @@ rig::Result<Moved> push_send(Session& s, Opened& mine, const Progress& progress)
         if (moved || *got > 0) last_progress = Clock::now();
         auto m = look_requester(w);
         if (!m) return std::unexpected(std::move(m).error());
-        if (*m) return std::unexpected(unexpected_message(s, **m, mine.path));
+        if (*m) {
+            // The receiver may have all its bytes before this side has every acknowledgement.
+            if (!std::holds_alternative<bs::Outcome>(**m) || s.outcome) return std::unexpected(unexpected_message(s, **m, mine.path));
+            s.outcome = std::get<bs::Outcome>(std::move(**m));
+        }
         if (w.grace_over()) return std::unexpected(no_verdict(s, w, how_far(mine.path, bytes, chunks.bytes, "sent"), sent - done, "send"));
         if (!w.gone() && Clock::now() - last_progress > stall_after)
             return std::unexpected(stalled(s, how_far(mine.path, bytes, chunks.bytes, "sent")));

@@ -38,6 +38,9 @@ struct Session {
     std::optional<rig::bnxt::Qp> qp;
     std::uint32_t read_depth = 1;  // reads in flight: the reader's initiator depth, the peer's responder depth
     std::optional<rig::gpu::Memory> buffer;  // the source (sender) or the destination (receiver)
+    // The receiver's Outcome where it came while the sender's last sends were still
+    // waiting for their completions (the receiver has its bytes before the sender learns so).
+    std::optional<rig::bootstrap::Outcome> outcome;
 
     Side& side() { return local.side; }
     const std::string& peer_name() const { return peer.address(); }

@@ -168,6 +168,10 @@ def cable_and_capture(binary: str) -> None:
         sender, receiver = pair(binary, args + ["--cable", str(ports[0]), "--pcap", str(pcap)],
                                 args + ["--cable", str(ports[1])])
         check(sender.status == 0 and receiver.status == 0, "both end 0", sender.describe(), receiver.describe())
+        retries = "(queue pairs retry: ACK timeout 67.1 ms x 8 tries (1 + retry_cnt 7) = 537 ms)"
+        for p, who in ((sender, "machine 1, the sender"), (receiver, "machine 2, the receiver")):
+            check(re.search(r"^this process: " + re.escape(who) + r", with 127\.0\.0\.1:\d+ " + re.escape(retries) + "$",
+                            p.out, re.M), f"{p.name}'s table names it, its peer and the retry budget", p.describe())
         data = pcap.read_bytes()
         check(len(data) > 24 and struct.unpack_from("<I", data)[0] in (0xA1B2C3D4, 0xA1B23C4D), "a pcap file")
         at, sent = 24, {}  # bytes of frames by source MAC
