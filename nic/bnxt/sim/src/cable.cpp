@@ -98,8 +98,7 @@ void FaultPath::hold(bool on) {
 }
 
 void FaultPath::update_active() {
-    active_.store(hold_ || faults_.drop > 0 || faults_.duplicate > 0 || faults_.reorder > 0 || !waiting_.empty(),
-                  std::memory_order_relaxed);
+    active_.store(hold_ || faults_.drop > 0 || faults_.duplicate > 0 || faults_.reorder > 0, std::memory_order_relaxed);
 }
 
 bool FaultPath::chance(double p) {
@@ -118,6 +117,17 @@ void FaultPath::emit(Frame frame, bool twice, std::vector<Frame>& to) {
 
 void FaultPath::apply(std::vector<Frame>& in, std::vector<Frame>& to) {
     std::size_t lost = 0;  // the lost ones, kept at the front of `in`
+    auto release_due = [&] {
+        // Out behind the frame just passed, in the order they were held back.
+        for (auto w = waiting_.begin(); w != waiting_.end();) {
+            if (w->frames_left != 0) {
+                ++w;
+                continue;
+            }
+            emit(std::move(w->frame), w->twice, to);
+            w = waiting_.erase(w);
+        }
+    };
     for (Frame& f : in) {
         bool gone = false;
         if (hold_) {
@@ -128,38 +138,33 @@ void FaultPath::apply(std::vector<Frame>& in, std::vector<Frame>& to) {
             gone = true;
         }
         // Frames held back let this one pass (lost or not) before their turn comes.
-        std::size_t due = 0;
-        for (Waiting& w : waiting_) due += --w.frames_left == 0;
+        bool due = false;
+        for (Waiting& w : waiting_) {
+            if (!w.overtaken) ++counters_.reordered;
+            w.overtaken = true;
+            due |= --w.frames_left == 0;
+        }
         if (gone) {
             if (&in[lost] != &f) std::swap(in[lost], f);
             ++lost;
         } else if (chance(faults_.reorder)) {
             const auto later = static_cast<unsigned>(1 + random_() % (faults_.reorder_window - 1));
-            waiting_.push_back({std::move(f), later, chance(faults_.duplicate)});
-            ++counters_.reordered;
+            waiting_.push_back({std::move(f), later, chance(faults_.duplicate), false});
         } else {
             emit(std::move(f), chance(faults_.duplicate), to);
         }
-        if (due == 0) continue;
-        // Out behind this frame, in the order they were held back.
-        for (auto w = waiting_.begin(); w != waiting_.end();) {
-            if (w->frames_left != 0) {
-                ++w;
-                continue;
-            }
-            emit(std::move(w->frame), w->twice, to);
-            w = waiting_.erase(w);
-        }
+        if (due) release_due();
     }
+    // Fewer frames followed than some were to let pass: they come out last.
+    for (Waiting& w : waiting_) w.frames_left = 0;
+    release_due();
     in.resize(lost);
-    update_active();
 }
 
 Cable::FaultCounters FaultPath::counters() const {
     std::lock_guard lock(mutex);
     Cable::FaultCounters c = counters_;
     c.carried = carried_.load(std::memory_order_relaxed);
-    c.waiting = waiting_.size();
     return c;
 }
 

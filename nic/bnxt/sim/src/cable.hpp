@@ -67,16 +67,14 @@ private:
 // frames pass apply one batch at a time, under `mutex`.
 class FaultPath {
 public:
-    // Whether a batch must pass apply: faults set, the cable held, or frames held back
-    // (relaxed: a batch racing inject may miss it, as a capture may).
+    // Whether a batch must pass apply: faults set or the cable held (relaxed: a batch racing inject may miss it, as a capture may).
     bool active() const { return active_.load(std::memory_order_relaxed); }
     // Every batch, through apply or not (one relaxed add).
     void count(std::size_t frames) { carried_.fetch_add(frames, std::memory_order_relaxed); }
     void set(const Cable::Faults& faults);
     void hold(bool on);
-    // Moves the frames of `in` that come out now, in the order they come out, to the end
-    // of `out` (duplicates copied, held-back ones from earlier batches among them); what is
-    // lost stays in `in`, which is left holding only those.
+    // Moves the frames of `in` that come out, in the order they come out, to the end of
+    // `out` (duplicates copied); what is lost stays in `in`, which is left holding only those.
     void apply(std::vector<Frame>& in, std::vector<Frame>& out);
     Cable::FaultCounters counters() const;
     void reset_counters();
@@ -93,6 +91,7 @@ private:
         Frame frame;
         unsigned frames_left;  // later frames to let pass first
         bool twice;
+        bool overtaken;  // a later frame passed it (counted as reordered)
     };
     Cable::Faults faults_{};
     bool hold_ = false;

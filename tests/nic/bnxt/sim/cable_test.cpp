@@ -141,7 +141,7 @@ TEST_F(CableFaultTest, NoFaultsCarryEveryFrameOnceInOrder) {
     for (std::size_t i = 0; i < received.size(); ++i) ASSERT_EQ(received[i], sent[i]) << i;
     const auto k = cable->fault_counters(End::first);
     EXPECT_EQ(k.carried, 200u);
-    EXPECT_EQ(k.dropped + k.held + k.duplicated + k.reordered + k.waiting, 0u);
+    EXPECT_EQ(k.dropped + k.held + k.duplicated + k.reordered, 0u);
 }
 
 TEST_F(CableFaultTest, DropLosesFramesAndKeepsTheOrderOfTheRest) {
@@ -150,7 +150,7 @@ TEST_F(CableFaultTest, DropLosesFramesAndKeepsTheOrderOfTheRest) {
     const auto k = cable->fault_counters(End::first);
     EXPECT_EQ(k.carried, 250u);
     EXPECT_EQ(k.dropped, 23u);  // seed 11: 9.2%
-    EXPECT_EQ(k.duplicated + k.reordered + k.held + k.waiting, 0u);
+    EXPECT_EQ(k.duplicated + k.reordered + k.held, 0u);
     ASSERT_EQ(received.size(), k.carried - k.dropped);
     const auto at = places(received);
     EXPECT_TRUE(std::is_sorted(at.begin(), at.end()));
@@ -178,8 +178,7 @@ TEST_F(CableFaultTest, ReorderMovesFramesAtMostWindowMinusOnePlacesLate) {
     const auto k = cable->fault_counters(End::first);
     EXPECT_EQ(k.reordered, 44u);  // seed 17
     EXPECT_EQ(k.dropped + k.duplicated, 0u);
-    // Held back near the end of the burst: still in the cable, behind no later frame yet.
-    ASSERT_EQ(received.size(), 250u - k.waiting);
+    ASSERT_EQ(received.size(), 250u);
     const auto at = places(received);
     std::size_t out_of_order = 0;
     for (std::size_t i = 0; i < at.size(); ++i) {
@@ -193,19 +192,9 @@ TEST_F(CableFaultTest, ReorderMovesFramesAtMostWindowMinusOnePlacesLate) {
     EXPECT_LE(out_of_order, k.reordered);
     std::vector<std::size_t> sorted = at;
     std::sort(sorted.begin(), sorted.end());
-    EXPECT_EQ(std::adjacent_find(sorted.begin(), sorted.end()), sorted.end());  // none twice, none lost
-    // The frames still waiting come out behind the next ones sent that way (8 packets of
-    // a second QP of A's, the faults off).
-    const std::uint64_t waiting = k.waiting;
-    EXPECT_GT(waiting, 0u);
-    cable->inject(End::first, {});
-    Qp q = a.create_qp(acq, acq, 64, 64);
-    Qp r = b.create_qp(bcq, bcq, 64, 64);
-    Node::connect(a, q, b, r, 0);
-    a.post_send(q, spec::wqe_send, 0, {{abuf, akey, 8 * 256}});
-    a.settle();
-    EXPECT_EQ(peer.receive_all().size(), waiting + 8);
-    EXPECT_EQ(cable->fault_counters(End::first).waiting, 0u);
+    for (std::size_t i = 0; i < sorted.size(); ++i) ASSERT_EQ(sorted[i], i);  // none twice, none lost
+    // The port's step handed the cable its frames 64 at a time: none crossed into another batch.
+    for (std::size_t i = 0; i < at.size(); ++i) EXPECT_EQ(at[i] / 64, i / 64) << i;
 }
 
 TEST_F(CableFaultTest, SameSeedMeetsTheSameFaults) {

@@ -50,11 +50,13 @@ public:
     // direction's own pseudo-random generator (a 64-bit Mersenne Twister seeded with
     // `seed`, std::mt19937_64), so that a run whose frames cross in the same order (models
     // stepped by hand) meets the same faults. In order: a frame is lost with probability
-    // `drop`; else it is held back with probability `reorder` and comes out after 1 to
-    // reorder_window - 1 later frames of its direction (uniformly: a frame moves at most
-    // reorder_window - 1 places; one held back when its direction goes quiet comes out
-    // behind the next frames sent that way); and it comes out twice, the copy right behind
-    // it, with probability `duplicate`.
+    // `drop`; else it is held back with probability `reorder` and comes out behind 1 to
+    // reorder_window - 1 (uniformly) of the frames handed over with it, or at the end of
+    // them where fewer follow (so a frame moves at most reorder_window - 1 places, and one
+    // sent alone is not held back: a network delays it, but there is nothing to overtake
+    // it); and it comes out twice, the copy right behind it, with probability `duplicate`.
+    // The frames handed over together are those a port's step sends at once (up to 64),
+    // or a batch the datagram cable's socket received (up to 64).
     struct Faults {
         double drop = 0;
         double duplicate = 0;
@@ -68,14 +70,12 @@ public:
         std::uint64_t dropped = 0;     // lost by `drop`
         std::uint64_t held = 0;        // lost while the cable held (hold)
         std::uint64_t duplicated = 0;  // sent twice (one count per copy)
-        std::uint64_t reordered = 0;   // held back behind later frames
-        std::uint64_t waiting = 0;     // held back now, not yet out (not reset)
+        std::uint64_t reordered = 0;   // held back, and a later frame came out first
     };
 
     // Applies `faults` to the frames both ends send from now on (each direction seeded
     // with faults.seed, the second end's with faults.seed + 1); all zero: the cable
-    // carries every frame, in order, once (frames held back still come out behind later
-    // ones). Throws std::invalid_argument for a probability outside [0, 1] or a reorder
+    // carries every frame, in order, once. Throws std::invalid_argument for a probability outside [0, 1] or a reorder
     // with reorder_window below 2.
     void inject(const Faults& faults);
     // The same for the frames of one end only, seeded with faults.seed.
