@@ -14,13 +14,27 @@
 // Transport (IBA 9.7): packets of at most the path MTU; an acknowledgement requested on
 // each message's last packet and every Options::ack_every packets; at most
 // Options::window_packets unacknowledged; RDMA READs outstanding up to the initiator depth
-// (max_rd_atomic - 1). Acknowledgements are cumulative; a NAK acknowledges what precedes
-// it. A PSN-sequence NAK resends from its PSN; an RNR NAK waits the responder's RNR timer
-// and resends, rnr_retry times (7: forever), then RNR_NAK_RETRY_CNT_ERR; no progress for
-// 4.096 us x 2^timeout resends from the first unacknowledged PSN, retry_cnt times, then
-// TRANSPORT_RETRY_CNT_ERR (timeout 0: no timer). Other NAKs fail their WQE with
-// REMOTE_INVALID_REQUEST_ERR, REMOTE_ACCESS_ERR or REMOTE_OPERATION_ERR. A failed WQE
-// completes after those before it, then the QP enters ERR and flushes (qp.cpp).
+// (max_rd_atomic - 1). The packets not yet acknowledged are kept as their WQEs (sent
+// again from memory, as hardware does). Acknowledgements are cumulative; a NAK
+// acknowledges what precedes it. Going back resends every packet from a PSN on (go-back-N;
+// a READ: its request again, for the rest from the first response not yet placed, as
+// Linux's rxe does, answered from FIRST or ONLY on):
+//   - a NAK PSN sequence error goes back to its PSN, an implied NAK (an ACK past a READ
+//     whose responses are missing, or a READ response past the first missing one, IBA
+//     9.7.5.1.5) to the first missing response; each only where that PSN is the first
+//     unacknowledged one (an earlier one is a late or copied NAK, acknowledged since) and
+//     once per PSN (the responder sends one NAK per gap, and every response behind a lost
+//     one implies the same NAK), counted against the retry count;
+//   - no progress for 4.096 us x 2^timeout (the local ACK timeout, IBA 9.7.6.1.1, timeout
+//     0: no timer) goes back to the first unacknowledged PSN;
+//   - retry_cnt go-backs without progress, then the next one fails the WQE with
+//     TRANSPORT_RETRY_CNT_ERR (what the driver reports as TransportRetryExceeded);
+//     progress (a packet newly acknowledged, a response placed) restores the count;
+//   - an RNR NAK waits the responder's RNR timer and resends, rnr_retry times (7:
+//     forever), then RNR_NAK_RETRY_CNT_ERR.
+// Other NAKs fail their WQE with REMOTE_INVALID_REQUEST_ERR, REMOTE_ACCESS_ERR or
+// REMOTE_OPERATION_ERR. A failed WQE completes after those before it, then the QP enters
+// ERR and flushes (qp.cpp).
 // A bus fault reading payload or WQE gives LOCAL_PROTECTION_ERR / LOCAL_QP_OPERATION_ERR
 // [UNCERTAIN: the status hardware reports for a PCIe fault; IB's nearest codes].
 #include <algorithm>
@@ -455,10 +469,10 @@ void Firmware::on_read_response(Qp& qp, Packet& p) {
         fail_work(qp, w, CqeReqStatus::LOCAL_PROTECTION_ERR,
                   r == LocalResult::bus ? ReqErrStateReason::RX_MEMORY_ERROR : ReqErrStateReason::NO_ERROR);
     } else {
-        // One response placed: recount_in_flight's sum drops by one where the request is out.
-        if (w.sent > 0) --qp.in_flight;
         ++w.acked;
         if (w.acked == w.npkts) w.done = true;
+        // Counted again: an implied NAK above may have sent other requests back.
+        qp.in_flight = recount_in_flight(qp);
         qp.retries_left = qp.retry_cnt;
         restart_retry_timer(qp);
     }

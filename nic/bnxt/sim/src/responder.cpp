@@ -5,9 +5,14 @@
 // table, for an existing QP whose P_Key it carries; else it is dropped and counted.
 // Acknowledgements and read responses go to the requester (RTS only); requests to the
 // responder (RTR or RTS; other states drop them). The responder takes requests in PSN
-// order: a PSN ahead of the expected one gets one PSN-sequence NAK, a PSN behind it is a
-// duplicate (acknowledged again; a duplicate READ is answered again), and a payload longer
-// than the path MTU is dropped.
+// order (IBA 9.7.5.1): a PSN ahead of the expected one is dropped, and the first of them
+// after the expected PSN last came gets one NAK PSN sequence error (one per gap); a PSN
+// behind it is a duplicate, never executed again: a run of duplicates (a requester's
+// go-back) is acknowledged once, through the last PSN taken, and a duplicate READ is
+// answered again from memory from the PSN it names (dropped where its responses would
+// pass the expected PSN). A payload longer than the path MTU is dropped. ACKs are
+// coalesced: one on AckReq, at the end of each message, and at least every
+// Options::ack_every packets of a message whose requester asks for none.
 //
 // SEND (§5.7.1): the first packet takes the next RQ WQE; with none posted the responder
 // answers an RNR NAK carrying its min_rnr_timer and drops the rest of the message. Bytes
