@@ -88,8 +88,13 @@ void Faults::clear() { impl_->faults.clear(); }
 
 std::optional<std::uint32_t> icrc(std::span<const std::byte> frame) { return detail::icrc(frame); }
 std::uint32_t crc32(std::span<const std::byte> bytes) { return detail::crc32(bytes); }
-std::uint32_t crc32_by_tables(std::span<const std::byte> bytes) { return ~detail::crc32_update_tables(~0u, bytes); }
-bool crc32_folds() { return detail::crc32_folds(); }
+static_assert(static_cast<int>(Crc32Path::pclmulqdq) == static_cast<int>(detail::Crc32Path::pclmulqdq) &&
+              static_cast<int>(Crc32Path::vpclmulqdq) == static_cast<int>(detail::Crc32Path::vpclmulqdq));
+std::optional<std::uint32_t> crc32(std::span<const std::byte> bytes, Crc32Path path) {
+    if (static_cast<int>(path) > static_cast<int>(detail::crc32_best())) return std::nullopt;
+    return ~detail::crc32_update(~0u, bytes, static_cast<detail::Crc32Path>(path));
+}
+Crc32Path crc32_best() { return static_cast<Crc32Path>(detail::crc32_best()); }
 
 Counters Faults::counters() const {
     std::lock_guard step_lock(impl_->step_mutex);

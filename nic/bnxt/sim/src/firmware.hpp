@@ -309,6 +309,7 @@ public:
     // an ARP request goes from (0.0.0.0 where none); the IPv6 one a neighbour solicitation
     // for `target` goes from (link-local for a link-local target), :: where none.
     bool own_address(const Gid& address) const;
+    std::optional<Mac> mac_of(const Gid& address) const;  // of an own address
     Gid ipv4_source() const;
     Gid ipv6_source(const Gid& target) const;
     // The request that asks for `target`'s MAC: ARP for an IPv4-mapped GID, else a

@@ -1,7 +1,8 @@
 // A QP's frames out and the port's checks of the frames in (packet.hpp for the format).
 //
 // Out: a packet gets the QP's address vector (MODIFY_QP INIT->RTR: destination MAC,
-// source GID by its index, destination GID, hop limit, traffic class, flow label), the
+// source GID by its index and that GID's MAC (ADD_GID src_mac) as the source MAC,
+// destination GID, hop limit, traffic class, flow label), the
 // framing of its network type (0 RoCEv1, 2 RoCEv2/IPv4, 3 RoCEv2/IPv6; the reserved value
 // 1 frames as RoCEv1), the UDP source port of udp_source_port, and its ICRC once the
 // payload is in (seal).
@@ -10,7 +11,7 @@
 // in its RxCounters field, and in testing::Counters::frames_dropped):
 //   1. it is well-formed (decode: truncated, bad_length, bad_ip_checksum, bad_udp_port,
 //      bad_icrc, bad_opcode, not_roce);
-//   2. its destination MAC is the port's (wrong_mac);
+//   2. its destination MAC is the port's (Options::mac) or a GID's (wrong_mac);
 //   3. its destination address (IPv4 address or GID) is one of the port's GIDs
 //      (wrong_address);
 //   4. a QP of its destination QP number exists (unknown_qp) and is in RTR or RTS
@@ -43,7 +44,10 @@ std::span<std::byte> Firmware::frame_for(const Qp& qp, Packet& p, std::size_t pa
     p.network = network_of(qp);
     p.dst_mac = qp.dest_mac;
     p.src_mac = options_.mac;
-    if (qp.sgid_index < gids_.size() && gids_[qp.sgid_index]) p.sgid = gids_[qp.sgid_index]->gid;
+    if (qp.sgid_index < gids_.size() && gids_[qp.sgid_index]) {
+        p.sgid = gids_[qp.sgid_index]->gid;
+        p.src_mac = gids_[qp.sgid_index]->mac;  // ADD_GID's: the MAC of the interface of the address
+    }
     p.dgid = qp.dgid;
     p.hop_limit = qp.hop_limit;
     p.traffic_class = qp.traffic_class;
@@ -84,7 +88,8 @@ Qp* Firmware::accept(const std::expected<Packet, Malformed>& p) {
         }
         return nullptr;
     }
-    if (p->dst_mac != options_.mac) {
+    if (p->dst_mac != options_.mac &&
+        std::none_of(gids_.begin(), gids_.end(), [&](const auto& g) { return g && g->mac == p->dst_mac; })) {
         drop(&RxCounters::wrong_mac);
         return nullptr;
     }

@@ -3,8 +3,8 @@
 // Nic::resolve, which asks a peer's MAC and waits for the answer (firmware.hpp
 // Neighbours).
 //
-// The port's addresses are its GIDs (ADD_GID; an IPv4-mapped GID is an IPv4 address) and
-// Options::address. It answers:
+// The port's addresses are its GIDs (ADD_GID; an IPv4-mapped GID is an IPv4 address), each
+// at the MAC ADD_GID gave it, and Options::address at Options::mac. It answers:
 // - an ARP request (to the broadcast or its MAC; hardware type 1, protocol 0x0800) whose
 //   target is one of its IPv4 addresses, with a reply to the requester's MAC;
 // - a neighbour solicitation (to its MAC, to the solicited-node multicast MAC of one of
@@ -205,9 +205,13 @@ std::optional<Mac> Neighbours::wait(const Gid& address, std::chrono::steady_cloc
     return mac;
 }
 
-bool Firmware::own_address(const Gid& address) const {
-    if (address_ && *address_ == address) return true;
-    return std::any_of(gids_.begin(), gids_.end(), [&](const auto& g) { return g && g->gid == address; });
+bool Firmware::own_address(const Gid& address) const { return mac_of(address).has_value(); }
+
+std::optional<Mac> Firmware::mac_of(const Gid& address) const {
+    for (const auto& g : gids_)
+        if (g && g->gid == address) return g->mac;
+    if (address_ && *address_ == address) return options_.mac;
+    return std::nullopt;
 }
 
 Gid Firmware::ipv4_source() const {
@@ -258,7 +262,8 @@ bool Firmware::neighbour(std::span<const std::byte> bytes) {
 
 bool Firmware::arp(std::span<const std::byte> bytes) {
     const Mac to = take<6>(bytes, 0);
-    if (to != broadcast && to != options_.mac) {
+    if (to != broadcast && to != options_.mac &&
+        std::none_of(gids_.begin(), gids_.end(), [&](const auto& g) { return g && g->mac == to; })) {
         drop(&RxCounters::wrong_mac);
         return true;
     }
@@ -277,10 +282,10 @@ bool Firmware::arp(std::span<const std::byte> bytes) {
     const auto sender_ip = take<4>(a, 14);
     const Mac target_mac = take<6>(a, 18);
     const auto target_ip = take<4>(a, 24);
-    if (operation == arp_request && own_address(mapped(target_ip.data()))) {
+    if (const auto mine = operation == arp_request ? mac_of(mapped(target_ip.data())) : std::nullopt) {
         ++rx_.arp_requests;
-        transmitter_.send(arp_frame(transmitter_.frame(), arp_reply, sender_mac, options_.mac, target_ip.data(),
-                                    sender_mac, sender_ip.data()),
+        transmitter_.send(arp_frame(transmitter_.frame(), arp_reply, sender_mac, *mine, target_ip.data(), sender_mac,
+                                    sender_ip.data()),
                           Transmitter::To::wire);
         return true;
     }
@@ -298,6 +303,7 @@ bool Firmware::icmpv6(std::span<const std::byte> bytes) {
     const Gid source = take<16>(ip, 8);
     const Gid destination = take<16>(ip, 24);
     const bool for_port = to == options_.mac || to == all_nodes_mac ||
+                          std::any_of(gids_.begin(), gids_.end(), [&](const auto& g) { return g && g->mac == to; }) ||
                           std::any_of(gids_.begin(), gids_.end(),
                                       [&](const auto& g) { return g && !is_ipv4_mapped(g->gid) && multicast_mac(solicited_node(g->gid)) == to; }) ||
                           (address_ && multicast_mac(solicited_node(*address_)) == to);
@@ -335,11 +341,11 @@ bool Firmware::icmpv6(std::span<const std::byte> bytes) {
         }
         return std::nullopt;
     };
-    if (kind == icmpv6_neighbor_solicitation && own_address(target)) {
+    if (const auto mine = kind == icmpv6_neighbor_solicitation ? mac_of(target) : std::nullopt) {
         ++rx_.neighbor_solicitations;
         const bool from_unspecified = is_unspecified(source);
         const Mac reply_to = from_unspecified ? all_nodes_mac : option_mac(nd_option_source_mac).value_or(take<6>(bytes, 6));
-        transmitter_.send(nd_frame(transmitter_.frame(), reply_to, options_.mac, target,
+        transmitter_.send(nd_frame(transmitter_.frame(), reply_to, *mine, target,
                                    from_unspecified ? all_nodes : source, icmpv6_neighbor_advertisement,
                                    from_unspecified ? na_override : na_solicited | na_override, target,
                                    nd_option_target_mac),

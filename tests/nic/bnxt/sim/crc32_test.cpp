@@ -1,7 +1,7 @@
 // The Ethernet CRC-32 the model's ICRC is made of (nic/bnxt/sim/src/crc32.cpp), through
 // testing/frames.hpp: the check value of the CRC catalogue, known values of zlib.crc32,
-// and the folding path equal to the tables for every length and alignment around its
-// 16- and 64-byte steps.
+// and each folding path this CPU has equal to the tables for every length and alignment
+// around its 16-, 64- and 256-byte steps.
 #include <gtest/gtest.h>
 
 #include <string_view>
@@ -17,7 +17,7 @@ std::span<const std::byte> bytes_of(std::string_view s) { return std::as_bytes(s
 TEST(Crc32, CheckValueOfCrc32IsoHdlc) {
     // The catalogue's "check" (CRC-32/ISO-HDLC, the one of IEEE 802.3): CRC of "123456789".
     EXPECT_EQ(testing::crc32(bytes_of("123456789")), 0xCBF43926u);
-    EXPECT_EQ(testing::crc32_by_tables(bytes_of("123456789")), 0xCBF43926u);
+    EXPECT_EQ(testing::crc32(bytes_of("123456789"), testing::Crc32Path::tables), 0xCBF43926u);
     EXPECT_EQ(testing::crc32({}), 0u);
 }
 
@@ -34,24 +34,33 @@ TEST(Crc32, KnownValuesOfLongInputs) {
     EXPECT_EQ(testing::crc32(Bytes(8, std::byte{0xFF})), 0x2144DF1Cu);
 }
 
-TEST(Crc32, FoldingEqualsTheTablesForEveryLengthAndAlignment) {
+TEST(Crc32, EveryPathEqualsTheTablesForEveryLengthAndAlignment) {
     const Bytes data = pattern(4096 + 64, 21);
-    for (std::size_t offset = 0; offset < 16; offset += 3)
-        for (std::size_t n = 0; n <= 600; ++n) {
-            const std::span<const std::byte> s(data.data() + offset, n);
-            ASSERT_EQ(testing::crc32(s), testing::crc32_by_tables(s)) << "offset " << offset << ", " << n << " bytes";
+    for (auto path : {testing::Crc32Path::pclmulqdq, testing::Crc32Path::vpclmulqdq}) {
+        if (!testing::crc32(data, path)) continue;  // not on this CPU
+        for (std::size_t offset = 0; offset < 16; offset += 5)
+            for (std::size_t n = 0; n <= 1100; ++n) {
+                const std::span<const std::byte> s(data.data() + offset, n);
+                ASSERT_EQ(testing::crc32(s, path), testing::crc32(s, testing::Crc32Path::tables))
+                    << "path " << static_cast<int>(path) << ", offset " << offset << ", " << n << " bytes";
+            }
+        for (std::size_t n : {2048u, 4095u, 4096u, 4100u}) {
+            const std::span<const std::byte> s(data.data() + 1, n);
+            EXPECT_EQ(testing::crc32(s, path), testing::crc32(s, testing::Crc32Path::tables)) << n;
         }
-    for (std::size_t n : {1024u, 4095u, 4096u, 4100u}) {
-        const std::span<const std::byte> s(data.data() + 1, n);
-        EXPECT_EQ(testing::crc32(s), testing::crc32_by_tables(s)) << n;
     }
 }
 
-TEST(Crc32, ThisCpuFolds) {
-    // The machines rig runs on (x86-64 since Westmere) have PCLMULQDQ; where one has not,
-    // the tables alone give the same CRCs (above), only slower.
-    if (!__builtin_cpu_supports("pclmul")) GTEST_SKIP() << "no PCLMULQDQ";
-    EXPECT_TRUE(testing::crc32_folds());
+TEST(Crc32, ThisCpusFastestPathIsTheOneUsed) {
+    // x86-64 machines since Westmere have PCLMULQDQ, since Ice Lake VPCLMULQDQ with AVX-512;
+    // where one has neither, the tables give the same CRCs (above), only slower.
+    const testing::Crc32Path best = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("vpclmulqdq")
+                                        ? testing::Crc32Path::vpclmulqdq
+                                    : __builtin_cpu_supports("pclmul") ? testing::Crc32Path::pclmulqdq
+                                                                       : testing::Crc32Path::tables;
+    EXPECT_EQ(testing::crc32_best(), best);
+    const Bytes data = pattern(4096, 8);
+    EXPECT_EQ(testing::crc32(data), testing::crc32(data, testing::Crc32Path::tables));
 }
 
 }  // namespace

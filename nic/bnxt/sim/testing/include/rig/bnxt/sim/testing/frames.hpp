@@ -16,10 +16,12 @@ namespace rig::bnxt::sim::testing {
 // headers and the ICRC, or of another EtherType.
 std::optional<std::uint32_t> icrc(std::span<const std::byte> frame);
 
-// The Ethernet CRC-32 (IEEE 802.3) as the model computes it: folding with PCLMULQDQ where
-// the CPU has it; by its slice-by-8 tables alone; and whether it folds on this CPU.
+// The Ethernet CRC-32 (IEEE 802.3) as the model computes it: by the fastest path this CPU
+// has; by one path (slice-by-8 tables, 128-bit PCLMULQDQ, 512-bit VPCLMULQDQ), nullopt
+// where this CPU lacks it; and this CPU's fastest path.
+enum class Crc32Path { tables, pclmulqdq, vpclmulqdq };
 std::uint32_t crc32(std::span<const std::byte> bytes);
-std::uint32_t crc32_by_tables(std::span<const std::byte> bytes);
-bool crc32_folds();
+std::optional<std::uint32_t> crc32(std::span<const std::byte> bytes, Crc32Path path);
+Crc32Path crc32_best();
 
 }  // namespace rig::bnxt::sim::testing
