@@ -1,19 +1,67 @@
 // rig_rc_pingpong's simulated NIC (port.hpp).
 #include "port.hpp"
 
+#include <arpa/inet.h>
+#include <netdb.h>
+
+#include "rig/bootstrap/stream.hpp"
+
 namespace rc_pingpong {
 
 Port::~Port() {
     if (nic) (void)nic->close();  // its error has no one left to tell
     nic.reset();
     if (model) model->stop();
+    cable.reset();
 }
 
-rig::Result<std::unique_ptr<Port>> open_port(const std::array<std::uint8_t, 4>& ip, const rig::bnxt::Mac& mac) {
+rig::Result<rig::bnxt::Mac> Port::resolve(const rig::bnxt::Gid& gid, std::chrono::milliseconds) const {
+    // Until the model answers and asks ARP: rig's ports take the MAC 02:00:a.b.c.d of their
+    // IPv4 address (open_port's caller), so a rig peer's MAC follows from its GID.
+    if (!rig::bnxt::is_ipv4_mapped(gid))
+        return rig::fail("the peer's GID ", rig::bnxt::to_string(gid), " is no IPv4 address whose MAC the port could learn");
+    return rig::bnxt::Mac{0x02, 0x00, gid[12], gid[13], gid[14], gid[15]};
+}
+
+rig::Result<CableAddresses> cable_addresses(const Cable& cable) {
+    addrinfo hints{};
+    hints.ai_socktype = SOCK_DGRAM;
+    addrinfo* found = nullptr;
+    const std::string port = std::to_string(cable.remote.port);
+    if (int e = ::getaddrinfo(cable.remote.host.c_str(), port.c_str(), &hints, &found); e != 0 || found == nullptr)
+        return rig::fail("--cable: the host ", cable.remote.host, " does not resolve: ", ::gai_strerror(e));
+    char text[INET6_ADDRSTRLEN] = "";
+    CableAddresses out;
+    const std::string local_port = std::to_string(cable.local_port);
+    if (found->ai_family == AF_INET6) {
+        const auto* a = reinterpret_cast<const sockaddr_in6*>(found->ai_addr);
+        ::inet_ntop(AF_INET6, &a->sin6_addr, text, sizeof text);
+        out.remote = "[" + std::string(text) + "]:" + port;
+        out.local = (IN6_IS_ADDR_LOOPBACK(&a->sin6_addr) ? "[::1]:" : "[::]:") + local_port;
+    } else {
+        const auto* a = reinterpret_cast<const sockaddr_in*>(found->ai_addr);
+        ::inet_ntop(AF_INET, &a->sin_addr, text, sizeof text);
+        out.remote = std::string(text) + ":" + port;
+        const bool loopback = (ntohl(a->sin_addr.s_addr) >> 24) == 127;
+        out.local = (loopback ? std::string(text) : std::string("0.0.0.0")) + ":" + local_port;
+    }
+    ::freeaddrinfo(found);
+    return out;
+}
+
+rig::Result<std::unique_ptr<Port>> open_port(const std::array<std::uint8_t, 4>& ip, const rig::bnxt::Mac& mac,
+                                             const std::optional<Cable>& cable) {
     auto port = std::make_unique<Port>();
     rig::bnxt::sim::Options model_options;
     model_options.mac = mac;
     port->model = std::make_shared<rig::bnxt::sim::Nic>(model_options);
+    if (cable) {
+        auto addresses = cable_addresses(*cable);
+        if (!addresses) return std::unexpected(std::move(addresses).error());
+        auto c = rig::bnxt::sim::DatagramCable::open(*port->model, addresses->local, addresses->remote);
+        if (!c) return rig::fail("--cable: ", c.error());
+        port->cable = std::move(*c);
+    }
     // pci0000:00 ── 00:00.0 root complex
     //            └─ 00:01.0 root port ── 01:00.0 the NIC
     rig::sim::Topology t(rig::sim::Cpu::intel(0x8f));
@@ -25,10 +73,9 @@ rig::Result<std::unique_ptr<Port>> open_port(const std::array<std::uint8_t, 4>& 
     if (!system) return rig::fail("the simulated machine: ", system.error());
     port->system = std::move(*system);
     port->model->start();
-    port->gids = {{rig::bnxt::link_local_gid(mac), rig::bnxt::RoceVersion::V2},
-                  {rig::bnxt::ipv4_gid(ip[0], ip[1], ip[2], ip[3]), rig::bnxt::RoceVersion::V2}};
     rig::bnxt::Options options;
-    options.gids = port->gids;
+    options.gids = {{rig::bnxt::link_local_gid(mac), rig::bnxt::RoceVersion::V2},
+                    {rig::bnxt::ipv4_gid(ip[0], ip[1], ip[2], ip[3]), rig::bnxt::RoceVersion::V2}};
     auto nic = rig::bnxt::Nic::open(port->system->machine(), bus, options);
     if (!nic) return std::unexpected(std::move(nic).error());
     port->nic = std::move(*nic);

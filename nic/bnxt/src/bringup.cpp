@@ -311,24 +311,31 @@ Result<void> alloc_nq(Nic::State& nic) {
 
 // §7.1 step 16, §4.6.5; the GID by the rule of gid.hpp (cases/bugs B19).
 Result<void> add_gid(Nic::State& nic) {
-    const auto table = nic.options.gids.empty() ? default_gids(nic.mac) : nic.options.gids;
-    const auto chosen = choose_gid(table, nic.options.link_local);
+    nic.gids = nic.options.gids.empty() ? default_gids(nic.mac) : nic.options.gids;
+    nic.gid_firmware.assign(nic.gids.size(), std::nullopt);
+    const auto chosen = choose_gid(nic.gids, nic.options.link_local);
     if (!chosen) {
         std::string listed;
-        for (const GidEntry& e : table)
+        for (const GidEntry& e : nic.gids)
             listed += (listed.empty() ? "" : ", ") + to_string(e.gid) + (e.version == RoceVersion::V2 ? " v2" : " v1");
         return fail(nic.bus, ": no routable RoCEv2 GID among {", listed,
                     "}; pass the port's address in Options::gids (or allow link-local GIDs)");
     }
-    nic.gid = table[*chosen].gid;
-    nic.ipv4_gid = is_ipv4_mapped(nic.gid);
+    nic.gid_chosen = *chosen;
+    nic.gid = nic.gids[*chosen].gid;
+    if (auto added = firmware_gid(nic, *chosen); !added) return std::unexpected(std::move(added).error());
+    return {};
+}
+
+Result<std::uint16_t> firmware_gid(Nic::State& nic, std::size_t index) {
+    if (nic.gid_firmware[index]) return *nic.gid_firmware[index];
     hsi::AddGid command{};
-    command.gid = hsi::add_gid_bytes(nic.gid);
+    command.gid = hsi::add_gid_bytes(nic.gids[index].gid);
     command.src_mac = hsi::add_gid_mac(nic.mac);
     auto done = nic.rcfw->call(hsi::Opcode::ADD_GID, command);
     if (!done) return std::unexpected(std::move(done).error());
-    nic.gid_index = static_cast<std::uint16_t>(done->xid.get());
-    return {};
+    nic.gid_firmware[index] = static_cast<std::uint16_t>(done->xid.get());
+    return *nic.gid_firmware[index];
 }
 
 Result<void> bring_up(Nic::State& nic) {

@@ -75,12 +75,16 @@ struct Nic::State {
     DmaBuffer stats;
     bool fw_initialized = false;   // INITIALIZE_FW
     Nq nq;
-    std::optional<std::uint16_t> gid_index;
+    // The port's GID table (Options::gids, or default_gids), the entry chosen at open,
+    // and the firmware's index of each entry ADD_GID gave it: the chosen one at open,
+    // others at the first connect that names them; each is deleted at close.
+    std::vector<GidEntry> gids;
+    std::size_t gid_chosen = 0;
+    std::vector<std::optional<std::uint16_t>> gid_firmware;
 
     Limits limits;
     Mac mac{};
     Gid gid{};
-    bool ipv4_gid = false;
     Mtu mtu = Mtu::Mtu1024;
     std::string firmware;
     bool interrupts = false;

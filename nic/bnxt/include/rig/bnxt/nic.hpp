@@ -122,6 +122,10 @@ public:
     Mac mac() const;
     Gid gid() const;               // the GID chosen at open (gid.hpp)
     std::uint16_t gid_index() const;  // ADD_GID's firmware index of it
+    // The port's GID table: Options::gids, or default_gids(mac()) where that was empty.
+    // Path::gid_index (qp.hpp) indexes it; gids()[gid_table_index()] is gid().
+    const std::vector<GidEntry>& gids() const;
+    std::size_t gid_table_index() const;
     Mtu mtu() const;               // the largest path MTU the port's MTU carries
     // The firmware versions, "HWRM 1.10.3, RoCE 1.8.6", as HWRM_VER_GET and QUERY_VERSION give them.
     const std::string& firmware() const;
