@@ -4,17 +4,12 @@
 // each other, two processes whose ports are cabled by UDP datagrams on 127.0.0.1.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
-#include <fstream>
 #include <future>
 #include <regex>
-#include <sstream>
-#include <thread>
 
 #include "../../support/run.hpp"
+#include "processes.hpp"
 #include "rig/bootstrap/stream.hpp"
 
 namespace {
@@ -50,39 +45,6 @@ TEST(RcPingpong, ClientExchangesAddressesWithAnRcPingpongServer) {
                           "Failed status TRANSPORT_RETRY_CNT_ERR (10) for wr_id 2\n");
 }
 
-// A port number free on 127.0.0.1 for `type` (SOCK_STREAM, SOCK_DGRAM) when asked.
-std::uint16_t free_port(int type) {
-    const int fd = ::socket(AF_INET, type, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t length = sizeof a;
-    if (fd < 0 || ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 ||
-        ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &length) != 0)
-        throw std::runtime_error("no free port");
-    ::close(fd);
-    return ntohs(a.sin_port);
-}
-
-// Whether a TCP socket listens on `port` (/proc/net/tcp and tcp6: local address ...:PORT
-// in hex, state 0A).
-bool listening(std::uint16_t port) {
-    char hex[8];
-    std::snprintf(hex, sizeof hex, ":%04X", port);
-    for (const char* table : {"/proc/net/tcp", "/proc/net/tcp6"}) {
-        std::ifstream in(table);
-        std::string line;
-        std::getline(in, line);
-        while (std::getline(in, line)) {
-            std::istringstream fields(line);
-            std::string slot, local, remote, state;
-            fields >> slot >> local >> remote >> state;
-            if (local.ends_with(hex) && state == "0A") return true;
-        }
-    }
-    return false;
-}
-
 struct Case {
     std::uint32_t size;
     std::uint32_t iters;
@@ -99,8 +61,8 @@ INSTANTIATE_TEST_SUITE_P(RcPingpong, Pingpong,
 // 2 x size x iters bytes.
 TEST_P(Pingpong, TwoProcessesCompleteOverTheDatagramCable) {
     const auto [size, iters] = GetParam();
-    const std::string tcp = std::to_string(free_port(SOCK_STREAM));
-    const std::string a = std::to_string(free_port(SOCK_DGRAM)), b = std::to_string(free_port(SOCK_DGRAM));
+    const std::string tcp = std::to_string(rig::test::free_port(SOCK_STREAM));
+    const std::string a = std::to_string(rig::test::free_port(SOCK_DGRAM)), b = std::to_string(rig::test::free_port(SOCK_DGRAM));
     const std::vector<std::string> common = {"-p", tcp, "-g", "1", "-m", "1024", "-s", std::to_string(size), "-n",
                                              std::to_string(iters)};
     auto with = [&](std::vector<std::string> more) {
@@ -111,9 +73,7 @@ TEST_P(Pingpong, TwoProcessesCompleteOverTheDatagramCable) {
     auto server = std::async(std::launch::async, [&] {
         return rig::test::run(RC_PINGPONG_BINARY, with({"--cable", a + ":127.0.0.1:" + b}));
     });
-    const auto deadline = std::chrono::steady_clock::now() + 30s;
-    while (!listening(static_cast<std::uint16_t>(std::stoi(tcp))) && std::chrono::steady_clock::now() < deadline)
-        std::this_thread::sleep_for(10ms);
+    rig::test::wait_listening(static_cast<std::uint16_t>(std::stoi(tcp)), 30s);
     const auto client = rig::test::run(RC_PINGPONG_BINARY, with({"--cable", b + ":127.0.0.1:" + a, "--ip", "10.77.0.2", "127.0.0.1"}));
     const auto served = server.get();
     ASSERT_EQ(served.status, 0) << served.out;
