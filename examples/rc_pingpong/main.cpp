@@ -8,7 +8,8 @@
 // The queue pair is set up as pp_connect_ctx sets it: the peer's QPN and PSN, path MTU
 // -m, source GID index -g, hop limit 1, max_dest_rd_atomic 1 and min_rnr_timer 12 at
 // RTR; timeout 14, retry_cnt 7, rnr_retry 7 and max_rd_atomic 1 at RTS. The record
-// carries no MAC: the port learns the peer's from its GID (Port::resolve) before RTR.
+// carries no MAC: the port asks the peer's by ARP (Port::resolve) before RTR, where rxe
+// asks it too.
 //
 // Exit status: 1 on any failure, as ibv_rc_pingpong; 0 for --help.
 #include <arpa/inet.h>

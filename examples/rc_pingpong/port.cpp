@@ -15,12 +15,10 @@ Port::~Port() {
     cable.reset();
 }
 
-rig::Result<rig::bnxt::Mac> Port::resolve(const rig::bnxt::Gid& gid, std::chrono::milliseconds) const {
-    // Until the model answers and asks ARP: rig's ports take the MAC 02:00:a.b.c.d of their
-    // IPv4 address (open_port's caller), so a rig peer's MAC follows from its GID.
-    if (!rig::bnxt::is_ipv4_mapped(gid))
-        return rig::fail("the peer's GID ", rig::bnxt::to_string(gid), " is no IPv4 address whose MAC the port could learn");
-    return rig::bnxt::Mac{0x02, 0x00, gid[12], gid[13], gid[14], gid[15]};
+rig::Result<rig::bnxt::Mac> Port::resolve(const rig::bnxt::Gid& gid, std::chrono::milliseconds timeout) const {
+    auto mac = model->resolve(gid, timeout);
+    if (!mac) return rig::fail("the peer's MAC: ", mac.error());
+    return *mac;
 }
 
 rig::Result<CableAddresses> cable_addresses(const Cable& cable) {
@@ -74,8 +72,8 @@ rig::Result<std::unique_ptr<Port>> open_port(const std::array<std::uint8_t, 4>& 
     port->system = std::move(*system);
     port->model->start();
     rig::bnxt::Options options;
-    options.gids = {{rig::bnxt::link_local_gid(mac), rig::bnxt::RoceVersion::V2},
-                    {rig::bnxt::ipv4_gid(ip[0], ip[1], ip[2], ip[3]), rig::bnxt::RoceVersion::V2}};
+    options.address = std::to_string(ip[0]) + "." + std::to_string(ip[1]) + "." + std::to_string(ip[2]) + "." +
+                      std::to_string(ip[3]);  // the GID table {0: link-local, 1: ::ffff:IP}
     auto nic = rig::bnxt::Nic::open(port->system->machine(), bus, options);
     if (!nic) return std::unexpected(std::move(nic).error());
     port->nic = std::move(*nic);

@@ -1,8 +1,10 @@
-// The NIC rig_rc_pingpong runs on: a simulated machine of one root port and a bnxt NIC
-// model, opened by rig's driver, its port's GID table laid out as rdma_rxe lays out a
-// port's (index 0 the link-local GID of the MAC, index 1 the IPv4-mapped GID of the port's
-// address), so that -g 1 means on both ends what it means on rxe; its Ethernet port on a
-// datagram cable (one frame per UDP datagram: QEMU's -netdev dgram) where one is given.
+// The NIC rig_rc_pingpong and rig_perftest run on: a simulated machine of one root port
+// and a bnxt NIC model, opened by rig's driver with the port's IPv4 address
+// (Options::address), so that its GID table is laid out as rdma_rxe lays out a port's
+// (index 0 the link-local GID of the MAC, index 1 the IPv4-mapped GID of the address) and
+// -g 1 means on both ends what it means on rxe; its Ethernet port on a datagram cable
+// (one frame per UDP datagram: QEMU's -netdev dgram) where one is given. The model
+// answers ARP for the address and asks the peer's MAC (resolve).
 //
 // Closing: the destructor closes the driver's NIC, stops the model, then unplugs the cable.
 #pragma once
@@ -29,8 +31,9 @@ struct Port {
     Port& operator=(const Port&) = delete;
     ~Port();
 
-    // The MAC of the peer whose GID is `gid`. Error naming the GID where it cannot be
-    // learnt within `timeout`.
+    // The MAC of the peer whose GID is `gid`, asked on the cable (ARP for an IPv4-mapped
+    // GID: rig::bnxt::sim::Nic::resolve). Error naming the address where no answer came
+    // within `timeout` or the port has no cable.
     rig::Result<rig::bnxt::Mac> resolve(const rig::bnxt::Gid& gid, std::chrono::milliseconds timeout) const;
 
     std::shared_ptr<rig::bnxt::sim::Nic> model;

@@ -309,33 +309,49 @@ Result<void> alloc_nq(Nic::State& nic) {
     return {};
 }
 
-// §7.1 step 16, §4.6.5; the GID by the rule of gid.hpp (cases/bugs B19).
+// §7.1 step 16, §4.6.5: each address of the table once, in table order (bnxt_re shares one
+// firmware entry between an address's RoCEv1 and RoCEv2 GIDs); the GID of the queue pairs
+// by the rule of gid.hpp (cases/bugs B19).
 Result<void> add_gid(Nic::State& nic) {
-    nic.gids = nic.options.gids.empty() ? default_gids(nic.mac) : nic.options.gids;
-    nic.gid_firmware.assign(nic.gids.size(), std::nullopt);
+    std::vector<GidEntry> table = nic.options.gids;
+    if (table.empty() && !nic.options.address.empty()) {
+        const auto address = parse_address(nic.options.address);
+        if (!address)
+            return fail(nic.bus, ": Options::address \"", nic.options.address,
+                        "\" is neither an IPv4 nor an IPv6 address (numeric, as \"10.0.0.1\" or \"2001:db8::1\")");
+        table = address_gids(nic.mac, *address);
+    }
+    if (table.empty()) table = default_gids(nic.mac);
+    nic.gids = std::move(table);
     const auto chosen = choose_gid(nic.gids, nic.options.link_local);
     if (!chosen) {
         std::string listed;
         for (const GidEntry& e : nic.gids)
             listed += (listed.empty() ? "" : ", ") + to_string(e.gid) + (e.version == RoceVersion::V2 ? " v2" : " v1");
         return fail(nic.bus, ": no routable RoCEv2 GID among {", listed,
-                    "}; pass the port's address in Options::gids (or allow link-local GIDs)");
+                    "}; pass the port's address in Options::address (or allow link-local GIDs)");
     }
     nic.gid_chosen = *chosen;
     nic.gid = nic.gids[*chosen].gid;
-    if (auto added = firmware_gid(nic, *chosen); !added) return std::unexpected(std::move(added).error());
+    nic.gid_firmware.assign(nic.gids.size(), 0);
+    for (std::size_t i = 0; i < nic.gids.size(); ++i) {
+        const GidEntry& e = nic.gids[i];
+        const auto same = std::find_if(nic.gids.begin(), nic.gids.begin() + static_cast<std::ptrdiff_t>(i),
+                                       [&](const GidEntry& earlier) { return earlier.gid == e.gid; });
+        if (same != nic.gids.begin() + static_cast<std::ptrdiff_t>(i)) {
+            nic.gid_firmware[i] = nic.gid_firmware[static_cast<std::size_t>(same - nic.gids.begin())];
+            continue;
+        }
+        hsi::AddGid command{};
+        command.gid = hsi::add_gid_bytes(e.gid);
+        command.src_mac = hsi::add_gid_mac(nic.mac);
+        auto done = nic.rcfw->call(hsi::Opcode::ADD_GID, command);
+        if (!done) return std::unexpected(std::move(done).error());
+        nic.gid_firmware[i] = static_cast<std::uint16_t>(done->xid.get());
+        nic.added_gids.push_back(nic.gid_firmware[i]);
+    }
+    nic.gid_index = nic.gid_firmware[*chosen];
     return {};
-}
-
-Result<std::uint16_t> firmware_gid(Nic::State& nic, std::size_t index) {
-    if (nic.gid_firmware[index]) return *nic.gid_firmware[index];
-    hsi::AddGid command{};
-    command.gid = hsi::add_gid_bytes(nic.gids[index].gid);
-    command.src_mac = hsi::add_gid_mac(nic.mac);
-    auto done = nic.rcfw->call(hsi::Opcode::ADD_GID, command);
-    if (!done) return std::unexpected(std::move(done).error());
-    nic.gid_firmware[index] = static_cast<std::uint16_t>(done->xid.get());
-    return *nic.gid_firmware[index];
 }
 
 Result<void> bring_up(Nic::State& nic) {

@@ -14,10 +14,6 @@ namespace rig::bnxt {
 // recorded in `nic` for teardown.
 Result<void> bring_up(Nic::State& nic);
 
-// §4.6.5: the firmware's index of `nic.gids[index]`, given it by ADD_GID where it has
-// none yet (recorded in nic.gid_firmware for teardown).
-Result<std::uint16_t> firmware_gid(Nic::State& nic, std::size_t index);
-
 // §7.1 step 8, §3.11: context memory for a firmware that asks for it.
 Result<void> backing_store(Nic::State& nic);
 

@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <stdexcept>
 
-#include "bringup.hpp"
 #include "doorbell.hpp"
 #include "rig/text.hpp"
 #include "state.hpp"
@@ -158,9 +157,12 @@ Result<void> Qp::connect(const Endpoint& peer, Retries retries, const Path& path
     if (source.version != RoceVersion::V2)
         return fail(n.bus, ": queue pair ", std::to_string(qp.qpn), ": GID index ", std::to_string(gid_entry), " (",
                     to_string(source.gid), ") is RoCEv1; the driver speaks RoCEv2 only");
-    auto sgid_index = firmware_gid(n, gid_entry);
-    if (!sgid_index) return std::unexpected(std::move(sgid_index).error());
+    const std::uint16_t sgid_index = n.gid_firmware[gid_entry];
     const bool ipv4 = is_ipv4_mapped(source.gid);
+    if (ipv4 != is_ipv4_mapped(peer.gid))
+        return fail(n.bus, ": queue pair ", std::to_string(qp.qpn), ": the source GID ", to_string(source.gid), " (index ",
+                    std::to_string(gid_entry), ") is ", ipv4 ? "IPv4" : "IPv6", " and the peer's ", to_string(peer.gid), " ",
+                    ipv4 ? "IPv6" : "IPv4");
     const Mtu mtu = std::min(qp.local.mtu, peer.mtu);
 
     // RESET -> INIT (mask 0x0000000D).
@@ -179,7 +181,7 @@ Result<void> Qp::connect(const Endpoint& peer, Retries retries, const Path& path
     rtr.qp_cid = qp.qpn;
     rtr.network_type_en_sqd_async_notify_new_state = with_state(hsi::QpState::RTR, ipv4);
     rtr.dgid = peer.gid;
-    rtr.sgid_index = *sgid_index;
+    rtr.sgid_index = sgid_index;
     rtr.hop_limit = path.hop_limit;
     rtr.dest_mac = peer.mac;
     rtr.path_mtu_pingpong_push_enable = static_cast<std::uint8_t>(hsi::modify_qp::path_mtu(static_cast<std::uint8_t>(mtu_code(mtu))));

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -42,7 +43,10 @@ TEST(Nic, OpenBringsTheNicUpAndCloseGivesEverythingBack) {
     ASSERT_TRUE(nic) << nic.error();
     EXPECT_EQ(nic->bus(), nic_bus);
     EXPECT_EQ(nic->mac(), (Mac{0x02, 0, 0, 0, 0, 0x01}));
-    EXPECT_EQ(to_string(nic->gid()), "fd00::ff:fe00:1");
+    // The default address, of RFC 5737's documentation block, at index 1 after the
+    // link-local GID, as rxe lays out a port's GIDs.
+    EXPECT_EQ(to_string(nic->gid()), "::ffff:192.0.2.1");
+    EXPECT_EQ(nic->gid_index(), 1u);
     EXPECT_EQ(nic->limits().max_qp, 1024u);
     EXPECT_EQ(nic->limits().max_qp_wr, 4095u);  // QUERY_FUNC's 4096, less the ring's spare entry
     EXPECT_EQ(nic->limits().max_inline_data, 96u);
@@ -126,6 +130,42 @@ TEST(Nic, GivenIpv4AddressIsTheGid) {
     auto nic = m.open(o);
     ASSERT_TRUE(nic) << nic.error();
     EXPECT_EQ(nic->gid(), ipv4_gid(10, 0, 0, 1));
+    EXPECT_EQ(nic->gid_index(), 1u);
+}
+
+TEST(Nic, AddressOptionIsTheGidAtIndexOneAfterTheLinkLocalOne) {
+    SimMachine m("sim0");
+    Options o;
+    o.address = "10.77.0.4";
+    auto nic = m.open(o);
+    ASSERT_TRUE(nic) << nic.error();
+    EXPECT_EQ(to_string(nic->gid()), "::ffff:10.77.0.4");
+    EXPECT_EQ(nic->gid_index(), 1u);
+    o.address = "2001:db8::7";
+    ASSERT_TRUE(nic->close());
+    auto v6 = m.open(o);
+    ASSERT_TRUE(v6) << v6.error();
+    EXPECT_EQ(to_string(v6->gid()), "2001:db8::7");
+    EXPECT_EQ(v6->gid_index(), 1u);
+}
+
+TEST(Nic, AddressOptionThatIsNoAddressIsAnErrorNamingIt) {
+    SimMachine m("sim0");
+    Options o;
+    o.address = "10.77.0";
+    auto nic = m.open(o);
+    ASSERT_FALSE(nic);
+    EXPECT_EQ(nic.error(), "0000:04:00.0: Options::address \"10.77.0\" is neither an IPv4 nor an IPv6 address "
+                           "(numeric, as \"10.0.0.1\" or \"2001:db8::1\")");
+    expect_all_given_back(m);
+}
+
+TEST(Nic, AddressAndGidsTogetherThrow) {
+    SimMachine m("sim0");
+    Options o;
+    o.address = "10.0.0.1";
+    o.gids = {{ipv4_gid(10, 0, 0, 1), RoceVersion::V2}};
+    EXPECT_THROW((void)m.open(o), std::invalid_argument);
 }
 
 // B19: a port whose only GIDs are link-local does not come up on index 0.
@@ -138,7 +178,7 @@ TEST(Nic, OnlyLinkLocalGidsIsAnErrorUnlessAllowed) {
     ASSERT_FALSE(refused);
     EXPECT_EQ(refused.error(),
               "0000:04:00.0: no routable RoCEv2 GID among {fe80::ff:fe00:1 v1, fe80::ff:fe00:1 v2}; pass the port's "
-              "address in Options::gids (or allow link-local GIDs)");
+              "address in Options::address (or allow link-local GIDs)");
     expect_all_given_back(m);
     o.link_local = LinkLocal::Allow;
     auto allowed = m.open(o);

@@ -303,27 +303,31 @@ TEST(Qp, ConnectRefusedByTheFirmwareIsAnErrorNamingTheStep) {
 
 // §4.6.9 as verbs' ibv_qp_attr carries it: the source GID entry, the hop limit and the
 // READ depths a connect asks for are what the firmware holds afterwards (QUERY_QP's view),
-// and packets of a QP speaking from a GID other than the one chosen at open reach the
-// peer and are answered (the model drops frames to a GID its table lacks).
+// and two queue pairs speaking from GIDs other than the ones chosen at open (their
+// link-local ones: RoCEv2 over IPv6) exchange a SEND and a READ.
 TEST(Qp, ConnectSetsThePathsGidHopLimitAndReadDepths) {
     PairOptions o;
     o.connect = false;
     Pair p(o);
     const auto& table = p.sa.nic->gids();
-    ASSERT_EQ(table.size(), 4u);  // default_gids: link-local v1, v2, unique-local v1, v2
-    EXPECT_EQ(p.sa.nic->gid_table_index(), 3u);
-    EXPECT_EQ(table[3].gid, p.sa.nic->gid());
+    ASSERT_EQ(table.size(), 2u);  // default_gids: link-local, ::ffff:192.0.2.1
+    EXPECT_EQ(p.sa.nic->gid_table_index(), 1u);
+    EXPECT_EQ(table[1].gid, p.sa.nic->gid());
     EXPECT_EQ(p.sa.qp->read_depths().initiator, 16);  // the model's 16, at the driver's most 16
     EXPECT_EQ(p.sa.qp->read_depths().responder, 16);
     Path path;
-    path.gid_index = 1;  // fe80::ff:fe00:1, RoCEv2
+    path.gid_index = 0;  // fe80::ff:fe00:1 and fe80::ff:fe00:2, RoCEv2
     path.hop_limit = 1;
     path.max_rd_atomic = 1;
     path.max_dest_rd_atomic = 1;
-    const Endpoint eb = p.sb.qp->endpoint();
+    Endpoint eb = p.sb.qp->endpoint();
+    eb.gid = p.sb.nic->gids()[0].gid;
     ASSERT_TRUE(p.sa.qp->connect(eb, {}, path));
     EXPECT_EQ(p.sa.qp->endpoint().gid, link_local_gid(p.sa.nic->mac()));
-    ASSERT_TRUE(p.sb.qp->connect(p.sa.qp->endpoint()));
+    Path other;
+    other.gid_index = 0;
+    ASSERT_TRUE(p.sb.qp->connect(p.sa.qp->endpoint(), {}, other));
+    EXPECT_EQ(p.sb.qp->endpoint().gid, eb.gid);
 
     const auto a = p.a.faults.query_qp(p.sa.qp->qpn());
     ASSERT_TRUE(a);
@@ -335,7 +339,7 @@ TEST(Qp, ConnectSetsThePathsGidHopLimitAndReadDepths) {
     EXPECT_EQ(a->dgid, eb.gid);
     const auto b = p.b.faults.query_qp(p.sb.qp->qpn());
     ASSERT_TRUE(b);
-    EXPECT_EQ(b->sgid_index.get(), p.sb.nic->gid_index());
+    EXPECT_EQ(p.b.faults.gid(b->sgid_index.get()), eb.gid);
     EXPECT_EQ(b->hop_limit, 64);
     EXPECT_EQ(b->max_rd_atomic, 17);       // orrq_slots(16)
     EXPECT_EQ(b->max_dest_rd_atomic, 34);  // irrq_slots(16)
@@ -360,9 +364,26 @@ TEST(Qp, ConnectSetsThePathsGidHopLimitAndReadDepths) {
     EXPECT_EQ(read_back(rb, 2048, 2000), data);
 }
 
-// A GID entry is given to the firmware once, however many queue pairs name it, and every
-// one given is deleted at close.
-TEST(Qp, GidEntriesAddedByConnectAreSharedAndDeletedAtClose) {
+// A RoCEv2 packet is IPv4 or IPv6 from end to end: a source GID of one family and a peer's
+// of the other cannot be connected (perftest refuses such a pair too).
+TEST(Qp, ConnectFromAGidOfTheOtherIpFamilyIsAnErrorNamingBoth) {
+    PairOptions o;
+    o.connect = false;
+    Pair p(o);
+    Path path;
+    path.gid_index = 0;  // fe80::ff:fe00:1; the peer's endpoint carries ::ffff:192.0.2.2
+    const auto commands = p.a.faults.counters().rcfw_commands;
+    auto r = p.sa.qp->connect(p.sb.qp->endpoint(), {}, path);
+    ASSERT_FALSE(r);
+    EXPECT_EQ(r.error(), "0000:04:00.0: queue pair " + std::to_string(p.sa.qp->qpn()) +
+                             ": the source GID fe80::ff:fe00:1 (index 0) is IPv6 and the peer's ::ffff:192.0.2.2 IPv4");
+    EXPECT_EQ(p.a.faults.counters().rcfw_commands, commands);
+    EXPECT_EQ(p.sa.qp->state(), QpState::Reset);
+}
+
+// Queue pairs naming one GID entry share its firmware entry, which open added (connect
+// adds none), and close deletes every entry open added.
+TEST(Qp, QueuePairsOfOneGidEntryShareItsFirmwareEntryAndCloseDeletesIt) {
     PairOptions o;
     o.connect = false;
     Pair p(o);
@@ -371,10 +392,12 @@ TEST(Qp, GidEntriesAddedByConnectAreSharedAndDeletedAtClose) {
     auto second = Qp::create(*p.sa.nic, *cq, *cq, Depths{4, 4});
     ASSERT_TRUE(second) << second.error();
     Path path;
-    path.gid_index = 1;
-    ASSERT_TRUE(p.sa.qp->connect(p.sb.qp->endpoint(), {}, path));
+    path.gid_index = 0;
+    Endpoint eb = p.sb.qp->endpoint();
+    eb.gid = p.sb.nic->gids()[0].gid;  // link-local to link-local
+    ASSERT_TRUE(p.sa.qp->connect(eb, {}, path));
     const auto commands = p.a.faults.counters().rcfw_commands;
-    ASSERT_TRUE(second->connect(p.sb.qp->endpoint(), {}, path));
+    ASSERT_TRUE(second->connect(eb, {}, path));
     EXPECT_EQ(p.a.faults.counters().rcfw_commands, commands + 3);  // the three MODIFY_QPs, no ADD_GID
     const auto first_index = p.a.faults.query_qp(p.sa.qp->qpn())->sgid_index.get();
     EXPECT_EQ(p.a.faults.query_qp(second->qpn())->sgid_index.get(), first_index);
@@ -389,6 +412,7 @@ TEST(Qp, GidEntriesAddedByConnectAreSharedAndDeletedAtClose) {
 TEST(Qp, ConnectFromARoceV1GidIsAnErrorNamingTheEntry) {
     PairOptions o;
     o.connect = false;
+    o.nic.gids = {{link_local_gid(Mac{0x02, 0, 0, 0, 0, 0x01}), RoceVersion::V1}, {ipv4_gid(10, 0, 0, 1), RoceVersion::V2}};
     Pair p(o);
     Path path;
     path.gid_index = 0;
@@ -411,7 +435,7 @@ TEST(Qp, ConnectWithAPathOutsideItsRangesThrows) {
         change(path);
         return [&p, eb, path] { (void)p.sa.qp->connect(eb, {}, path); };
     };
-    EXPECT_THROW(bad([](Path& x) { x.gid_index = 4; })(), std::invalid_argument);
+    EXPECT_THROW(bad([](Path& x) { x.gid_index = 2; })(), std::invalid_argument);
     EXPECT_THROW(bad([](Path& x) { x.hop_limit = 0; })(), std::invalid_argument);
     EXPECT_THROW(bad([](Path& x) { x.max_rd_atomic = 0; })(), std::invalid_argument);
     EXPECT_THROW(bad([](Path& x) { x.max_rd_atomic = 17; })(), std::invalid_argument);

@@ -1,7 +1,10 @@
-// Test-only fault injection (testing/faults.hpp) and the plan the Firmware consults.
+// Test-only fault injection (testing/faults.hpp), the plan the Firmware consults, and the
+// test-only views of the framing (testing/frames.hpp).
 #include "rig/bnxt/sim/testing/faults.hpp"
 
+#include "crc32.hpp"
 #include "impl.hpp"
+#include "rig/bnxt/sim/testing/frames.hpp"
 
 namespace rig::bnxt::sim {
 
@@ -76,7 +79,17 @@ void Faults::stale(hsi::Opcode opcode, unsigned times) {
     impl_->faults.plan_rcfw(opcode, {FaultKind::stale, 0, times});
 }
 void Faults::drop_frames(unsigned count) { impl_->faults.plan_frame_drops(count); }
+void Faults::receive(std::span<const std::byte> frame) {
+    std::vector<detail::Frame> frames(1);
+    frames[0].assign(frame.begin(), frame.end());
+    impl_->deliver(frames, detail::Event::from_wire);
+}
 void Faults::clear() { impl_->faults.clear(); }
+
+std::optional<std::uint32_t> icrc(std::span<const std::byte> frame) { return detail::icrc(frame); }
+std::uint32_t crc32(std::span<const std::byte> bytes) { return detail::crc32(bytes); }
+std::uint32_t crc32_by_tables(std::span<const std::byte> bytes) { return ~detail::crc32_update_tables(~0u, bytes); }
+bool crc32_folds() { return detail::crc32_folds(); }
 
 Counters Faults::counters() const {
     std::lock_guard step_lock(impl_->step_mutex);

@@ -10,13 +10,16 @@
 #include <array>
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <expected>
 #include <functional>
 #include <map>
 #include <mutex>
 #include <optional>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "dma.hpp"
@@ -32,6 +35,12 @@ namespace rig::bnxt::sim::detail {
 
 using Bytes = std::vector<std::byte>;
 using Nanoseconds = std::chrono::nanoseconds;
+
+// Options::address as a GID (IPv4-mapped for IPv4); nullopt for "". Throws
+// std::invalid_argument naming the text where it is neither a numeric IPv4 nor IPv6 address.
+std::optional<Gid> parse_address(const std::string& text);
+// "::ffff:10.0.0.1", "fe80::1": a GID for a message.
+std::string address_text(const Gid& gid);
 
 // Faults a test planned (testing::Faults). Shared between the test's thread and the
 // step, so it locks.
@@ -69,6 +78,31 @@ struct Event {
     Frame frame;              // frame
     static constexpr std::uint64_t from_wire = 1;
     bool is_from_wire() const { return kind == Kind::frame && value == from_wire; }
+};
+
+// The host's side of the port's neighbour table (Nic::resolve, neighbour.cpp): the lookups
+// waiting for an answer and the answers the port took for them. The port records an ARP
+// reply or neighbour advertisement only for an address a lookup asked for. Shared between
+// the model's step and resolve's thread: it locks.
+class Neighbours {
+public:
+    // A lookup of `address` begins; it waits (wait) until it ends (forget).
+    void ask(const Gid& address);
+    void forget(const Gid& address);
+    // From the step: `address` is at `mac`, where a lookup asked for it. Whether one did.
+    bool answer(const Gid& address, const Mac& mac);
+    // The answer for `address`, waited for until `deadline` (steady clock).
+    std::optional<Mac> wait(const Gid& address, std::chrono::steady_clock::time_point deadline);
+
+private:
+    struct Lookup {
+        Gid address;
+        std::optional<Mac> mac;
+        unsigned askers = 0;
+    };
+    std::mutex mutex_;
+    std::condition_variable answered_;
+    std::vector<Lookup> lookups_;
 };
 
 // Where the Firmware's frames are built and where they go (implemented by the Nic): a
@@ -252,8 +286,8 @@ struct Qp {
 
 class Firmware {
 public:
-    Firmware(const Options& options, const Clock& clock, testing::Counters& counters, FaultPlan& faults,
-             Transmitter& transmitter);
+    Firmware(const Options& options, const Clock& clock, testing::Counters& counters, RxCounters& rx,
+             FaultPlan& faults, Transmitter& transmitter, Neighbours& neighbours);
 
     void attach(rig::sim::Port* port) { bus_.attach(port); }
     // Leaves a frame event's buffer in `event` (the Nic reuses it).
@@ -267,6 +301,15 @@ public:
     std::optional<hsi::QueryQpSb> describe_qp(std::uint32_t qpn);
     // The GID at firmware index `index` (testing::Faults::gid); nullopt: none there.
     std::optional<std::array<std::uint8_t, 16>> gid(std::uint16_t index) const;
+    // The port's addresses (neighbour.cpp): its GIDs, then Options::address. The IPv4 one
+    // an ARP request goes from (0.0.0.0 where none); the IPv6 one a neighbour solicitation
+    // for `target` goes from (link-local for a link-local target), :: where none.
+    bool own_address(const Gid& address) const;
+    Gid ipv4_source() const;
+    Gid ipv6_source(const Gid& target) const;
+    // The request that asks for `target`'s MAC: ARP for an IPv4-mapped GID, else a
+    // neighbour solicitation (Nic::resolve sends it).
+    Frame neighbour_request(const Gid& target);
 
 private:
     // hwrm.cpp: §3.
@@ -338,8 +381,17 @@ private:
     void restart_retry_timer(Qp& qp);
     void on_retry_timeout(Qp& qp);
 
-    // responder.cpp: inbound packets.
+    // responder.cpp: inbound packets; frames.cpp: the port's checks of what arrives.
     void frame(std::span<const std::byte> bytes);
+    // The QP a RoCE frame is for, its packet decoded into `p`; nullptr where it is dropped
+    // (counted in rx_, and frames_dropped).
+    Qp* accept(const std::expected<Packet, Malformed>& p);
+    void drop(std::uint64_t RxCounters::*reason);
+    // neighbour.cpp: an ARP or ICMPv6 frame, which the port takes itself (answered,
+    // recorded for Neighbours, or dropped and counted): whether `bytes` was one.
+    bool neighbour(std::span<const std::byte> bytes);
+    bool arp(std::span<const std::byte> bytes);
+    bool icmpv6(std::span<const std::byte> bytes);
     void respond(Qp& qp, Packet& p);
     void on_send(Qp& qp, Packet& p);
     void on_write(Qp& qp, Packet& p);
@@ -363,9 +415,12 @@ private:
     const Options& options_;
     const Clock& clock_;
     testing::Counters& counters_;
+    RxCounters& rx_;
     FaultPlan& faults_;
     Transmitter& transmitter_;
+    Neighbours& neighbours_;
     Bus bus_;
+    std::optional<Gid> address_;  // Options::address
 
     // §3 state.
     bool driver_registered_ = false;

@@ -65,12 +65,16 @@ struct Nic::Impl final : detail::Transmitter {
     void pace();
     static bool pause_peer(std::uint32_t backlog);
     void drained(std::uint32_t frames);  // frames from the wire were handled
+    // Nic::resolve: sends the request (under step_mutex, as a step sends) and waits.
+    rig::Result<detail::Mac> resolve(const detail::Gid& gid, std::chrono::milliseconds timeout);
 
     Options options;
     SteadyClock steady;
     const Clock& clock;
     testing::Counters counters;
+    RxCounters rx;  // step_mutex, as counters
     detail::FaultPlan faults;
+    detail::Neighbours neighbours;
 
     std::mutex inbox_mutex;
     std::condition_variable inbox_cv;

@@ -19,14 +19,17 @@ bool page_aligned(std::uint64_t address) { return (address & 0xFFF) == 0; }
 
 }  // namespace
 
-Firmware::Firmware(const Options& options, const Clock& clock, testing::Counters& counters, FaultPlan& faults,
-                   Transmitter& transmitter)
+Firmware::Firmware(const Options& options, const Clock& clock, testing::Counters& counters, RxCounters& rx,
+                   FaultPlan& faults, Transmitter& transmitter, Neighbours& neighbours)
     : options_(options),
       clock_(clock),
       counters_(counters),
+      rx_(rx),
       faults_(faults),
       transmitter_(transmitter),
+      neighbours_(neighbours),
       bus_(counters),
+      address_(parse_address(options.address)),
       gids_(options.limits.max_gid) {}
 
 Firmware::Answer Firmware::add_gid(std::span<const std::byte> c) {

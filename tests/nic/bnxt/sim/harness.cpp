@@ -50,20 +50,21 @@ std::uint64_t doorbell(std::uint64_t type, std::uint32_t xid, std::uint32_t inde
 
 namespace {
 
-Options with_clock(Options o, const Clock* clock, std::uint8_t mac_last) {
+Options with_clock(Options o, const Clock* clock, const Mac& mac) {
     o.clock = clock;
-    o.mac = {0x02, 0x00, 0x00, 0x00, 0x00, mac_last};
+    o.mac = mac;
     return o;
 }
 
 }  // namespace
 
 Node::Node(std::uint8_t mac_last, Options options)
-    : bus(0x0000'0001'0000'0000 + (std::uint64_t{mac_last} << 36)),
-      nic(with_clock(std::move(options), &clock, mac_last)),
-      faults(nic) {
-    mac = {0x02, 0x00, 0x00, 0x00, 0x00, mac_last};
-    gid = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xFF, 0xFF, 10, 0, 0, mac_last};  // ::ffff:10.0.0.n
+    : Node(Mac{0x02, 0x00, 0x00, 0x00, 0x00, mac_last}, std::move(options)) {}
+
+Node::Node(const Mac& m, Options options)
+    : bus(0x0000'0001'0000'0000 + (std::uint64_t{m[5]} << 36)), nic(with_clock(std::move(options), &clock, m)), faults(nic) {
+    mac = m;
+    gid = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xFF, 0xFF, 10, 0, 0, m[5]};  // ::ffff:10.0.0.n
     nic.attach(bus);
     resp = bus.alloc(4096);
 }
@@ -296,10 +297,10 @@ std::uint32_t Node::dma_mr(std::uint8_t access, std::uint32_t pd) {
 }
 
 std::uint8_t Node::modify(Qp& qp, std::uint32_t mask, std::uint8_t state, const std::function<void(Msg&)>& fill) {
-    // §4.6.9: modify_mask @16, qp_cid @20, new_state bits 3:0 and network type 2 (RoCEv2/IPv4)
-    // in bits 7:6 of byte 24.
+    // §4.6.9: modify_mask @16, qp_cid @20, new_state bits 3:0 and the network type (2:
+    // RoCEv2/IPv4 unless a test says otherwise) in bits 7:6 of byte 24.
     Msg m(144);
-    m.put(0, 1, spec::op_modify_qp).put(16, 4, mask).put(20, 4, qp.qpn).put(24, 1, state | (2u << 6));
+    m.put(0, 1, spec::op_modify_qp).put(16, 4, mask).put(20, 4, qp.qpn).put(24, 1, state | (unsigned{network} << 6));
     if (fill) fill(m);
     const auto done = rcfw(m);
     return done ? done->status : 0xFF;
@@ -311,13 +312,18 @@ std::uint8_t Node::to_init(Qp& qp, std::uint8_t access) {
 }
 
 std::uint8_t Node::to_rtr(Qp& qp, const Node& peer, const Qp& peer_qp, std::uint8_t mtu_code) {
+    return to_rtr(qp, peer.gid, peer.mac, peer_qp.qpn, peer_qp.psn, mtu_code);
+}
+
+std::uint8_t Node::to_rtr(Qp& qp, const Gid& dgid, const Mac& dmac, std::uint32_t dest_qpn, std::uint32_t rq_psn,
+                          std::uint8_t mtu_code) {
     // INIT -> RTR, mask 0x141517E1 ([CORRECTED]): dgid @32, sgid_index @52, hop_limit @54,
     // dest_mac @56, path MTU @63 bits 7:4, min_rnr_timer @67 (1: 0.01 ms), rq_psn @68,
     // max_dest_rd_atomic @77 (4: depth 1), dest_qp_id @96, VLAN 0xFFF @110.
     qp.mtu = 256u << mtu_code;
     return modify(qp, 0x141517E1, 2, [&](Msg& m) {
-        m.put_bytes(32, peer.gid).put(52, 2, gid_index).put(54, 1, 64).put_bytes(56, peer.mac);
-        m.put(63, 1, mtu_code << 4).put(67, 1, 1).put(68, 4, peer_qp.psn).put(77, 1, 4).put(96, 4, peer_qp.qpn);
+        m.put_bytes(32, dgid).put(52, 2, gid_index).put(54, 1, 64).put_bytes(56, dmac);
+        m.put(63, 1, mtu_code << 4).put(67, 1, 1).put(68, 4, rq_psn).put(77, 1, 4).put(96, 4, dest_qpn);
         m.put(110, 2, 0xFFF);
     });
 }

@@ -125,6 +125,8 @@ std::uint64_t doorbell(std::uint64_t type, std::uint32_t xid, std::uint32_t inde
 class Node {
 public:
     explicit Node(std::uint8_t mac_last = 1, Options options = {});
+    // A port of MAC `mac` (gid ::ffff:10.0.0.<mac[5]> until a test sets it before up()).
+    explicit Node(const Mac& mac, Options options = {});
     ~Node();
 
     FakeBus bus;
@@ -134,6 +136,7 @@ public:
     Mac mac{};
     Gid gid{};
     std::uint16_t gid_index = 0;
+    std::uint8_t network = 2;  // MODIFY_QP network_type (§4.6.9): 0 RoCEv1, 2 RoCEv2/IPv4, 3 RoCEv2/IPv6
 
     void w32(std::uint64_t offset, std::uint32_t value) { nic.write(0, offset, 4, value); }
     std::uint32_t r32(std::uint64_t offset) { return static_cast<std::uint32_t>(nic.read(0, offset, 4)); }
@@ -188,6 +191,9 @@ public:
     // One transition each, with the masks Linux issues (§4.6.9, §7.2); the status.
     std::uint8_t to_init(Qp& qp, std::uint8_t access = 0x07);
     std::uint8_t to_rtr(Qp& qp, const Node& peer, const Qp& peer_qp, std::uint8_t mtu_code = 2);
+    // The same towards a peer given by its address vector.
+    std::uint8_t to_rtr(Qp& qp, const Gid& dgid, const Mac& dmac, std::uint32_t dest_qpn, std::uint32_t rq_psn,
+                        std::uint8_t mtu_code = 2);
     std::uint8_t to_rts(Qp& qp, std::uint8_t rnr_retry = 7, std::uint8_t timeout = 14, std::uint8_t retry_cnt = 7);
     // RESET->INIT->RTR->RTS of a and b against each other.
     static void connect(Node& a, Qp& qa, Node& b, Qp& qb, std::uint8_t mtu_code = 2, std::uint8_t access = 0x07,

@@ -70,7 +70,8 @@ struct Retries {
 struct Path {
     // The entry of Nic::gids() the queue pair speaks from (the source GID, and so the
     // source IPv4 or IPv6 address, of its packets); nullopt: the one chosen at open
-    // (Nic::gid()). Any RoCEv2 entry may be named, link-local ones too.
+    // (Nic::gid()). Any RoCEv2 entry may be named, link-local ones too; open gave the
+    // firmware every entry of the table (ADD_GID).
     std::optional<std::size_t> gid_index;
     // The GRH hop limit, the IPv4 TTL or IPv6 hop limit of its packets: 1..255 (1 keeps
     // them on the link, as ibv_rc_pingpong asks; cases/bugs B19: > 1 to leave the subnet).
@@ -117,11 +118,10 @@ public:
     Endpoint endpoint() const;
     // RESET→INIT (access LOCAL_WRITE | REMOTE_READ), INIT→RTR (the peer's QPN, PSN, GID,
     // MAC, the smaller MTU; `path`'s source GID, hop limit and responder depth), RTR→RTS
-    // (`retries`, `path`'s initiator depth). A GID entry other than the one chosen at open
-    // is given to the firmware (ADD_GID) the first time a Qp names it, and stays until
-    // close. Error naming the command and status where the firmware refuses a step (the
-    // Qp is then in the state the last accepted step left), or naming the entry where
-    // path.gid_index is a RoCEv1 one (nothing is sent then). Throws std::invalid_argument
+    // (`retries`, `path`'s initiator depth). Error naming the command and status where
+    // the firmware refuses a step (the Qp is then in the state the last accepted step
+    // left), or naming the entry where path.gid_index is a RoCEv1 one or of another IP
+    // family than the peer's GID (nothing is sent then). Throws std::invalid_argument
     // if the Qp is not in RESET or was destroyed, a retry count is above 7, the timeout
     // above 31, path.gid_index is not an index of Nic::gids(), the hop limit is 0, or a
     // READ depth is 0 or above read_depths().

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <limits>
 #include <optional>
+#include <span>
 
 #include "rig/bnxt/hsi/hwrm.hpp"
 #include "rig/bnxt/hsi/rcfw.hpp"
@@ -68,6 +69,9 @@ public:
 
     // Wire: drop the next `count` frames this model transmits (exercises retransmission).
     void drop_frames(unsigned count);
+    // Puts `frame` into the port's receive queue as if it came from its cable; the next
+    // step takes it through the port's checks (Nic::rx_counters).
+    void receive(std::span<const std::byte> frame);
 
     // Forgets every planned fault.
     void clear();
