@@ -12,7 +12,8 @@
 //
 // Locks: `inbox_mutex` guards the inbox, the register file and the BAR-side counters
 // (bar_width_faults, bar_unmapped, frames_received); `step_mutex` guards the Firmware,
-// the outbox, the spares and every other counter; `link_mutex` guards which link the Nic
+// the outbox, the spares, `rx` and every other counter (resolve sends its requests under
+// it, as a step sends; `neighbours` locks itself); `link_mutex` guards which link the Nic
 // is plugged into. Orders: a step takes step_mutex, then inbox_mutex briefly; a BAR
 // access takes inbox_mutex only; frames leaving take link_mutex (released), then the
 // cable's mutex, then the peer's inbox_mutex; plugging takes the link_mutexes, then the
