@@ -176,7 +176,7 @@ int run(int argc, char** argv) {
     loop.max_inline = nic.limits().max_inline_data;
     auto usec = ping_pong(*qp, *cq, *region, loop);
     if (!usec) {
-        std::cerr << usec.error() << "\n";
+        std::cerr << usec.error() << "\n" << (*port)->counters() << "\n";
         return 1;
     }
     std::cout << report(o.size, o.iters, *usec) << std::flush;

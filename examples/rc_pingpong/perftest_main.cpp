@@ -130,7 +130,7 @@ int run(int argc, char** argv) {
         usec = side == Side::Client ? send_all(*qp, *cq, *buffer, transfer) : receive_all(*qp, *cq, *buffer, transfer, posted);
     else if (side == Side::Client)
         usec = read_all(*qp, *cq, *buffer, rig::bnxt::Remote{agreed->remote.vaddr, agreed->remote.rkey}, transfer);
-    if (!usec) return fail(usec.error());
+    if (!usec) return fail(usec.error() + "\n" + (*port)->counters());
     if (o.program == Program::SendBw || side == Side::Client) mine = report(transfer, *usec);
     auto theirs = session.finish(o.program, agreed->mine, mine);
     if (!theirs) return fail(theirs.error());

@@ -1,8 +1,8 @@
 // Every cable's inside (cable.hpp): plugging, the shared frame buffers, carry (the one
 // path of every frame) and delivery into a port; the capture, a pcap savefile written
 // through libpcap (pcap_open_dead_with_tstamp_precision, pcap_dump_open, pcap_dump; link
-// type DLT_EN10MB, nanosecond timestamps: the savefile magic 0xA1B23C4D); the public
-// Cable; and Wire (wire.hpp), the in-process cable, whose forward is delivery into the
+// type DLT_EN10MB, nanosecond timestamps: the savefile magic 0xA1B23C4D); the faults of
+// each direction (FaultPath: loss, duplication, reordering, hold); the public Cable; and Wire (wire.hpp), the in-process cable, whose forward is delivery into the
 // peer port.
 #include "cable.hpp"
 
@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <iterator>
 #include <stdexcept>
+#include <utility>
 
 #include "impl.hpp"
 #include "rig/bnxt/sim/wire.hpp"
@@ -78,14 +79,119 @@ void Capture::write(std::span<const Frame> frames) {
     }
 }
 
+void FaultPath::set(const Cable::Faults& faults) {
+    auto probability = [](double p) { return p >= 0 && p <= 1; };  // false for NaN too
+    if (!probability(faults.drop) || !probability(faults.duplicate) || !probability(faults.reorder))
+        throw std::invalid_argument("bnxt cable faults: a probability outside [0, 1]");
+    if (faults.reorder > 0 && faults.reorder_window < 2)
+        throw std::invalid_argument("bnxt cable faults: reordering needs a reorder_window of 2 or more");
+    std::lock_guard lock(mutex);
+    faults_ = faults;
+    random_.seed(faults.seed);
+    update_active();
+}
+
+void FaultPath::hold(bool on) {
+    std::lock_guard lock(mutex);
+    hold_ = on;
+    update_active();
+}
+
+void FaultPath::update_active() {
+    active_.store(hold_ || faults_.drop > 0 || faults_.duplicate > 0 || faults_.reorder > 0, std::memory_order_relaxed);
+}
+
+bool FaultPath::chance(double p) {
+    if (p <= 0) return false;
+    // 53 random bits as a double in [0, 1): the same draws on every standard library.
+    return static_cast<double>(random_() >> 11) * 0x1.0p-53 < p;
+}
+
+void FaultPath::emit(Frame frame, bool twice, std::vector<Frame>& to) {
+    if (twice) {
+        to.emplace_back(frame.begin(), frame.end());
+        ++counters_.duplicated;
+    }
+    to.push_back(std::move(frame));
+}
+
+void FaultPath::apply(std::vector<Frame>& in, std::vector<Frame>& to) {
+    std::size_t lost = 0;  // the lost ones, kept at the front of `in`
+    auto release_due = [&] {
+        // Out behind the frame just passed, in the order they were held back.
+        for (auto w = waiting_.begin(); w != waiting_.end();) {
+            if (w->frames_left != 0) {
+                ++w;
+                continue;
+            }
+            emit(std::move(w->frame), w->twice, to);
+            w = waiting_.erase(w);
+        }
+    };
+    for (Frame& f : in) {
+        bool gone = false;
+        if (hold_) {
+            ++counters_.held;
+            gone = true;
+        } else if (chance(faults_.drop)) {
+            ++counters_.dropped;
+            gone = true;
+        }
+        // Frames held back let this one pass (lost or not) before their turn comes.
+        bool due = false;
+        for (Waiting& w : waiting_) {
+            if (!w.overtaken) ++counters_.reordered;
+            w.overtaken = true;
+            due |= --w.frames_left == 0;
+        }
+        if (gone) {
+            if (&in[lost] != &f) std::swap(in[lost], f);
+            ++lost;
+        } else if (chance(faults_.reorder)) {
+            const auto later = static_cast<unsigned>(1 + random_() % (faults_.reorder_window - 1));
+            waiting_.push_back({std::move(f), later, chance(faults_.duplicate), false});
+        } else {
+            emit(std::move(f), chance(faults_.duplicate), to);
+        }
+        if (due) release_due();
+    }
+    // Fewer frames followed than some were to let pass: they come out last.
+    for (Waiting& w : waiting_) w.frames_left = 0;
+    release_due();
+    in.resize(lost);
+}
+
+Cable::FaultCounters FaultPath::counters() const {
+    std::lock_guard lock(mutex);
+    Cable::FaultCounters c = counters_;
+    c.carried = carried_.load(std::memory_order_relaxed);
+    return c;
+}
+
+void FaultPath::reset_counters() {
+    std::lock_guard lock(mutex);
+    counters_ = {};
+    carried_.store(0, std::memory_order_relaxed);
+}
+
 }  // namespace detail
 
 
 std::size_t Cable::Link::carry(unsigned from, std::vector<Frame>& frames) {
     if (capture.on()) capture.write(frames);
-    // Fault injection on a cable (drop, duplicate, reorder, hold) applies here, to every
-    // frame of either end.
-    return forward(1 - from, frames);
+    detail::FaultPath& path = faults[from];
+    path.count(frames.size());
+    if (!path.active()) return forward(1 - from, frames);
+    // The faults of this direction, then what comes out forwarded under the path's lock,
+    // so that nothing overtakes it; the lost frames and those forward left are the
+    // caller's to reuse.
+    std::lock_guard lock(path.mutex);
+    path.apply(frames, path.out);
+    const std::size_t unplugged = path.out.empty() ? 0 : forward(1 - from, path.out);
+    for (Frame& f : path.out)
+        if (f.capacity() != 0) frames.push_back(std::move(f));
+    path.out.clear();
+    return unplugged;
 }
 
 std::size_t Cable::Link::deliver_to(unsigned to, std::vector<Frame>& frames) {
@@ -164,6 +270,29 @@ Cable::~Cable() {
 rig::Result<void> Cable::capture(const std::filesystem::path& path) { return link_->capture.open(path); }
 
 void Cable::stop_capture() { link_->capture.close(); }
+
+void Cable::inject(const Faults& faults) {
+    Faults second = faults;
+    ++second.seed;
+    link_->faults[0].set(faults);
+    link_->faults[1].set(second);
+}
+
+void Cable::inject(End from, const Faults& faults) { link_->faults[std::to_underlying(from)].set(faults); }
+
+void Cable::hold() {
+    for (auto& path : link_->faults) path.hold(true);
+}
+
+void Cable::resume() {
+    for (auto& path : link_->faults) path.hold(false);
+}
+
+Cable::FaultCounters Cable::fault_counters(End from) const { return link_->faults[std::to_underlying(from)].counters(); }
+
+void Cable::reset_fault_counters() {
+    for (auto& path : link_->faults) path.reset_counters();
+}
 
 namespace {
 

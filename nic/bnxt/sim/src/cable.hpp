@@ -6,15 +6,16 @@
 // the step to Link::carry(from = its end). carry is the one place every frame of every
 // cable passes, whichever end sent it (for a DatagramCable the socket is end 1, and its
 // receive thread calls carry(1) with what arrived): the capture writes it there, and
-// there faults a cable injects are to be applied. carry then gives the frames to
+// there the cable's faults (Cable::inject, hold) act on it. carry then gives the frames to
 // forward(to = the other end), which each kind of cable implements: into the peer
 // port's inbox, which Nic::Impl::deliver fills (the one place frames arrive at a port),
 // or out of a socket.
 //
 // Locks: `mutex` guards `ends`, `pool` and, with `resumed`, the pause of Wire's flow
-// control. Order (impl.hpp): a Nic's link_mutex (released before), then `mutex`, then a
-// port's inbox_mutex. The capture has a lock of its own, taken with none of these held
-// or after them.
+// control. Order (impl.hpp): a Nic's link_mutex (released before), then a direction's
+// FaultPath::mutex (held while its frames are forwarded, so that what it lets out keeps
+// its order), then `mutex`, then a port's inbox_mutex. The capture has a lock of its
+// own, taken with none of these held or after them.
 #pragma once
 
 #include <array>
@@ -23,6 +24,7 @@
 #include <filesystem>
 #include <memory>
 #include <mutex>
+#include <random>
 #include <span>
 #include <vector>
 
@@ -61,6 +63,45 @@ private:
     std::int64_t last_ns_ = 0;
 };
 
+// The faults of one direction of a cable (Cable::Faults) and what they did. Its sender's
+// frames pass apply one batch at a time, under `mutex`.
+class FaultPath {
+public:
+    // Whether a batch must pass apply: faults set or the cable held (relaxed: a batch racing inject may miss it, as a capture may).
+    bool active() const { return active_.load(std::memory_order_relaxed); }
+    // Every batch, through apply or not (one relaxed add).
+    void count(std::size_t frames) { carried_.fetch_add(frames, std::memory_order_relaxed); }
+    void set(const Cable::Faults& faults);
+    void hold(bool on);
+    // Moves the frames of `in` that come out, in the order they come out, to the end of
+    // `out` (duplicates copied); what is lost stays in `in`, which is left holding only those.
+    void apply(std::vector<Frame>& in, std::vector<Frame>& out);
+    Cable::FaultCounters counters() const;
+    void reset_counters();
+
+    mutable std::mutex mutex;
+    std::vector<Frame> out;  // apply's output, forwarded under `mutex`
+
+private:
+    bool chance(double p);
+    void emit(Frame frame, bool twice, std::vector<Frame>& out);
+    void update_active();
+
+    struct Waiting {
+        Frame frame;
+        unsigned frames_left;  // later frames to let pass first
+        bool twice;
+        bool overtaken;  // a later frame passed it (counted as reordered)
+    };
+    Cable::Faults faults_{};
+    bool hold_ = false;
+    std::mt19937_64 random_{1};
+    std::vector<Waiting> waiting_;
+    Cable::FaultCounters counters_{};
+    std::atomic<bool> active_{false};
+    std::atomic<std::uint64_t> carried_{0};
+};
+
 }  // namespace detail
 
 struct Cable::Link : std::enable_shared_from_this<Cable::Link> {
@@ -91,6 +132,7 @@ struct Cable::Link : std::enable_shared_from_this<Cable::Link> {
     std::vector<detail::Frame> pool;  // spare frame buffers of both ends
     std::condition_variable resumed;  // with `mutex`: an end's wire backlog fell to resume_at
     detail::Capture capture;
+    std::array<detail::FaultPath, 2> faults;  // [from]: the frames end `from` sends
 
 protected:
     // The frames to end `to`: those it takes leave `frames`. Returns how many were

@@ -192,6 +192,7 @@ struct SendWork {
     std::uint32_t npkts = 0;
     std::uint32_t sent = 0;   // packets (READ: request sent = npkts) transmitted since the last rewind
     std::uint32_t acked = 0;  // packets acknowledged; READ: response packets placed
+    bool asked_mid = false;   // READ: asked for again from a response after the first
     bool done = false;
     hsi::CqeReqStatus status = hsi::CqeReqStatus::OK;
     hsi::ReqErrStateReason reason = hsi::ReqErrStateReason::NO_ERROR;
@@ -273,12 +274,19 @@ struct Qp {
     unsigned rnr_left = 0;
     std::optional<Nanoseconds> retry_deadline;
     std::optional<Nanoseconds> rnr_deadline;
+    // The PSN the last go-back on a sequence NAK or an implied NAK resent from: a NAK or
+    // implied NAK of the same PSN does not go back again (the local ACK timer does).
+    std::optional<std::uint32_t> went_back_to;
 
     // Receive queue and responder.
     Position rq_producer;
     Position rq_consumer;
     std::uint32_t epsn = 0;
     bool nak_sent = false;
+    std::uint32_t unacknowledged = 0;  // requests taken since the last ACK
+    // The PSN of the last duplicate request of the run of them met since a request was
+    // last taken (a requester resending from an earlier PSN starts a new run).
+    std::optional<std::uint32_t> duplicate_run;
     std::uint32_t msn = 0;
     Receive receive;
     InboundWrite write;
@@ -377,6 +385,11 @@ private:
     void on_read_response(Qp& qp, Packet& p);
     void acknowledge_through(Qp& qp, std::uint32_t psn, bool inclusive);
     void rewind(Qp& qp, std::uint32_t psn);
+    // The PSN of the first packet not yet acknowledged (READ: the first response not yet
+    // placed); nullopt when nothing is outstanding.
+    std::optional<std::uint32_t> first_unacknowledged(const Qp& qp) const;
+    // A sequence NAK (implied: false) or an implied NAK of `psn`: resends from it, once.
+    void go_back(Qp& qp, std::uint32_t psn, bool implied);
     void fail_work(Qp& qp, SendWork& w, hsi::CqeReqStatus status, hsi::ReqErrStateReason reason);
     void restart_retry_timer(Qp& qp);
     void on_retry_timeout(Qp& qp);
@@ -398,6 +411,8 @@ private:
     void on_read_request(Qp& qp, const Packet& p, bool duplicate);
     bool take_receive(Qp& qp, Receive& out, hsi::CqeResStatus& status);
     void send_ack(Qp& qp, std::uint32_t psn, AethKind kind, std::uint8_t value);
+    // The coalesced acknowledgement of request `p`, just taken (`last`: of its message).
+    void acknowledge(Qp& qp, const Packet& p, bool last);
     void responder_error(Qp& qp, const Packet& p, NakCode nak, hsi::ResErrStateReason reason);
     // A frame to the QP's peer (its address vector, MODIFY_QP INIT->RTR): p's headers
     // written into `frame`, with room for `payload_bytes` after them, returned for the

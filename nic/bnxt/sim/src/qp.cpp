@@ -107,11 +107,14 @@ Firmware::Answer Firmware::modify_qp(std::span<const std::byte> c) {
         if (to == QpState::RTR) {
             qp->epsn = qp->rq_psn;
             qp->nak_sent = false;
+            qp->unacknowledged = 0;
+            qp->duplicate_run.reset();
         }
         if (to == QpState::RTS) {
             qp->next_psn = qp->sq_psn;
             qp->retries_left = qp->retry_cnt;
             qp->rnr_left = qp->rnr_retry;
+            qp->went_back_to.reset();
             pump(*qp);
         }
     }
@@ -128,9 +131,12 @@ void Firmware::reset_queues(Qp& qp) {
     qp.in_flight = 0;
     qp.retry_deadline.reset();
     qp.rnr_deadline.reset();
+    qp.went_back_to.reset();
     qp.receive = Receive{};
     qp.write = InboundWrite{};
     qp.nak_sent = false;
+    qp.unacknowledged = 0;
+    qp.duplicate_run.reset();
     qp.msn = 0;
 }
 

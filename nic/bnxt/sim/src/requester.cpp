@@ -14,13 +14,27 @@
 // Transport (IBA 9.7): packets of at most the path MTU; an acknowledgement requested on
 // each message's last packet and every Options::ack_every packets; at most
 // Options::window_packets unacknowledged; RDMA READs outstanding up to the initiator depth
-// (max_rd_atomic - 1). Acknowledgements are cumulative; a NAK acknowledges what precedes
-// it. A PSN-sequence NAK resends from its PSN; an RNR NAK waits the responder's RNR timer
-// and resends, rnr_retry times (7: forever), then RNR_NAK_RETRY_CNT_ERR; no progress for
-// 4.096 us x 2^timeout resends from the first unacknowledged PSN, retry_cnt times, then
-// TRANSPORT_RETRY_CNT_ERR (timeout 0: no timer). Other NAKs fail their WQE with
-// REMOTE_INVALID_REQUEST_ERR, REMOTE_ACCESS_ERR or REMOTE_OPERATION_ERR. A failed WQE
-// completes after those before it, then the QP enters ERR and flushes (qp.cpp).
+// (max_rd_atomic - 1). The packets not yet acknowledged are kept as their WQEs (sent
+// again from memory, as hardware does). Acknowledgements are cumulative; a NAK
+// acknowledges what precedes it. Going back resends every packet from a PSN on (go-back-N;
+// a READ: its request again, for the rest from the first response not yet placed, as
+// Linux's rxe does, answered from FIRST or ONLY on):
+//   - a NAK PSN sequence error goes back to its PSN, an implied NAK (an ACK past a READ
+//     whose responses are missing, or a READ response past the first missing one, IBA
+//     9.7.5.1.5) to the first missing response; each only where that PSN is the first
+//     unacknowledged one (an earlier one is a late or copied NAK, acknowledged since) and
+//     once per PSN (the responder sends one NAK per gap, and every response behind a lost
+//     one implies the same NAK), counted against the retry count;
+//   - no progress for 4.096 us x 2^timeout (the local ACK timeout, IBA 9.7.6.1.1, timeout
+//     0: no timer) goes back to the first unacknowledged PSN;
+//   - retry_cnt go-backs without progress, then the next one fails the WQE with
+//     TRANSPORT_RETRY_CNT_ERR (what the driver reports as TransportRetryExceeded);
+//     progress (a packet newly acknowledged, a response placed) restores the count;
+//   - an RNR NAK waits the responder's RNR timer and resends, rnr_retry times (7:
+//     forever), then RNR_NAK_RETRY_CNT_ERR.
+// Other NAKs fail their WQE with REMOTE_INVALID_REQUEST_ERR, REMOTE_ACCESS_ERR or
+// REMOTE_OPERATION_ERR. A failed WQE completes after those before it, then the QP enters
+// ERR and flushes (qp.cpp).
 // A bus fault reading payload or WQE gives LOCAL_PROTECTION_ERR / LOCAL_QP_OPERATION_ERR
 // [UNCERTAIN: the status hardware reports for a PCIe fault; IB's nearest codes].
 #include <algorithm>
@@ -208,6 +222,7 @@ bool Firmware::send_work_packet(Qp& qp, SendWork& w) {
         p.ack_request = true;
         p.reth = Reth{w.remote_va + done_bytes, w.rkey, static_cast<std::uint32_t>(w.length - std::min(w.length, done_bytes))};
         transmit(qp, std::move(p));
+        w.asked_mid = w.asked_mid || w.acked > 0;
         w.sent = w.npkts;
         qp.in_flight = recount_in_flight(qp);
         return true;
@@ -279,11 +294,9 @@ void Firmware::acknowledge_through(Qp& qp, std::uint32_t psn, bool inclusive) {
         if (covered_minus_one < 0) break;
         if (is_read(w)) {
             // An acknowledgement beyond a read whose responses are missing: they were lost
-            // (IBA 9.7.5.1.5, implied NAK): ask again.
-            if (covered_minus_one >= static_cast<std::int32_t>(w.npkts) - 1 && w.sent > 0) {
-                const std::uint32_t from = psn_add(w.first_psn, w.acked);
-                rewind(qp, from);
-            }
+            // (IBA 9.7.5.1.5, implied NAK): ask again from the first missing one.
+            if (covered_minus_one >= static_cast<std::int32_t>(w.npkts) - 1 && w.sent > 0)
+                go_back(qp, psn_add(w.first_psn, w.acked), true);
             break;
         }
         const auto covered = std::min<std::uint32_t>(w.npkts, static_cast<std::uint32_t>(covered_minus_one) + 1);
@@ -316,6 +329,37 @@ void Firmware::rewind(Qp& qp, std::uint32_t psn) {
     qp.in_flight = recount_in_flight(qp);
 }
 
+std::optional<std::uint32_t> Firmware::first_unacknowledged(const Qp& qp) const {
+    for (const SendWork& w : qp.sending) {
+        if (w.done) continue;
+        if (is_read(w) ? w.sent == 0 : w.sent <= w.acked) return std::nullopt;
+        return psn_add(w.first_psn, w.acked);
+    }
+    return std::nullopt;
+}
+
+void Firmware::go_back(Qp& qp, std::uint32_t psn, bool implied) {
+    // Only from the first packet outstanding: a NAK of an earlier PSN is stale (late or
+    // duplicated on the way: what it asks for has been acknowledged since), one of a later
+    // PSN names nothing this QP sent. And once per PSN: the responder sends one sequence NAK
+    // per gap, so another of the same PSN is a copy, and read responses behind a lost one
+    // each imply the same NAK; the local ACK timer resends if the go-back is lost too.
+    if (first_unacknowledged(qp) != psn || qp.went_back_to == psn) return;
+    if (implied) ++counters_.implied_naks;
+    auto first = std::find_if(qp.sending.begin(), qp.sending.end(), [](const SendWork& w) { return !w.done; });
+    // IBA 9.7.6.1.3: the retry count bounds the resends on sequence NAKs as on timeouts.
+    if (qp.retries_left == 0) {
+        ++counters_.retries_exceeded;
+        fail_work(qp, *first, CqeReqStatus::TRANSPORT_RETRY_CNT_ERR, ReqErrStateReason::TIMEOUT_RETRY_LIMIT);
+        return;
+    }
+    --qp.retries_left;
+    ++counters_.go_backs;
+    qp.went_back_to = psn;
+    rewind(qp, psn);
+    qp.retry_deadline.reset();  // a full timeout for what is sent again (pump restarts it)
+}
+
 void Firmware::restart_retry_timer(Qp& qp) {
     if (qp.in_flight == 0 || qp.timeout == 0) {
         qp.retry_deadline.reset();
@@ -328,12 +372,15 @@ void Firmware::on_retry_timeout(Qp& qp) {
     qp.retry_deadline.reset();
     auto first = std::find_if(qp.sending.begin(), qp.sending.end(), [](const SendWork& w) { return !w.done; });
     if (qp.state != hsi::QpState::RTS || first == qp.sending.end() || qp.in_flight == 0) return;
+    ++counters_.local_ack_timeouts;
     if (qp.retries_left == 0) {
+        ++counters_.retries_exceeded;
         fail_work(qp, *first, CqeReqStatus::TRANSPORT_RETRY_CNT_ERR, ReqErrStateReason::TIMEOUT_RETRY_LIMIT);
         complete_sends(qp);
         return;
     }
     --qp.retries_left;
+    qp.went_back_to.reset();  // a NAK after this resend goes back again
     rewind(qp, psn_add(first->first_psn, first->acked));
     pump(qp);
     restart_retry_timer(qp);
@@ -362,7 +409,10 @@ void Firmware::on_ack(Qp& qp, const Packet& p) {
                 }
             } else {
                 switch (static_cast<NakCode>(a.value)) {
-                    case NakCode::PSN_SEQUENCE_ERROR: rewind(qp, p.psn); break;
+                    case NakCode::PSN_SEQUENCE_ERROR:
+                        ++counters_.sequence_naks_received;
+                        go_back(qp, p.psn, false);
+                        break;
                     case NakCode::INVALID_REQUEST:
                         fail_work(qp, *w, CqeReqStatus::REMOTE_INVALID_REQUEST_ERR, ReqErrStateReason::NAK_ARRIVAL_2);
                         break;
@@ -388,27 +438,41 @@ void Firmware::on_read_response(Qp& qp, Packet& p) {
     if (it == qp.sending.end()) return;  // a duplicate of a read already complete
     SendWork& w = *it;
     const auto k = static_cast<std::uint32_t>(psn_diff(p.psn, w.first_psn));
-    if (k != w.acked) return;  // a gap (the timer asks again) or a duplicate
+    if (k != w.acked) {
+        // Behind the first missing response: a duplicate, dropped. Past it: the ones between
+        // were lost (IBA 9.7.5.1.5, implied NAK): the read is asked for again from there.
+        if (k > w.acked) {
+            acknowledge_through(qp, w.first_psn, false);
+            go_back(qp, psn_add(w.first_psn, w.acked), true);
+            complete_sends(qp);
+            pump(qp);
+        }
+        return;
+    }
     acknowledge_through(qp, w.first_psn, false);  // responses acknowledge earlier requests
     const std::uint32_t mtu = mtu_bytes(qp);
-    const bool first = k == 0;
+    // The responses to a request from response k on start there with FIRST (or ONLY), as
+    // those of the first request do at 0; one of an earlier request may still come at k.
+    const bool may_start = k == 0 || w.asked_mid;
+    const bool may_continue = k > 0;
     const bool last = k + 1 == w.npkts;
-    const RcOpcode expected = first && last ? RcOpcode::RDMA_READ_RESPONSE_ONLY
-                              : first       ? RcOpcode::RDMA_READ_RESPONSE_FIRST
-                              : last        ? RcOpcode::RDMA_READ_RESPONSE_LAST
-                                            : RcOpcode::RDMA_READ_RESPONSE_MIDDLE;
+    const bool opcode_fits =
+        last ? (p.opcode == RcOpcode::RDMA_READ_RESPONSE_ONLY && may_start) ||
+                   (p.opcode == RcOpcode::RDMA_READ_RESPONSE_LAST && may_continue)
+             : (p.opcode == RcOpcode::RDMA_READ_RESPONSE_FIRST && may_start) ||
+                   (p.opcode == RcOpcode::RDMA_READ_RESPONSE_MIDDLE && may_continue);
     const std::uint64_t offset = std::uint64_t{k} * mtu;
     const std::uint64_t expected_bytes = std::min<std::uint64_t>(mtu, w.length - offset);
-    if (p.opcode != expected || p.payload.size() != expected_bytes) {
+    if (!opcode_fits || p.payload.size() != expected_bytes) {
         fail_work(qp, w, CqeReqStatus::BAD_RESPONSE_ERR, ReqErrStateReason::NO_ERROR);
     } else if (const auto r = scatter(qp, w.sges, offset, p.payload); r != LocalResult::ok) {
         fail_work(qp, w, CqeReqStatus::LOCAL_PROTECTION_ERR,
                   r == LocalResult::bus ? ReqErrStateReason::RX_MEMORY_ERROR : ReqErrStateReason::NO_ERROR);
     } else {
-        // One response placed: recount_in_flight's sum drops by one where the request is out.
-        if (w.sent > 0) --qp.in_flight;
         ++w.acked;
         if (w.acked == w.npkts) w.done = true;
+        // Counted again: an implied NAK above may have sent other requests back.
+        qp.in_flight = recount_in_flight(qp);
         qp.retries_left = qp.retry_cnt;
         restart_retry_timer(qp);
     }

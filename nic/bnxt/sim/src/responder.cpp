@@ -5,9 +5,14 @@
 // this port's MAC and addresses, for a connected QP, from its peer, with its P_Key).
 // Acknowledgements and read responses go to the requester (RTS only); requests to the
 // responder (RTR or RTS; other states drop them). The responder takes requests in PSN
-// order: a PSN ahead of the expected one gets one PSN-sequence NAK, a PSN behind it is a
-// duplicate (acknowledged again; a duplicate READ is answered again), and a payload longer
-// than the path MTU is dropped.
+// order (IBA 9.7.5.1): a PSN ahead of the expected one is dropped, and the first of them
+// after the expected PSN last came gets one NAK PSN sequence error (one per gap); a PSN
+// behind it is a duplicate, never executed again: a run of duplicates (a requester's
+// go-back) is acknowledged once, through the last PSN taken, and a duplicate READ is
+// answered again from memory from the PSN it names (dropped where its responses would
+// pass the expected PSN). A payload longer than the path MTU is dropped. ACKs are
+// coalesced: one on AckReq, at the end of each message, and at least every
+// Options::ack_every packets of a message whose requester asks for none.
 //
 // SEND (§5.7.1): the first packet takes the next RQ WQE; with none posted the responder
 // answers an RNR NAK carrying its min_rnr_timer and drops the rest of the message. Bytes
@@ -75,16 +80,30 @@ void Firmware::respond(Qp& qp, Packet& p) {
     }
     const std::int32_t d = psn_diff(p.psn, qp.epsn);
     if (d > 0) {
-        if (!qp.nak_sent) send_ack(qp, qp.epsn, AethKind::NAK, static_cast<std::uint8_t>(NakCode::PSN_SEQUENCE_ERROR));
+        // IBA 9.7.5.1.2: one NAK per gap, then silence until the expected PSN comes again.
+        ++counters_.out_of_sequence;
+        if (!qp.nak_sent) {
+            send_ack(qp, qp.epsn, AethKind::NAK, static_cast<std::uint8_t>(NakCode::PSN_SEQUENCE_ERROR));
+            ++counters_.sequence_naks_sent;
+        }
         qp.nak_sent = true;
         return;
     }
     if (d < 0) {
-        if (p.opcode == RcOpcode::RDMA_READ_REQUEST) on_read_request(qp, p, true);
-        else send_ack(qp, psn_add(qp.epsn, 0xFFFFFF), AethKind::ACK, 0x1F);
+        // IBA 9.7.5.1.3: a duplicate is never executed again; a READ is answered again.
+        ++counters_.duplicate_requests;
+        if (p.opcode == RcOpcode::RDMA_READ_REQUEST) {
+            on_read_request(qp, p, true);
+        } else if (!qp.duplicate_run || psn_diff(p.psn, *qp.duplicate_run) <= 0) {
+            // The first of a run: one ACK of everything taken tells the requester all it
+            // resends again; the rest of the run are coalesced into it.
+            send_ack(qp, psn_add(qp.epsn, 0xFFFFFF), AethKind::ACK, 0x1F);
+        }
+        qp.duplicate_run = p.psn;
         return;
     }
     qp.nak_sent = false;
+    qp.duplicate_run.reset();
     if (p.opcode <= RcOpcode::SEND_ONLY_WITH_IMMEDIATE) on_send(qp, p);
     else if (p.opcode <= RcOpcode::RDMA_WRITE_ONLY_WITH_IMMEDIATE) on_write(qp, p);
     else if (p.opcode == RcOpcode::RDMA_READ_REQUEST) on_read_request(qp, p, false);
@@ -163,7 +182,7 @@ void Firmware::on_send(Qp& qp, Packet& p) {
             return enter_error(qp, true, hsi::ReqErrStateReason::NO_ERROR, ResErrStateReason::NO_ERROR);
         }
     }
-    if (p.ack_request || last) send_ack(qp, p.psn, AethKind::ACK, 0x1F);
+    acknowledge(qp, p, last);
 }
 
 void Firmware::on_write(Qp& qp, Packet& p) {
@@ -217,7 +236,7 @@ void Firmware::on_write(Qp& qp, Packet& p) {
         }
         qp.msn = psn_add(qp.msn, 1);
     }
-    if (p.ack_request || last) send_ack(qp, p.psn, AethKind::ACK, 0x1F);
+    acknowledge(qp, p, last);
 }
 
 void Firmware::on_read_request(Qp& qp, const Packet& p, bool duplicate) {
@@ -228,8 +247,16 @@ void Firmware::on_read_request(Qp& qp, const Packet& p, bool duplicate) {
         return responder_error(qp, p, NakCode::REMOTE_ACCESS_ERROR, *reason);
     const std::uint32_t mtu = mtu_bytes(qp);
     const std::uint32_t n = hsi::npkts(reth.length, mtu);
+    // A duplicate (a requester asking again from its first missing response, or a copy)
+    // is answered from the PSN it names, from memory as it is now; one whose responses
+    // would run past the expected PSN is no read this QP took, and is dropped.
+    if (duplicate && psn_diff(psn_add(p.psn, n), qp.epsn) > 0) {
+        ++counters_.frames_dropped;
+        return;
+    }
     Mr* mr = reth.length ? find_mr(reth.rkey) : nullptr;
     if (!duplicate) qp.msn = psn_add(qp.msn, 1);
+    qp.unacknowledged = 0;  // the responses' AETH acknowledges every request before
     for (std::uint32_t i = 0; i < n; ++i) {
         const std::uint64_t offset = std::uint64_t{i} * mtu;
         Packet r;
@@ -250,7 +277,17 @@ void Firmware::on_read_request(Qp& qp, const Packet& p, bool duplicate) {
     if (!duplicate) qp.epsn = psn_add(qp.epsn, n);
 }
 
+void Firmware::acknowledge(Qp& qp, const Packet& p, bool last) {
+    // Coalesced as hardware does (IBA 9.7.5.1.1 lets one ACK stand for every request
+    // before it): on AckReq, at the end of each message, and at least every
+    // Options::ack_every requests of a long message whose requester asks for none.
+    if (!p.ack_request && !last && ++qp.unacknowledged < std::max<std::uint32_t>(1, options_.ack_every)) return;
+    send_ack(qp, p.psn, AethKind::ACK, 0x1F);
+}
+
 void Firmware::send_ack(Qp& qp, std::uint32_t psn, AethKind kind, std::uint8_t value) {
+    if (kind == AethKind::ACK) ++counters_.acks_sent;
+    qp.unacknowledged = 0;  // a NAK too acknowledges what precedes it
     Packet a;
     a.opcode = RcOpcode::ACKNOWLEDGE;
     a.psn = psn;

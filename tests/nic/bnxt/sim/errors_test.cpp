@@ -291,18 +291,47 @@ TEST_F(ErrorTest, DroppedAcknowledgementIsRecoveredByTheTimerWithoutADuplicateRe
     EXPECT_EQ(bc[0].wr_id(), 1u);
 }
 
-TEST_F(ErrorTest, DroppedReadResponseIsAskedForAgain) {
+TEST_F(ErrorTest, DroppedReadResponseIsAskedForAgainByTheNextOne) {
     open({.timeout = 1});
     const Bytes data = pattern(5000, 10);
     b.bus.poke(bbuf, data);
     b.faults.drop_frames(1);  // RDMA_READ_RESPONSE_FIRST
     a.post_send(aqp, spec::wqe_read, spec::signal_comp, {{abuf, akey, 5000}}, 0, bbuf, bkey);
     settle(a, b);
+    // The MIDDLE that came next implied the NAK (IBA 9.7.5.1.5): the read was asked for
+    // again from its first PSN, once, though three more responses were past the gap.
+    EXPECT_EQ(a.poll(acq)->status(), 0);
+    EXPECT_EQ(a.bus.peek(abuf, 5000), data);
+    EXPECT_EQ(a.counters().implied_naks, 1u);
+    EXPECT_EQ(a.counters().retransmissions, 1u);
+    EXPECT_EQ(a.counters().local_ack_timeouts, 0u);
+    EXPECT_EQ(b.counters().duplicate_requests, 1u);
+}
+
+TEST_F(ErrorTest, LostLastReadResponsesAreAskedForAgainFromTheFirstMissingPsnAfterTheTimeout) {
+    open({.timeout = 1});
+    const Bytes data = pattern(5000, 10);
+    b.bus.poke(bbuf, data);
+    // Seed 57 at one half loses the fourth and fifth of B's next five frames: the read's
+    // responses of 1024, 1024, 1024, 1024 and 904 bytes.
+    wire->inject(Cable::End::second, {.drop = 0.5, .seed = 57});
+    a.post_send(aqp, spec::wqe_read, spec::signal_comp, {{abuf, akey, 5000}}, 0, bbuf, bkey);
+    settle(a, b);
     EXPECT_FALSE(a.poll(acq, false));
+    EXPECT_EQ(wire->fault_counters(Cable::End::second).dropped, 2u);
+    EXPECT_EQ(a.counters().implied_naks, 0u);  // nothing came after them
+    // A, with three responses placed, sees nothing more: its timer asks again for the
+    // rest alone, a READ request of its last 1928 bytes from the fourth PSN (IBA
+    // 9.7.5.1.5, as Linux's rxe does), answered by two responses.
+    wire->inject(Cable::End::second, {});
     a.clock.advance(std::chrono::microseconds(9));
     settle(a, b);
     EXPECT_EQ(a.poll(acq)->status(), 0);
     EXPECT_EQ(a.bus.peek(abuf, 5000), data);
+    EXPECT_EQ(a.counters().local_ack_timeouts, 1u);
+    EXPECT_EQ(a.counters().retransmissions, 1u);
+    EXPECT_EQ(b.counters().duplicate_requests, 1u);
+    EXPECT_EQ(wire->fault_counters(Cable::End::second).carried, 7u);
 }
 
 TEST_F(ErrorTest, FailedWqeCompletesThenEveryLaterOneIsFlushedInOrder) {

@@ -15,8 +15,8 @@
 // INITIALIZE_FW gate), NQs with arm state and MSI-X, the memory-region table (§6: keys,
 // page lists of levels 0/1/2, access rights), RC queue pairs with the MODIFY_QP state
 // machine, SEND, SEND with immediate, RDMA WRITE (with immediate) and RDMA READ over a
-// cable (cable.hpp), with PSNs, acknowledgements, retransmission on timeout, receiver-
-// not-ready retries, error CQEs, flush CQEs and QP error notifications. Doorbells are
+// cable (cable.hpp), with PSNs, coalesced acknowledgements, go-back on sequence NAKs,
+// implied NAKs and timeouts, duplicate detection, receiver-not-ready retries, error CQEs, flush CQEs and QP error notifications. Doorbells are
 // checked as the HSI says (index in range, epoch = wrap parity, §5.8.2); one that fails
 // is dropped and counted. Where the model and the hardware differ, the source says so
 // at the spot.
@@ -84,7 +84,8 @@ struct Options {
     const Clock* clock = nullptr;
     // RC flow control: packets a QP sends beyond the last acknowledged one.
     std::uint32_t window_packets = 256;
-    // The requester asks for an acknowledgement at least every this many packets.
+    // The requester asks for an acknowledgement at least every this many packets, and the
+    // responder sends one at least as often, asked or not.
     std::uint32_t ack_every = 16;
 };
 

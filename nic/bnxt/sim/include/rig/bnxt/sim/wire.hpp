@@ -1,7 +1,7 @@
 // rig/bnxt/sim/wire.hpp: a cable between the ports of two bnxt models in this process, on
 // one simulated machine or on two. It carries their Ethernet frames in order and without
-// loss, from the transmitting model's step into the receiving model's inbox, where the
-// receiver's next step takes them. The frames an event makes cross when the step that
+// loss (unless faults are injected, cable.hpp), from the transmitting model's step into
+// the receiving model's inbox, where the receiver's next step takes them. The frames an event makes cross when the step that
 // handles it ends (64 at a time, for events that make more). As RoCE's lossless Ethernet
 // does (PFC, IEEE 802.1Qbb), a model running on its own thread pauses between events while
 // its peer, also on its own thread, holds 512 frames from the wire not yet taken, until

@@ -42,8 +42,20 @@ struct Counters {
     std::uint64_t frames_dropped = 0;    // unplugged, wrong MAC/GID, unknown QP, injected
     std::uint64_t frame_buffers_made = 0;  // frames built in new memory: no spare, none in the
                                            // Wire's pool (a frame not on a Wire counts too)
-    std::uint64_t retransmissions = 0;   // packets sent again (timeout, sequence NAK, RNR)
+    std::uint64_t retransmissions = 0;   // packets sent again (timeout, sequence NAK, RNR);
+                                         // a READ request sent again counts one
     std::uint64_t rnr_naks_sent = 0;
+    // The RC transport (IBA vol. 1 §9.7), requester side:
+    std::uint64_t local_ack_timeouts = 0;  // the local ACK timer expired and the QP resent
+    std::uint64_t sequence_naks_received = 0;  // NAK PSN sequence error; what went back on it:
+    std::uint64_t go_backs = 0;            // resends begun by a sequence NAK or an implied NAK
+    std::uint64_t implied_naks = 0;        // an ACK or read response past a missing READ response
+    std::uint64_t retries_exceeded = 0;    // WQEs failed with TRANSPORT_RETRY_CNT_ERR
+    // Responder side:
+    std::uint64_t sequence_naks_sent = 0;  // one per gap in the request PSNs
+    std::uint64_t out_of_sequence = 0;     // requests ahead of the expected PSN, dropped
+    std::uint64_t duplicate_requests = 0;  // behind it: acknowledged (READ: answered) again
+    std::uint64_t acks_sent = 0;           // ACK packets (not NAKs, not read responses)
 };
 
 class Faults {
