@@ -322,28 +322,35 @@ Result<void> add_gid(Nic::State& nic) {
         table = address_gids(nic.mac, *address);
     }
     if (table.empty()) table = default_gids(nic.mac);
-    const auto chosen = choose_gid(table, nic.options.link_local);
+    nic.gids = std::move(table);
+    const auto chosen = choose_gid(nic.gids, nic.options.link_local);
     if (!chosen) {
         std::string listed;
-        for (const GidEntry& e : table)
+        for (const GidEntry& e : nic.gids)
             listed += (listed.empty() ? "" : ", ") + to_string(e.gid) + (e.version == RoceVersion::V2 ? " v2" : " v1");
         return fail(nic.bus, ": no routable RoCEv2 GID among {", listed,
                     "}; pass the port's address in Options::address (or allow link-local GIDs)");
     }
-    nic.gid = table[*chosen].gid;
-    nic.ipv4_gid = is_ipv4_mapped(nic.gid);
-    std::vector<Gid> added;
-    for (const GidEntry& e : table) {
-        if (std::find(added.begin(), added.end(), e.gid) != added.end()) continue;
+    nic.gid_chosen = *chosen;
+    nic.gid = nic.gids[*chosen].gid;
+    nic.gid_firmware.assign(nic.gids.size(), 0);
+    for (std::size_t i = 0; i < nic.gids.size(); ++i) {
+        const GidEntry& e = nic.gids[i];
+        const auto same = std::find_if(nic.gids.begin(), nic.gids.begin() + static_cast<std::ptrdiff_t>(i),
+                                       [&](const GidEntry& earlier) { return earlier.gid == e.gid; });
+        if (same != nic.gids.begin() + static_cast<std::ptrdiff_t>(i)) {
+            nic.gid_firmware[i] = nic.gid_firmware[static_cast<std::size_t>(same - nic.gids.begin())];
+            continue;
+        }
         hsi::AddGid command{};
         command.gid = hsi::add_gid_bytes(e.gid);
         command.src_mac = hsi::add_gid_mac(nic.mac);
         auto done = nic.rcfw->call(hsi::Opcode::ADD_GID, command);
         if (!done) return std::unexpected(std::move(done).error());
-        added.push_back(e.gid);
-        nic.added_gids.push_back(static_cast<std::uint16_t>(done->xid.get()));
-        if (e.gid == nic.gid) nic.gid_index = static_cast<std::uint16_t>(done->xid.get());
+        nic.gid_firmware[i] = static_cast<std::uint16_t>(done->xid.get());
+        nic.added_gids.push_back(nic.gid_firmware[i]);
     }
+    nic.gid_index = nic.gid_firmware[*chosen];
     return {};
 }
 

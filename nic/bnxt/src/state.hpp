@@ -75,13 +75,18 @@ struct Nic::State {
     DmaBuffer stats;
     bool fw_initialized = false;   // INITIALIZE_FW
     Nq nq;
+    // The port's GID table (Options::gids, address_gids or default_gids), the entry chosen
+    // at open, and the firmware's index of each entry (ADD_GID at open; entries of one
+    // address share one).
+    std::vector<GidEntry> gids;
+    std::size_t gid_chosen = 0;
+    std::vector<std::uint16_t> gid_firmware;
     std::optional<std::uint16_t> gid_index;   // the chosen GID's
     std::vector<std::uint16_t> added_gids;    // every ADD_GID's index, in order
 
     Limits limits;
     Mac mac{};
     Gid gid{};
-    bool ipv4_gid = false;
     Mtu mtu = Mtu::Mtu1024;
     std::string firmware;
     bool interrupts = false;

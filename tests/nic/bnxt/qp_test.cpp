@@ -301,6 +301,149 @@ TEST(Qp, ConnectRefusedByTheFirmwareIsAnErrorNamingTheStep) {
     EXPECT_EQ(p.sa.qp->state(), QpState::Reset);
 }
 
+// §4.6.9 as verbs' ibv_qp_attr carries it: the source GID entry, the hop limit and the
+// READ depths a connect asks for are what the firmware holds afterwards (QUERY_QP's view),
+// and two queue pairs speaking from GIDs other than the ones chosen at open (their
+// link-local ones: RoCEv2 over IPv6) exchange a SEND and a READ.
+TEST(Qp, ConnectSetsThePathsGidHopLimitAndReadDepths) {
+    PairOptions o;
+    o.connect = false;
+    Pair p(o);
+    const auto& table = p.sa.nic->gids();
+    ASSERT_EQ(table.size(), 2u);  // default_gids: link-local, ::ffff:192.0.2.1
+    EXPECT_EQ(p.sa.nic->gid_table_index(), 1u);
+    EXPECT_EQ(table[1].gid, p.sa.nic->gid());
+    EXPECT_EQ(p.sa.qp->read_depths().initiator, 16);  // the model's 16, at the driver's most 16
+    EXPECT_EQ(p.sa.qp->read_depths().responder, 16);
+    Path path;
+    path.gid_index = 0;  // fe80::ff:fe00:1 and fe80::ff:fe00:2, RoCEv2
+    path.hop_limit = 1;
+    path.max_rd_atomic = 1;
+    path.max_dest_rd_atomic = 1;
+    Endpoint eb = p.sb.qp->endpoint();
+    eb.gid = p.sb.nic->gids()[0].gid;
+    ASSERT_TRUE(p.sa.qp->connect(eb, {}, path));
+    EXPECT_EQ(p.sa.qp->endpoint().gid, link_local_gid(p.sa.nic->mac()));
+    Path other;
+    other.gid_index = 0;
+    ASSERT_TRUE(p.sb.qp->connect(p.sa.qp->endpoint(), {}, other));
+    EXPECT_EQ(p.sb.qp->endpoint().gid, eb.gid);
+
+    const auto a = p.a.faults.query_qp(p.sa.qp->qpn());
+    ASSERT_TRUE(a);
+    EXPECT_EQ(p.a.faults.gid(a->sgid_index.get()), link_local_gid(p.sa.nic->mac()));
+    EXPECT_NE(a->sgid_index.get(), p.sa.nic->gid_index());
+    EXPECT_EQ(a->hop_limit, 1);
+    EXPECT_EQ(a->max_rd_atomic, 2);       // orrq_slots(1)
+    EXPECT_EQ(a->max_dest_rd_atomic, 4);  // irrq_slots(1)
+    EXPECT_EQ(a->dgid, eb.gid);
+    const auto b = p.b.faults.query_qp(p.sb.qp->qpn());
+    ASSERT_TRUE(b);
+    EXPECT_EQ(p.b.faults.gid(b->sgid_index.get()), eb.gid);
+    EXPECT_EQ(b->hop_limit, 64);
+    EXPECT_EQ(b->max_rd_atomic, 17);       // orrq_slots(16)
+    EXPECT_EQ(b->max_dest_rd_atomic, 34);  // irrq_slots(16)
+    EXPECT_EQ(b->dgid, link_local_gid(p.sa.nic->mac()));
+
+    Region ra = host(*p.sa.nic, 4096), rb = host(*p.sb.nic, 4096);
+    const auto data = pattern(2000, 3);
+    ra.write(0, data);
+    ASSERT_TRUE(p.sb.qp->recv(rb, 0, 4096, 1));
+    ASSERT_TRUE(p.sa.qp->send(ra, 0, 2000, 2));
+    const auto sent = take(*p.sa.send_cq, 1);
+    ASSERT_EQ(sent.size(), 1u);
+    expect_completion(sent[0], 2, Op::Send, Status::Ok, 2000);
+    const auto got = take(*p.sb.recv_cq, 1);
+    ASSERT_EQ(got.size(), 1u);
+    expect_completion(got[0], 1, Op::Recv, Status::Ok, 2000);
+    EXPECT_EQ(read_back(rb, 0, 2000), data);
+    ASSERT_TRUE(p.sb.qp->read(rb, 2048, ra.remote(0), 2000, 3));
+    const auto read = take(*p.sb.send_cq, 1);
+    ASSERT_EQ(read.size(), 1u);
+    expect_completion(read[0], 3, Op::Read, Status::Ok, 2000);
+    EXPECT_EQ(read_back(rb, 2048, 2000), data);
+}
+
+// A RoCEv2 packet is IPv4 or IPv6 from end to end: a source GID of one family and a peer's
+// of the other cannot be connected (perftest refuses such a pair too).
+TEST(Qp, ConnectFromAGidOfTheOtherIpFamilyIsAnErrorNamingBoth) {
+    PairOptions o;
+    o.connect = false;
+    Pair p(o);
+    Path path;
+    path.gid_index = 0;  // fe80::ff:fe00:1; the peer's endpoint carries ::ffff:192.0.2.2
+    const auto commands = p.a.faults.counters().rcfw_commands;
+    auto r = p.sa.qp->connect(p.sb.qp->endpoint(), {}, path);
+    ASSERT_FALSE(r);
+    EXPECT_EQ(r.error(), "0000:04:00.0: queue pair " + std::to_string(p.sa.qp->qpn()) +
+                             ": the source GID fe80::ff:fe00:1 (index 0) is IPv6 and the peer's ::ffff:192.0.2.2 IPv4");
+    EXPECT_EQ(p.a.faults.counters().rcfw_commands, commands);
+    EXPECT_EQ(p.sa.qp->state(), QpState::Reset);
+}
+
+// Queue pairs naming one GID entry share its firmware entry, which open added (connect
+// adds none), and close deletes every entry open added.
+TEST(Qp, QueuePairsOfOneGidEntryShareItsFirmwareEntryAndCloseDeletesIt) {
+    PairOptions o;
+    o.connect = false;
+    Pair p(o);
+    auto cq = Cq::create(*p.sa.nic, 8);
+    ASSERT_TRUE(cq) << cq.error();
+    auto second = Qp::create(*p.sa.nic, *cq, *cq, Depths{4, 4});
+    ASSERT_TRUE(second) << second.error();
+    Path path;
+    path.gid_index = 0;
+    Endpoint eb = p.sb.qp->endpoint();
+    eb.gid = p.sb.nic->gids()[0].gid;  // link-local to link-local
+    ASSERT_TRUE(p.sa.qp->connect(eb, {}, path));
+    const auto commands = p.a.faults.counters().rcfw_commands;
+    ASSERT_TRUE(second->connect(eb, {}, path));
+    EXPECT_EQ(p.a.faults.counters().rcfw_commands, commands + 3);  // the three MODIFY_QPs, no ADD_GID
+    const auto first_index = p.a.faults.query_qp(p.sa.qp->qpn())->sgid_index.get();
+    EXPECT_EQ(p.a.faults.query_qp(second->qpn())->sgid_index.get(), first_index);
+    const std::uint16_t chosen = p.sa.nic->gid_index();
+    ASSERT_TRUE(p.a.faults.gid(first_index));
+    ASSERT_TRUE(p.a.faults.gid(chosen));
+    ASSERT_TRUE(p.sa.nic->close());
+    EXPECT_FALSE(p.a.faults.gid(first_index));
+    EXPECT_FALSE(p.a.faults.gid(chosen));
+}
+
+TEST(Qp, ConnectFromARoceV1GidIsAnErrorNamingTheEntry) {
+    PairOptions o;
+    o.connect = false;
+    o.nic.gids = {{link_local_gid(Mac{0x02, 0, 0, 0, 0, 0x01}), RoceVersion::V1}, {ipv4_gid(10, 0, 0, 1), RoceVersion::V2}};
+    Pair p(o);
+    Path path;
+    path.gid_index = 0;
+    const auto commands = p.a.faults.counters().rcfw_commands;
+    auto r = p.sa.qp->connect(p.sb.qp->endpoint(), {}, path);
+    ASSERT_FALSE(r);
+    EXPECT_EQ(r.error(), "0000:04:00.0: queue pair " + std::to_string(p.sa.qp->qpn()) +
+                             ": GID index 0 (fe80::ff:fe00:1) is RoCEv1; the driver speaks RoCEv2 only");
+    EXPECT_EQ(p.a.faults.counters().rcfw_commands, commands);
+    EXPECT_EQ(p.sa.qp->state(), QpState::Reset);
+}
+
+TEST(Qp, ConnectWithAPathOutsideItsRangesThrows) {
+    PairOptions o;
+    o.connect = false;
+    Pair p(o);
+    const Endpoint eb = p.sb.qp->endpoint();
+    const auto bad = [&](auto change) {
+        Path path;
+        change(path);
+        return [&p, eb, path] { (void)p.sa.qp->connect(eb, {}, path); };
+    };
+    EXPECT_THROW(bad([](Path& x) { x.gid_index = 2; })(), std::invalid_argument);
+    EXPECT_THROW(bad([](Path& x) { x.hop_limit = 0; })(), std::invalid_argument);
+    EXPECT_THROW(bad([](Path& x) { x.max_rd_atomic = 0; })(), std::invalid_argument);
+    EXPECT_THROW(bad([](Path& x) { x.max_rd_atomic = 17; })(), std::invalid_argument);
+    EXPECT_THROW(bad([](Path& x) { x.max_dest_rd_atomic = 17; })(), std::invalid_argument);
+    EXPECT_EQ(p.sa.qp->state(), QpState::Reset);
+    EXPECT_TRUE(p.sa.qp->connect(eb));
+}
+
 TEST(Qp, CloseDestroysWhatTheCallerLeft) {
     Pair p;
     ASSERT_TRUE(p.sa.nic->close());

@@ -102,5 +102,15 @@ Counters Faults::counters() const {
     return impl_->counters;
 }
 
+std::optional<hsi::QueryQpSb> Faults::query_qp(std::uint32_t qpn) const {
+    std::lock_guard step_lock(impl_->step_mutex);
+    return impl_->firmware.describe_qp(qpn);
+}
+
+std::optional<std::array<std::uint8_t, 16>> Faults::gid(std::uint16_t index) const {
+    std::lock_guard step_lock(impl_->step_mutex);
+    return impl_->firmware.gid(index);
+}
+
 }  // namespace testing
 }  // namespace rig::bnxt::sim

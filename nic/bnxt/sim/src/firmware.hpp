@@ -305,6 +305,10 @@ public:
     bool timers_pending() const;
     // Back to the state after power-on (FLR).
     void power_on();
+    // What QUERY_QP would answer for `qpn` (testing::Faults::query_qp); nullopt: no such QP.
+    std::optional<hsi::QueryQpSb> describe_qp(std::uint32_t qpn);
+    // The GID at firmware index `index` (testing::Faults::gid); nullopt: none there.
+    std::optional<std::array<std::uint8_t, 16>> gid(std::uint16_t index) const;
     // The port's addresses (neighbour.cpp): its GIDs, then Options::address. The IPv4 one
     // an ARP request goes from (0.0.0.0 where none); the IPv6 one a neighbour solicitation
     // for `target` goes from (link-local for a link-local target), :: where none.

@@ -163,8 +163,16 @@ Firmware::Answer Firmware::destroy_qp(std::span<const std::byte> c) {
 Firmware::Answer Firmware::query_qp(std::span<const std::byte> c) {
     const auto cmd = load<hsi::QueryQp>(c);
     const auto head = load<hsi::CmdqBase>(c);
-    const Qp* qp = find_qp(cmd.qp_cid);
-    if (!qp || head.resp_addr == 0 || head.resp_size == 0) return Answer::fail(RcfwStatus::INVALID_PARAMETER);
+    const auto sb = describe_qp(cmd.qp_cid);
+    if (!sb || head.resp_addr == 0 || head.resp_size == 0) return Answer::fail(RcfwStatus::INVALID_PARAMETER);
+    Answer a;
+    a.side_buffer = bytes_of(*sb);
+    return a;
+}
+
+std::optional<hsi::QueryQpSb> Firmware::describe_qp(std::uint32_t qpn) {
+    const Qp* qp = find_qp(qpn);
+    if (!qp) return std::nullopt;
     hsi::QueryQpSb sb{};
     sb.xid = qp->qpn;
     sb.en_sqd_async_notify_state = static_cast<std::uint8_t>(
@@ -199,9 +207,12 @@ Firmware::Answer Firmware::query_qp(std::span<const std::byte> c) {
     sb.dest_qp_id = qp->dest_qp;
     sb.src_mac = qp->src_mac;
     sb.vlan_pcp_vlan_dei_vlan_id = qp->vlan;
-    Answer a;
-    a.side_buffer = bytes_of(sb);
-    return a;
+    return sb;
+}
+
+std::optional<std::array<std::uint8_t, 16>> Firmware::gid(std::uint16_t index) const {
+    if (index >= gids_.size() || !gids_[index]) return std::nullopt;
+    return gids_[index]->gid;
 }
 
 Firmware::Answer Firmware::allocate_mrw(std::span<const std::byte> c) {

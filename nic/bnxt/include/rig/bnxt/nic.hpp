@@ -135,6 +135,11 @@ public:
     // shares them), so the default table and address_gids give index 0 to the link-local
     // GID and 1 to the address, where Linux's rxe has them too.
     std::uint16_t gid_index() const;
+    // The port's GID table: Options::gids, address_gids(mac(), Options::address) or
+    // default_gids(mac()). Path::gid_index (qp.hpp) indexes it; gids()[gid_table_index()]
+    // is gid().
+    const std::vector<GidEntry>& gids() const;
+    std::size_t gid_table_index() const;
     Mtu mtu() const;               // the largest path MTU the port's MTU carries
     // The firmware versions, "HWRM 1.10.3, RoCE 1.8.6", as HWRM_VER_GET and QUERY_VERSION give them.
     const std::string& firmware() const;

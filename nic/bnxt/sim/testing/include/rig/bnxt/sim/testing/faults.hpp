@@ -7,12 +7,15 @@
 // while the model runs.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <span>
 
 #include "rig/bnxt/hsi/hwrm.hpp"
 #include "rig/bnxt/hsi/rcfw.hpp"
+#include "rig/bnxt/hsi/rcfw_qp.hpp"
 #include "rig/bnxt/sim/nic.hpp"
 
 namespace rig::bnxt::sim::testing {
@@ -86,6 +89,12 @@ public:
     void clear();
 
     Counters counters() const;
+
+    // What the firmware holds, as QUERY_QP would answer it (§4.6.10) for queue pair `qpn`
+    // and as ADD_GID stored the GID at firmware index `index` (§4.6.5); nullopt where
+    // there is none.
+    std::optional<hsi::QueryQpSb> query_qp(std::uint32_t qpn) const;
+    std::optional<std::array<std::uint8_t, 16>> gid(std::uint16_t index) const;
 
 private:
     Nic::Impl* impl_;
