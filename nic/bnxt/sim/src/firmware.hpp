@@ -268,7 +268,12 @@ private:
     // hwrm.cpp: §3.
     void hwrm(Bytes window);
     Bytes hwrm_execute(std::span<const std::byte> request, hsi::HwrmError& error);
+    // The bring-up order (hwrm.cpp): the error a command gets before its turn, or SUCCESS.
+    hsi::HwrmError out_of_order(hsi::ReqType type) const;
     void function_reset();
+    // backing_store.cpp: §3.11 HWRM_FUNC_BACKING_STORE_QCAPS and _CFG.
+    Bytes backing_store_qcaps() const;
+    hsi::HwrmError backing_store_cfg(std::span<const std::byte> request);
 
     // rcfw.cpp: §4 channel.
     void cmdq_init(std::span<const std::byte> mailbox);
@@ -364,7 +369,16 @@ private:
     Bus bus_;
 
     // §3 state.
-    bool driver_registered_ = false;
+    bool version_known_ = false;     // HWRM_VER_GET answered since power-on
+    bool driver_registered_ = false;  // FUNC_DRV_RGTR, until DRV_UNRGTR or FUNC_RESET
+    // What BACKING_STORE_CFG gave (§3.11): the RoCE objects of each kind the context
+    // memory holds beside the L2 share; nothing until a CFG succeeded.
+    struct ContextMemory {
+        bool configured = false;
+        std::uint32_t qps = 0;
+        std::uint32_t cqs = 0;
+        std::uint32_t mrs = 0;
+    } context_;
     std::map<std::uint16_t, NqRing> rings_;
     std::map<std::uint32_t, bool> stat_ctxs_;  // id -> in use by INITIALIZE_FW
     std::uint16_t next_ring_id_ = 0;

@@ -57,7 +57,8 @@ Firmware::Answer Firmware::create_cq(std::span<const std::byte> c) {
     if (cmd.cq_size == 0 || cmd.cq_size > options_.limits.max_cqe || level > 2 || page_log2 == 0 || !nq ||
         hsi::create_cq::cq_fco.of(cmd.cq_fco_cnq_id) != 0 || (level > 0 && !page_aligned(cmd.pbl)))
         return Answer::fail(RcfwStatus::INVALID_PARAMETER);
-    if (cqs_.size() >= options_.limits.max_cq) return Answer::fail(RcfwStatus::RESOURCES);
+    // §3.11: beside QUERY_FUNC's limit, the contexts BACKING_STORE_CFG gave the RoCE CQs.
+    if (cqs_.size() >= options_.limits.max_cq || cqs_.size() >= context_.cqs) return Answer::fail(RcfwStatus::RESOURCES);
     std::uint32_t id = 0;
     do {
         id = 1 + next_cq_++ % (qpn_limit - 1);
@@ -116,7 +117,7 @@ Firmware::Answer Firmware::create_qp(std::span<const std::byte> c) {
         cq::rq_fwo.of(cmd.rq_fwo_rq_sge) != 0 || !scq || !rcq || (sq_level > 0 && !page_aligned(cmd.sq_pbl)) ||
         (rq_level > 0 && !page_aligned(cmd.rq_pbl)))
         return Answer::fail(RcfwStatus::INVALID_PARAMETER);
-    if (qps_.size() >= limits.max_qp) return Answer::fail(RcfwStatus::RESOURCES);
+    if (qps_.size() >= limits.max_qp || qps_.size() >= context_.qps) return Answer::fail(RcfwStatus::RESOURCES);
     std::uint32_t qpn = 0;
     do {
         qpn = next_qpn_++;
@@ -209,7 +210,7 @@ Firmware::Answer Firmware::allocate_mrw(std::span<const std::byte> c) {
         return Answer::fail(type <= hsi::MrwType::MW_TYPE2B ? RcfwStatus::NOT_IMPLEMENTED
                                                               : RcfwStatus::INVALID_PARAMETER);
     }
-    if (mrs_.size() >= options_.limits.max_mr) return Answer::fail(RcfwStatus::RESOURCES);
+    if (mrs_.size() >= options_.limits.max_mr || mrs_.size() >= context_.mrs) return Answer::fail(RcfwStatus::RESOURCES);
     // §6.1 model recommendation: key = entry_index << 8 | variant, entry_index >= 1.
     std::uint32_t key = 0;
     do {

@@ -369,6 +369,35 @@ static_assert(offsetof(CreqQpErrorNotification, sq_cons_idx) == 12);
 static_assert(offsetof(CreqQpErrorNotification, rq_cons_idx) == 14);
 static_assert(std::has_unique_object_representations_v<CreqQpErrorNotification>);
 
+// §4.5.4: the CQ error notification (type QP_EVENT, event 0xC1), roce_hsi.h
+// creq_cq_error_notification: why in cq_err_reason, the CQ id in xid.
+struct CreqCqErrorNotification {
+    std::uint8_t type;
+    std::uint8_t status;
+    std::uint8_t cq_err_reason;  // CqErrReason
+    std::uint8_t unused_0;
+    Le32 xid;                    // CQ id
+    std::uint8_t v;
+    std::uint8_t event;          // creq_event::CQ_ERROR_NOTIFICATION
+    std::array<std::uint8_t, 6> reserved48;
+};
+static_assert(sizeof(CreqCqErrorNotification) == 16);
+static_assert(offsetof(CreqCqErrorNotification, cq_err_reason) == 2);
+static_assert(offsetof(CreqCqErrorNotification, xid) == 4 && offsetof(CreqCqErrorNotification, v) == 8);
+static_assert(offsetof(CreqCqErrorNotification, event) == 9);
+static_assert(std::has_unique_object_representations_v<CreqCqErrorNotification>);
+
+// roce_hsi.h CREQ_CQ_ERROR_NOTIFICATION_CQ_ERR_REASON_*: the requester's (a CQE of a send
+// queue) or the responder's (of a receive queue) CQ failed.
+enum class CqErrReason : std::uint8_t {
+    REQ_CQ_INVALID_ERROR = 0x1,
+    REQ_CQ_OVERFLOW_ERROR = 0x2,
+    REQ_CQ_LOAD_ERROR = 0x3,
+    RES_CQ_INVALID_ERROR = 0x4,
+    RES_CQ_OVERFLOW_ERROR = 0x5,
+    RES_CQ_LOAD_ERROR = 0x6,
+};
+
 // §4.5.4 reason codes: only the values the spec names. Which NAK maps to which of
 // NAK_ARRIVAL_1..4 (0x4..0x7) is [UNCERTAIN]; the model uses the order of the AETH NAK
 // codes (sequence error, invalid request, remote access, remote operational).
