@@ -293,6 +293,7 @@ Result<void> query_func(Nic::State& nic) {
     l.max_gid = sb.max_gid;
     l.max_qp_rd_atom = sb.max_qp_rd_atom;
     l.max_qp_init_rd_atom = sb.max_qp_init_rd_atom;
+    nic.hw_retransmission = hsi::query_func::HW_REQUESTER_RETX_ENABLED.of(sb.dev_cap_flags) != 0;
 
     auto version = nic.rcfw->call_header(hsi::Opcode::QUERY_VERSION);
     if (!version) return std::unexpected(std::move(version).error());
@@ -302,9 +303,14 @@ Result<void> query_func(Nic::State& nic) {
     return {};
 }
 
-// §7.1 step 13, §4.6.3: context memory came from the backing store (P5: fields 0).
+// §7.1 step 13, §4.6.3: context memory came from the backing store (P5: fields 0). As
+// Linux's bnxt_qplib_init_rcfw: HW_REQUESTER_RETX_SUPPORTED where QUERY_FUNC reports the
+// hardware's requester retransmission (BNXT_RE_HW_RETX); OPTIMIZE_MODIFY_QP_SUPPORTED is
+// left out (the driver does not take the optimized transitions, §4.6.9).
 Result<void> initialize_fw(Nic::State& nic) {
     hsi::InitializeFw command{};
+    command.header.flags =
+        static_cast<std::uint16_t>(hsi::initialize_fw::HW_REQUESTER_RETX_SUPPORTED(nic.hw_retransmission ? 1 : 0));
     const std::uint64_t page = nic.fn.machine().page();
     command.log2_dbr_pg_size = static_cast<std::uint16_t>(
         hsi::initialize_fw::log2_dbr_pg_size(page >= 4096 ? std::bit_width(page) - 1 - 12 : 0));

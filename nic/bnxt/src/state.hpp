@@ -78,6 +78,7 @@ struct Nic::State {
     std::optional<std::uint16_t> gid_index;
 
     Limits limits;
+    bool hw_retransmission = false;  // QUERY_FUNC HW_REQUESTER_RETX_ENABLED
     Mac mac{};
     Gid gid{};
     bool ipv4_gid = false;

@@ -300,6 +300,19 @@ TEST(Nic, MravIsSplitWhereTheFirmwareGivesUnits) {
     }
 }
 
+// Linux's bnxt_qplib_init_rcfw: INITIALIZE_FW carries HW_REQUESTER_RETX_SUPPORTED where
+// QUERY_FUNC reports the hardware's requester retransmission, and not elsewhere; the model
+// refuses either mismatch (INVALID_PARAMETER).
+TEST(Nic, InitializeFwSaysHardwareRetransmissionWhereQueryFuncReportsIt) {
+    for (bool retx : {false, true}) {
+        sim::Options o;
+        o.hw_retransmission = retx;
+        SimMachine m = with(o);
+        auto nic = m.open();
+        EXPECT_TRUE(nic) << retx << ": " << nic.error();
+    }
+}
+
 // A firmware asking for more context memory than the driver gives is refused before any
 // of it is allocated (262,144 TQM entries on 9 rings took 9.2 GiB and 13.9 s before): a
 // table beyond a level-2 page list, or all of them beyond Options::max_context_bytes.

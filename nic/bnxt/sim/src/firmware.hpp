@@ -33,6 +33,12 @@ namespace rig::bnxt::sim::detail {
 using Bytes = std::vector<std::byte>;
 using Nanoseconds = std::chrono::nanoseconds;
 
+// §5.8.3, §5.8.4 (mainline numbering): DPI n is the 4 KiB page n above the privileged
+// doorbell page at BAR2 + 0x10000, DPI 0 the privileged page itself; BAR2's 128 KiB hold
+// 16 of them (QUERY_FUNC max_dpi).
+inline constexpr std::uint32_t dpi_pages = 16;
+inline constexpr std::uint32_t max_pd = 0x10000;  // QUERY_FUNC max_pd
+
 // Faults a test planned (testing::Faults). Shared between the test's thread and the
 // step, so it locks.
 enum class FaultKind { refuse, drop, stale, truncate };
@@ -67,6 +73,7 @@ struct Event {
     std::uint64_t value = 0;
     Bytes bytes;              // hwrm: the window; cmdq_init: the mailbox
     Frame frame;              // frame
+    std::uint64_t offset = 0;  // doorbell: its BAR2 offset
     static constexpr std::uint64_t from_wire = 1;
     bool is_from_wire() const { return kind == Kind::frame && value == from_wire; }
 };
@@ -102,6 +109,7 @@ enum class CqArm { none, solicited, all };
 struct Cq {
     std::uint32_t id = 0;
     std::uint64_t handle = 0;
+    std::uint32_t dpi = 0;  // the doorbell page it is rung through (§5.8.4)
     PageList memory;
     std::uint32_t size = 0;  // CQEs
     std::uint16_t nq = 0;    // cnq_id
@@ -188,6 +196,7 @@ struct Qp {
     std::uint32_t qpn = 0;
     std::uint64_t handle = 0;
     std::uint32_t pd = 0;
+    std::uint32_t dpi = 0;    // the doorbell page it is rung through (§5.8.4)
     std::uint32_t flags = 0;  // qp_flags
     hsi::QpState state = hsi::QpState::RESET;
     std::uint32_t scq = 0;
@@ -304,7 +313,7 @@ private:
     void reset_queues(Qp& qp);
 
     // rings.cpp: doorbells (§5.8), NQ entries (§5.6), CQEs (§5.5).
-    void doorbell(std::uint64_t value);
+    void doorbell(std::uint64_t value, std::uint64_t offset);
     bool nq_post(NqRing& nq, std::span<const std::byte, 16> entry);
     void nq_interrupt_if_pending(NqRing& nq);
     bool cq_post(Cq& cq, std::span<const std::byte, 32> cqe, bool solicited);
@@ -392,6 +401,7 @@ private:
         std::uint16_t creq = 0;
         std::uint16_t consumer = 0;  // free-running slot count, mod 2^16
         std::uint16_t producer = 0;
+        bool reset = false;          // a producer write with RESET came since the latch
         bool initialized = false;    // INITIALIZE_FW succeeded
         std::uint32_t stat_ctx = 0;
     } channel_;

@@ -2,7 +2,11 @@
 //
 // Doorbells (§5.8.5): a value without the valid bit, of a path other than RoCE, of a type
 // the model does not run, or naming an unknown queue is dropped; so is an index outside
-// the ring and any position the epoch rules of ring.hpp refuse (B21). Every drop counts.
+// the ring and any position the epoch rules of ring.hpp refuse (B21). So is, as the
+// hardware's doorbell page checks do, a doorbell written through another page than the
+// one it may come through (§5.8.3, §5.8.4): SQ, RQ and CQ doorbells the page of the DPI
+// their queue was created with, NQ, NQ_ARM and CQ_ARMENA the privileged page (DPI 0).
+// Every drop counts (doorbell_drops; page faults in doorbell_page_faults too).
 // CQ_ARMALL/CQ_ARMSE arm a CQ only after CQ_ARMENA (§5.8.1: "enables arming"); a
 // notification uses the arm and the enable up, so the driver writes CQ_ARMENA again
 // (Linux does, §5.6). NQ_ARM arms the NQ's interrupt; entries already pending beyond the
@@ -14,18 +18,26 @@
 // NQ entries (§5.6): the same with the V bit; a full NQ drops the entry and counts it.
 #include "firmware.hpp"
 #include "rig/bnxt/hsi/doorbell.hpp"
+#include "rig/bnxt/hsi/regs.hpp"
 
 namespace rig::bnxt::sim::detail {
 
 using hsi::DbType;
 
-void Firmware::doorbell(std::uint64_t value) {
+void Firmware::doorbell(std::uint64_t value, std::uint64_t offset) {
     const hsi::Doorbell d = hsi::decode(value);
     if (!d.valid || d.path != hsi::DbPath::ROCE) {
         ++counters_.doorbell_drops;
         return;
     }
     const Position position{d.index, d.epoch};
+    const std::uint64_t page = (offset - hsi::bar2::doorbell_page_pf) / hsi::bar2::doorbell_page_bytes;
+    auto wrong_page = [&](std::uint32_t dpi) {
+        if (page == dpi) return false;
+        ++counters_.doorbell_drops;
+        ++counters_.doorbell_page_faults;
+        return true;
+    };
     switch (d.type) {
         case DbType::SQ:
         case DbType::RQ: {
@@ -36,6 +48,7 @@ void Firmware::doorbell(std::uint64_t value) {
                 ++counters_.doorbell_drops;
                 return;
             }
+            if (wrong_page(qp->dpi)) return;
             Position& producer = sq ? qp->sq_producer : qp->rq_producer;
             const Position consumer = sq ? qp->sq_consumer : qp->rq_consumer;
             if (!producer_doorbell_ok(consumer, producer, position, sq ? qp->sq_size : qp->rq_size)) {
@@ -57,6 +70,7 @@ void Firmware::doorbell(std::uint64_t value) {
                 ++counters_.doorbell_drops;
                 return;
             }
+            if (wrong_page(cq->dpi)) return;
             if (!consumer_doorbell_ok(cq->consumer, cq->producer, position, cq->size)) {
                 ++counters_.doorbell_drops;
                 ++counters_.epoch_faults;
@@ -81,6 +95,7 @@ void Firmware::doorbell(std::uint64_t value) {
                 ++counters_.doorbell_drops;
                 return;
             }
+            if (wrong_page(0)) return;  // Linux: bnxt_qplib_armen_db rings the privileged page
             ++counters_.doorbells;
             cq->arm_enabled = true;
             return;
@@ -92,6 +107,7 @@ void Firmware::doorbell(std::uint64_t value) {
                 ++counters_.doorbell_drops;
                 return;
             }
+            if (wrong_page(0)) return;
             if (!consumer_doorbell_ok(nq->consumer, nq->producer, position, nq->length)) {
                 ++counters_.doorbell_drops;
                 ++counters_.epoch_faults;

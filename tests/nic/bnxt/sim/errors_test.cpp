@@ -360,9 +360,19 @@ TEST_F(ErrorTest, FullCqOverflowsReportsACqErrorAndFailsTheQp) {
 }
 
 TEST_F(ErrorTest, PacketsForAnotherMacAreDropped) {
-    open({.timeout = 1, .retry_cnt = 0});
-    // A points its QP at a MAC that is not B's: B drops every frame.
-    ASSERT_EQ(a.modify(aqp, 0x00000400, RTS, [](Msg& m) { m.put(56, 6, 0x0000'0000'0000'77); }), 0);
+    open({.timeout = 1, .retry_cnt = 0, .connect = false});
+    // A points its QP at a MAC that is not B's (INIT -> RTR, the one transition that takes
+    // the address vector for RC, IBA 11.2.1): B drops every frame.
+    const Mac elsewhere{0x77, 0, 0, 0, 0, 0};
+    ASSERT_EQ(a.to_init(aqp), 0);
+    ASSERT_EQ(a.modify(aqp, 0x141517E1, 2, [&](Msg& m) {
+        m.put_bytes(32, b.gid).put(52, 2, a.gid_index).put(54, 1, 64).put_bytes(56, elsewhere).put(63, 1, 2 << 4);
+        m.put(67, 1, 1).put(68, 4, bqp.psn).put(77, 1, 4).put(96, 4, bqp.qpn).put(110, 2, 0xFFF);
+    }), 0);
+    ASSERT_EQ(b.to_init(bqp), 0);
+    ASSERT_EQ(b.to_rtr(bqp, a, aqp), 0);
+    ASSERT_EQ(a.to_rts(aqp, 7, 1, 0), 0);
+    ASSERT_EQ(b.to_rts(bqp, 7, 1, 0), 0);
     a.post_send(aqp, spec::wqe_send, spec::signal_comp, {{abuf, akey, 8}});
     settle(a, b);
     a.clock.advance(std::chrono::microseconds(9));

@@ -157,6 +157,24 @@ constexpr std::size_t min_command_bytes(Opcode op) {
     }
 }
 
+// §4.6.0 "Sizes seen": the longest layout of each command, rounded up to the 16-byte slots
+// cmd_size counts; 0 for an opcode outside the set. [UNCERTAIN] a firmware's limit: the
+// model takes no longer command of a known opcode (its trailing bytes would be fields the
+// firmware does not have).
+constexpr std::size_t max_command_bytes(Opcode op) {
+    std::size_t longest = min_command_bytes(op);
+    switch (op) {
+        case Opcode::CREATE_QP: longest = 112; break;
+        case Opcode::MODIFY_QP: longest = 144; break;
+        case Opcode::CREATE_CQ: longest = 64; break;
+        case Opcode::REGISTER_MR: longest = 64; break;
+        case Opcode::INITIALIZE_FW: longest = 128; break;
+        default: break;
+    }
+    return (longest + 15) / 16 * 16;
+}
+static_assert(max_command_bytes(Opcode::DESTROY_QP) == 32 && max_command_bytes(Opcode::MODIFY_QP) == 144);
+
 // §4.5.2: CREQ completion status.
 enum class RcfwStatus : std::uint8_t {
     SUCCESS = 0,

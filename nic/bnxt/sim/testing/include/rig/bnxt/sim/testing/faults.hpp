@@ -27,6 +27,9 @@ struct Counters {
                                          // queue in a state that takes none, index out of range
     std::uint64_t epoch_faults = 0;      // dropped because index and epoch do not lie between
                                          // the queue's consumer and one ring ahead (§5.8.2, B21)
+    std::uint64_t doorbell_page_faults = 0;  // dropped: rung through another doorbell page than
+                                             // the queue's DPI, or NQ / CQ_ARMENA not through the
+                                             // privileged page (§5.8.3, §5.8.4)
     std::uint64_t dma_faults = 0;        // Port answered Unsupported Request or Completer Abort
     std::uint64_t pte_invalid = 0;       // a PTE/PDE without VALID (§2.1), used anyway
     std::uint64_t bad_descriptors = 0;   // malformed WQEs and commands (poison included)
