@@ -242,6 +242,7 @@ struct Qp {
     Position sq_consumer;
     std::deque<SendWork> sending;
     bool sq_stopped = false;  // a WQE failed: take no more
+    bool error_cqe = false;   // a REQ CQE with an error status was written (since RESET)
     std::uint32_t next_psn = 0;  // PSN of the next WQE taken
     std::uint32_t in_flight = 0;  // packets sent and not acknowledged
     unsigned retries_left = 0;
@@ -309,7 +310,7 @@ private:
     // qp.cpp: MODIFY_QP (§4.6.9) and the error state (§5.7.4).
     Answer modify_qp(std::span<const std::byte> c);
     void enter_error(Qp& qp, bool notify, hsi::ReqErrStateReason req, hsi::ResErrStateReason res);
-    void flush(Qp& qp);
+    void stop_queues(Qp& qp);
     void reset_queues(Qp& qp);
 
     // rings.cpp: doorbells (§5.8), NQ entries (§5.6), CQEs (§5.5).

@@ -29,10 +29,17 @@
 // Entering RTR sets the expected PSN from rq_psn; entering RTS the next PSN from sq_psn
 // and starts the send queue; ERR flushes (below); RESET forgets ring indexes and PSNs.
 //
-// Error state: the SQ stops; each WQE still outstanding or posted gets a REQ CQE with
-// WORK_REQUEST_FLUSHED_ERR and each posted RQ WQE a RES_RC CQE with WORK_REQUEST_FLUSHED_ERR
-// (the explicit-flush option of §5.7.4), in queue order. When the QP entered ERR on its own
-// the CREQ also gets a QP error notification (§4.5.4).
+// Error state, as P5 hardware enters it (§5.5.3, §5.7.4): the SQ stops. The WQEs the peer
+// acknowledged complete first; a WQE that failed has its error CQE, and a receive that
+// failed its error CQE (requester.cpp, responder.cpp). Nothing more is written for what is
+// still outstanding or posted: the driver flushes those in software (Linux's
+// __flush_sq / __flush_rq), which it learns to do from the error CQE, from a TERMINAL CQE,
+// or from the QP error notification. Where the QP entered ERR on its own with SQ WQEs
+// neither completed nor failed by an error CQE (an error of its responder, a CQ that
+// overflowed), the SCQ gets a TERMINAL CQE naming the SQ and RQ consumers (the WQEs before
+// them completed), and the CREQ a QP error notification (§4.5.4). A MODIFY_QP to ERR
+// writes nothing: the driver that asked flushes. Doorbells on a QP in ERR are taken and
+// do nothing.
 #include "firmware.hpp"
 
 namespace rig::bnxt::sim::detail {
@@ -191,6 +198,7 @@ void Firmware::reset_queues(Qp& qp) {
     qp.write = InboundWrite{};
     qp.nak_sent = false;
     qp.msn = 0;
+    qp.error_cqe = false;
 }
 
 void Firmware::enter_error(Qp& qp, bool notify, hsi::ReqErrStateReason req, hsi::ResErrStateReason res) {
@@ -201,6 +209,19 @@ void Firmware::enter_error(Qp& qp, bool notify, hsi::ReqErrStateReason req, hsi:
     qp.state = QpState::ERR;
     qp.retry_deadline.reset();
     qp.rnr_deadline.reset();
+    if (notify && !qp.error_cqe && qp.sq_consumer != qp.sq_producer) {
+        // §5.5.3: the WQEs before sq_cons_idx completed; the driver flushes the rest.
+        if (Cq* cq = find_cq(qp.scq)) {
+            hsi::CqeTerminal t{};
+            t.qp_handle = qp.handle;
+            t.sq_cons_idx = static_cast<std::uint16_t>(qp.sq_consumer.index);
+            t.rq_cons_idx = static_cast<std::uint16_t>(qp.rq_consumer.index);
+            t.cqe_type_toggle = hsi::cqe_type_toggle(hsi::CqeType::TERMINAL, 0);
+            std::array<std::byte, 32> e{};
+            rig::wire::store(std::span(e), t);
+            cq_post(*cq, e, true);
+        }
+    }
     if (notify) {
         hsi::CreqQpErrorNotification n{};
         n.type = static_cast<std::uint8_t>(hsi::CreqType::QP_EVENT);
@@ -214,33 +235,17 @@ void Firmware::enter_error(Qp& qp, bool notify, hsi::ReqErrStateReason req, hsi:
         rig::wire::store(std::span(entry), n);
         creq_post(entry);
     }
-    flush(qp);
+    stop_queues(qp);
 }
 
-void Firmware::flush(Qp& qp) {
-    // Send queue: what was taken, then what was posted and not yet taken.
-    for (const SendWork& w : qp.sending) {
-        post_req_cqe(qp, w.index, hsi::CqeReqStatus::WORK_REQUEST_FLUSHED_ERR);
-        qp.sq_consumer = advance(qp.sq_consumer, qp.sq_size);
-    }
+void Firmware::stop_queues(Qp& qp) {
+    // What was taken and what was posted stays for the driver to flush; the consumers
+    // stay where the last CQE left them.
     qp.sending.clear();
     qp.in_flight = 0;
-    while (qp.sq_consumer != qp.sq_producer) {
-        post_req_cqe(qp, qp.sq_consumer.index, hsi::CqeReqStatus::WORK_REQUEST_FLUSHED_ERR);
-        qp.sq_consumer = advance(qp.sq_consumer, qp.sq_size);
-    }
     qp.sq_next = qp.sq_consumer;
-    // Receive queue, the WQE a message was filling included.
     qp.receive = Receive{};
     qp.write = InboundWrite{};
-    while (qp.rq_size > 0 && qp.rq_consumer != qp.rq_producer) {
-        std::array<std::byte, sizeof(hsi::RqWqe)> header{};
-        std::uint32_t wr_id = 0;
-        if (read_list(bus_, qp.rq_memory, std::uint64_t{qp.rq_consumer.index} * hsi::wqe::bytes, header))
-            wr_id = static_cast<std::uint32_t>(hsi::rq_wqe::wr_id.of(load<hsi::RqWqe>(header).wr_id[0]));
-        post_res_cqe(qp, 0, 0, 0, wr_id, hsi::CqeResStatus::WORK_REQUEST_FLUSHED_ERR, true);
-        qp.rq_consumer = advance(qp.rq_consumer, qp.rq_size);
-    }
 }
 
 }  // namespace rig::bnxt::sim::detail

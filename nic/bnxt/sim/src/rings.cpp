@@ -14,7 +14,8 @@
 //
 // CQEs (§5.5.4): written body first, toggle byte last, toggle = the producer's phase;
 // never over entries the consumer has not released: a full CQ overflows, reports a CQ
-// error notification on the CREQ and takes no further CQE (its QPs then fail).
+// error notification on the CREQ (cq_err_reason: the requester's or the responder's
+// overflow) and takes no further CQE (its QPs then fail).
 // NQ entries (§5.6): the same with the V bit; a full NQ drops the entry and counts it.
 #include "firmware.hpp"
 #include "rig/bnxt/hsi/doorbell.hpp"
@@ -58,8 +59,8 @@ void Firmware::doorbell(std::uint64_t value, std::uint64_t offset) {
             }
             ++counters_.doorbells;
             producer = position;
-            if (qp->state == hsi::QpState::ERR) flush(*qp);
-            else if (sq) pump(*qp);
+            if (qp->state == hsi::QpState::ERR) return;  // the driver flushes what it posts now
+            if (sq) pump(*qp);
             return;
         }
         case DbType::CQ:
@@ -156,10 +157,16 @@ bool Firmware::cq_post(Cq& cq, std::span<const std::byte, 32> cqe, bool solicite
     if (cq.overflowed) return false;
     if (ahead(cq.consumer, cq.producer, cq.size) >= cq.size) {
         cq.overflowed = true;
-        hsi::CreqCompletion n{};
+        // roce_hsi.h creq_cq_error_notification: the requester's (a CQE of a send queue) or
+        // the responder's overflow, by the CQE that found no room.
+        const auto type = static_cast<hsi::CqeType>(hsi::cqe::cqe_type.of(std::to_integer<std::uint8_t>(cqe[hsi::cqe::toggle_offset])));
+        const bool requester = type == hsi::CqeType::REQ || type == hsi::CqeType::TERMINAL;
+        hsi::CreqCqErrorNotification n{};
         n.type = static_cast<std::uint8_t>(hsi::CreqType::QP_EVENT);
         n.event = hsi::creq_event::CQ_ERROR_NOTIFICATION;
-        n.xid = cq.id;  // [UNCERTAIN] the spec gives no layout beyond type and event
+        n.cq_err_reason = static_cast<std::uint8_t>(requester ? hsi::CqErrReason::REQ_CQ_OVERFLOW_ERROR
+                                                              : hsi::CqErrReason::RES_CQ_OVERFLOW_ERROR);
+        n.xid = cq.id;
         std::array<std::byte, 16> entry{};
         rig::wire::store(std::span(entry), n);
         creq_post(entry);
@@ -202,6 +209,7 @@ bool Firmware::post_req_cqe(Qp& qp, std::uint32_t index, hsi::CqeReqStatus statu
     c.status = static_cast<std::uint8_t>(status);
     std::array<std::byte, 32> e{};
     rig::wire::store(std::span(e), c);
+    if (status != hsi::CqeReqStatus::OK) qp.error_cqe = true;
     return cq_post(*cq, e, status != hsi::CqeReqStatus::OK);
 }
 
