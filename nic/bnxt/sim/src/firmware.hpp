@@ -52,13 +52,19 @@ public:
     void plan_hwrm(hsi::ReqType type, PlannedFault f);
     void plan_rcfw(hsi::Opcode op, PlannedFault f);
     void plan_frame_drops(unsigned count);
+    void plan_cqe_rewrite(std::function<void(std::span<std::byte, 32>)> rewrite, unsigned times);
     void clear();
     std::optional<PlannedFault> take_hwrm(std::uint16_t type);
     std::optional<PlannedFault> take_rcfw(std::uint8_t op);
     bool take_frame_drop();
+    // Applies a planned rewrite to a CQE about to be written (its toggle is set after).
+    void rewrite_cqe(std::span<std::byte, 32> cqe);
 
 private:
     std::mutex mutex_;
+    std::function<void(std::span<std::byte, 32>)> cqe_rewrite_;
+    unsigned cqe_rewrites_ = 0;
+    std::atomic<bool> cqe_rewrite_armed_{false};  // read without the mutex on every CQE
     std::multimap<std::uint16_t, PlannedFault> hwrm_;
     std::multimap<std::uint8_t, PlannedFault> rcfw_;
     std::atomic<unsigned> frame_drops_{0};  // read without the mutex on every frame sent

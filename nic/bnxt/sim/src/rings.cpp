@@ -174,6 +174,7 @@ bool Firmware::cq_post(Cq& cq, std::span<const std::byte, 32> cqe, bool solicite
     }
     std::array<std::byte, 32> e{};
     std::copy(cqe.begin(), cqe.end(), e.begin());
+    faults_.rewrite_cqe(e);  // testing::Faults::rewrite_cqes: a hostile device
     e[hsi::cqe::toggle_offset] = (e[hsi::cqe::toggle_offset] & std::byte{0xFE}) | std::byte{phase(cq.producer)};
     if (!publish_list(bus_, cq.memory, std::uint64_t{cq.producer.index} * hsi::cqe::bytes, e, hsi::cqe::toggle_offset))
         return false;

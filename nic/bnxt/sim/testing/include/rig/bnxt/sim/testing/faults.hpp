@@ -7,8 +7,11 @@
 // while the model runs.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <limits>
+#include <span>
 
 #include "rig/bnxt/hsi/hwrm.hpp"
 #include "rig/bnxt/hsi/rcfw.hpp"
@@ -68,6 +71,11 @@ public:
 
     // Wire: drop the next `count` frames this model transmits (exercises retransmission).
     void drop_frames(unsigned count);
+
+    // A hostile or broken device: `rewrite` changes each of the next `times` CQEs the model
+    // writes, its 32 bytes as the model built them (the toggle bit is set after, so the
+    // driver sees it as new). `rewrite` runs on the model's thread.
+    void rewrite_cqes(std::function<void(std::span<std::byte, 32>)> rewrite, unsigned times = 1);
 
     // Forgets every planned fault.
     void clear();
