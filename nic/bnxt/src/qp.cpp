@@ -125,9 +125,12 @@ Result<Qp> Qp::create(const Nic& nic, Cq& send_cq, Cq& recv_cq, Depths depths) {
     qp->local = Endpoint{qp->qpn, first_psn(qp->qpn), n->gid, n->mac, n->mtu};
     qp->next_psn = qp->local.psn;
     n->qps.push_back(qp.get());
-    scq->qps.push_back(qp.get());
+    for (Cq::State* cq : {scq.get(), rcq.get()}) {
+        std::vector<Qp::State*> list = cq->qps->qps;
+        if (std::find(list.begin(), list.end(), qp.get()) == list.end()) list.push_back(qp.get());
+        cq->set_qps(std::move(list));
+    }
     scq->reserved += depths.send;
-    if (rcq != scq) rcq->qps.push_back(qp.get());
     rcq->reserved += depths.recv;
     return Qp(std::move(qp));
 }
@@ -230,12 +233,16 @@ Result<void> Qp::State::destroy_locked() {
 void Qp::State::retire(Memory memory) {
     if (!live.exchange(false, std::memory_order_acq_rel)) return;
     std::erase(nic->qps, this);
-    std::erase(send_cq->qps, this);
-    std::erase(recv_cq->qps, this);
+    // Out of both Cqs' lists, and no poll holds it once set_qps returns: from here on no
+    // completion of this Qp is reported (its CQEs still in a ring and its flushes are
+    // dropped, cq.hpp). A poller's carry of it is dropped at its next poll.
+    for (Cq::State* cq : {send_cq.get(), recv_cq.get()}) {
+        std::vector<Qp::State*> list = cq->qps->qps;
+        std::erase(list, this);
+        cq->set_qps(std::move(list));
+    }
     send_cq->reserved -= depths.send;
     recv_cq->reserved -= depths.recv;
-    if (send_cq->carry == this) send_cq->carry = nullptr;
-    if (recv_cq->carry == this) recv_cq->carry = nullptr;
     for (DmaBuffer* b : {&sq.memory, &sq.pages.table, &rq.memory, &rq.pages.table, &orrq_irrq}) {
         if (memory == Memory::KeepUntilClose) nic->kept.push_back(std::move(*b));
         b->reset();

@@ -6,6 +6,10 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
+#include <atomic>
+#include <thread>
+
 #include "nic_machine.hpp"
 
 namespace rig::bnxt::test {
@@ -454,6 +458,60 @@ TEST(Qp, CloseDestroysWhatTheCallerLeft) {
     EXPECT_TRUE(p.sa.send_cq->destroy());
     std::array<Completion, 1> out;
     EXPECT_THROW((void)p.sa.send_cq->poll(out), std::invalid_argument);
+}
+
+// Users destroy queue pairs on error paths while a progress thread polls their Cqs: a
+// poller thread polls both Cqs without pause while this thread, round after round,
+// creates a Qp on them, posts receives, connects it or not, and destroys it. The Cqs'
+// first Qp has failed, so every poll walks the list for flushes (Cq::poll's
+// report_flushes against Qp::State::retire was a data race; ThreadSanitizer watches).
+// After each destroy no completion of the destroyed Qp is reported.
+TEST(Qp, DestroyWhileAnotherThreadPollsItsCqs) {
+    PairOptions o;
+    o.depths = {8, 8};
+    o.cq_depth = 64;
+    Pair p(o);
+    Region ra = host(*p.sa.nic, 8192), rb = host(*p.sb.nic, 8192);
+    ASSERT_TRUE(p.sa.qp->read(ra, 0, Remote{rb.address(), rb.rkey() ^ 0x100}, 8, 1));  // fails: REMOTE_ACCESS
+    ASSERT_EQ(take(*p.sa.send_cq, 1).size(), 1u);
+    ASSERT_EQ(p.sa.qp->state(), QpState::Error);
+
+    std::atomic<bool> stop{false};
+    std::atomic<std::uint32_t> destroyed_qpn{0};
+    std::atomic<std::uint64_t> completions{0}, of_destroyed{0};
+    std::thread poller([&] {
+        std::array<Completion, 16> out;
+        while (!stop.load(std::memory_order_acquire)) {
+            for (Cq* cq : {&*p.sa.send_cq, &*p.sa.recv_cq}) {
+                // Read before the poll: a completion of a Qp destroyed before it began.
+                const std::uint32_t gone = destroyed_qpn.load(std::memory_order_acquire);
+                const std::size_t n = cq->poll(out);
+                completions += n;
+                for (std::size_t i = 0; i < n; ++i)
+                    if (gone != 0 && out[i].qpn == gone) ++of_destroyed;
+            }
+        }
+    });
+    constexpr int rounds = 200;
+    for (int round = 0; round < rounds; ++round) {
+        auto qp = Qp::create(*p.sa.nic, *p.sa.send_cq, *p.sa.recv_cq, {4, 4});
+        ASSERT_TRUE(qp) << qp.error();
+        for (std::uint64_t i = 0; i < 3; ++i) ASSERT_TRUE(qp->recv(ra, 64 * i, 64, 1000 + i));
+        if (round % 2 == 1) {
+            // A peer that does not exist: connected, then failing its send (retry count 0).
+            Endpoint nowhere = p.sb.qp->endpoint();
+            nowhere.qpn = 0xABCDE;
+            ASSERT_TRUE(qp->connect(nowhere, Retries{1, 0, 0}));
+            ASSERT_TRUE(qp->send(ra, 0, 8, 2000));
+        }
+        const std::uint32_t qpn = qp->qpn();
+        ASSERT_TRUE(qp->destroy());
+        destroyed_qpn.store(qpn, std::memory_order_release);
+    }
+    stop.store(true, std::memory_order_release);
+    poller.join();
+    EXPECT_EQ(of_destroyed.load(), 0u);
+    EXPECT_EQ(p.a.faults.counters().epoch_faults, 0u);
 }
 
 }  // namespace

@@ -33,11 +33,27 @@ void FaultPlan::plan_frame_drops(unsigned count) {
     std::lock_guard lock(mutex_);
     frame_drops_ += count;
 }
+void FaultPlan::plan_cqe_rewrite(std::function<void(std::span<std::byte, 32>)> rewrite, unsigned times) {
+    std::lock_guard lock(mutex_);
+    cqe_rewrite_ = std::move(rewrite);
+    cqe_rewrites_ = times;
+    cqe_rewrite_armed_ = times > 0 && cqe_rewrite_;
+}
+void FaultPlan::rewrite_cqe(std::span<std::byte, 32> cqe) {
+    if (!cqe_rewrite_armed_.load(std::memory_order_acquire)) return;
+    std::lock_guard lock(mutex_);
+    if (cqe_rewrites_ == 0 || !cqe_rewrite_) return;
+    cqe_rewrite_(cqe);
+    if (cqe_rewrites_ != testing::Faults::always && --cqe_rewrites_ == 0) cqe_rewrite_armed_ = false;
+}
 void FaultPlan::clear() {
     std::lock_guard lock(mutex_);
     hwrm_.clear();
     rcfw_.clear();
     frame_drops_ = 0;
+    cqe_rewrite_ = {};
+    cqe_rewrites_ = 0;
+    cqe_rewrite_armed_ = false;
 }
 std::optional<PlannedFault> FaultPlan::take_hwrm(std::uint16_t type) {
     std::lock_guard lock(mutex_);
@@ -83,6 +99,9 @@ void Faults::receive(std::span<const std::byte> frame) {
     std::vector<detail::Frame> frames(1);
     frames[0].assign(frame.begin(), frame.end());
     impl_->deliver(frames, detail::Event::from_wire);
+}
+void Faults::rewrite_cqes(std::function<void(std::span<std::byte, 32>)> rewrite, unsigned times) {
+    impl_->faults.plan_cqe_rewrite(std::move(rewrite), times);
 }
 void Faults::clear() { impl_->faults.clear(); }
 

@@ -41,6 +41,11 @@ using Nanoseconds = std::chrono::nanoseconds;
 std::optional<Gid> parse_address(const std::string& text);
 // "::ffff:10.0.0.1", "fe80::1": a GID for a message.
 std::string address_text(const Gid& gid);
+// §5.8.3, §5.8.4 (mainline numbering): DPI n is the 4 KiB page n above the privileged
+// doorbell page at BAR2 + 0x10000, DPI 0 the privileged page itself; BAR2's 128 KiB hold
+// 16 of them (QUERY_FUNC max_dpi).
+inline constexpr std::uint32_t dpi_pages = 16;
+inline constexpr std::uint32_t max_pd = 0x10000;  // QUERY_FUNC max_pd
 
 // Faults a test planned (testing::Faults). Shared between the test's thread and the
 // step, so it locks.
@@ -55,13 +60,19 @@ public:
     void plan_hwrm(hsi::ReqType type, PlannedFault f);
     void plan_rcfw(hsi::Opcode op, PlannedFault f);
     void plan_frame_drops(unsigned count);
+    void plan_cqe_rewrite(std::function<void(std::span<std::byte, 32>)> rewrite, unsigned times);
     void clear();
     std::optional<PlannedFault> take_hwrm(std::uint16_t type);
     std::optional<PlannedFault> take_rcfw(std::uint8_t op);
     bool take_frame_drop();
+    // Applies a planned rewrite to a CQE about to be written (its toggle is set after).
+    void rewrite_cqe(std::span<std::byte, 32> cqe);
 
 private:
     std::mutex mutex_;
+    std::function<void(std::span<std::byte, 32>)> cqe_rewrite_;
+    unsigned cqe_rewrites_ = 0;
+    std::atomic<bool> cqe_rewrite_armed_{false};  // read without the mutex on every CQE
     std::multimap<std::uint16_t, PlannedFault> hwrm_;
     std::multimap<std::uint8_t, PlannedFault> rcfw_;
     std::atomic<unsigned> frame_drops_{0};  // read without the mutex on every frame sent
@@ -76,6 +87,7 @@ struct Event {
     std::uint64_t value = 0;
     Bytes bytes;              // hwrm: the window; cmdq_init: the mailbox
     Frame frame;              // frame
+    std::uint64_t offset = 0;  // doorbell: its BAR2 offset
     static constexpr std::uint64_t from_wire = 1;
     bool is_from_wire() const { return kind == Kind::frame && value == from_wire; }
 };
@@ -136,6 +148,7 @@ enum class CqArm { none, solicited, all };
 struct Cq {
     std::uint32_t id = 0;
     std::uint64_t handle = 0;
+    std::uint32_t dpi = 0;  // the doorbell page it is rung through (§5.8.4)
     PageList memory;
     std::uint32_t size = 0;  // CQEs
     std::uint16_t nq = 0;    // cnq_id
@@ -223,6 +236,7 @@ struct Qp {
     std::uint32_t qpn = 0;
     std::uint64_t handle = 0;
     std::uint32_t pd = 0;
+    std::uint32_t dpi = 0;    // the doorbell page it is rung through (§5.8.4)
     std::uint32_t flags = 0;  // qp_flags
     hsi::QpState state = hsi::QpState::RESET;
     std::uint32_t scq = 0;
@@ -268,6 +282,7 @@ struct Qp {
     Position sq_consumer;
     std::deque<SendWork> sending;
     bool sq_stopped = false;  // a WQE failed: take no more
+    bool error_cqe = false;   // a REQ CQE with an error status was written (since RESET)
     std::uint32_t next_psn = 0;  // PSN of the next WQE taken
     std::uint32_t in_flight = 0;  // packets sent and not acknowledged
     unsigned retries_left = 0;
@@ -324,7 +339,12 @@ private:
     // hwrm.cpp: §3.
     void hwrm(Bytes window);
     Bytes hwrm_execute(std::span<const std::byte> request, hsi::HwrmError& error);
+    // The bring-up order (hwrm.cpp): the error a command gets before its turn, or SUCCESS.
+    hsi::HwrmError out_of_order(hsi::ReqType type) const;
     void function_reset();
+    // backing_store.cpp: §3.11 HWRM_FUNC_BACKING_STORE_QCAPS and _CFG.
+    Bytes backing_store_qcaps() const;
+    hsi::HwrmError backing_store_cfg(std::span<const std::byte> request);
 
     // rcfw.cpp: §4 channel.
     void cmdq_init(std::span<const std::byte> mailbox);
@@ -351,11 +371,11 @@ private:
     // qp.cpp: MODIFY_QP (§4.6.9) and the error state (§5.7.4).
     Answer modify_qp(std::span<const std::byte> c);
     void enter_error(Qp& qp, bool notify, hsi::ReqErrStateReason req, hsi::ResErrStateReason res);
-    void flush(Qp& qp);
+    void stop_queues(Qp& qp);
     void reset_queues(Qp& qp);
 
     // rings.cpp: doorbells (§5.8), NQ entries (§5.6), CQEs (§5.5).
-    void doorbell(std::uint64_t value);
+    void doorbell(std::uint64_t value, std::uint64_t offset);
     bool nq_post(NqRing& nq, std::span<const std::byte, 16> entry);
     void nq_interrupt_if_pending(NqRing& nq);
     bool cq_post(Cq& cq, std::span<const std::byte, 32> cqe, bool solicited);
@@ -439,7 +459,16 @@ private:
     std::optional<Gid> address_;  // Options::address
 
     // §3 state.
-    bool driver_registered_ = false;
+    bool version_known_ = false;     // HWRM_VER_GET answered since power-on
+    bool driver_registered_ = false;  // FUNC_DRV_RGTR, until DRV_UNRGTR or FUNC_RESET
+    // What BACKING_STORE_CFG gave (§3.11): the RoCE objects of each kind the context
+    // memory holds beside the L2 share; nothing until a CFG succeeded.
+    struct ContextMemory {
+        bool configured = false;
+        std::uint32_t qps = 0;
+        std::uint32_t cqs = 0;
+        std::uint32_t mrs = 0;
+    } context_;
     std::map<std::uint16_t, NqRing> rings_;
     std::map<std::uint32_t, bool> stat_ctxs_;  // id -> in use by INITIALIZE_FW
     std::uint16_t next_ring_id_ = 0;
@@ -453,6 +482,7 @@ private:
         std::uint16_t creq = 0;
         std::uint16_t consumer = 0;  // free-running slot count, mod 2^16
         std::uint16_t producer = 0;
+        bool reset = false;          // a producer write with RESET came since the latch
         bool initialized = false;    // INITIALIZE_FW succeeded
         std::uint32_t stat_ctx = 0;
     } channel_;

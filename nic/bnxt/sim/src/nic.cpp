@@ -216,7 +216,7 @@ void Nic::write(unsigned bar, std::uint64_t offset, unsigned width, std::uint64_
             ++m.counters.bar_width_faults;
             return;
         }
-        m.post(Event{Event::Kind::doorbell, value, {}, {}});
+        m.post(Event{Event::Kind::doorbell, value, {}, {}, offset});
         return;
     }
     if (bar != hsi::bar_registers) {

@@ -47,7 +47,7 @@ void Firmware::handle(Event& event) {
         case Event::Kind::hwrm: hwrm(std::move(event.bytes)); break;
         case Event::Kind::cmdq_init: cmdq_init(event.bytes); break;
         case Event::Kind::cmdq_trigger: cmdq_trigger(static_cast<std::uint32_t>(event.value)); break;
-        case Event::Kind::doorbell: doorbell(event.value); break;
+        case Event::Kind::doorbell: doorbell(event.value, event.offset); break;
         case Event::Kind::frame: frame(event.frame); break;
     }
 }

@@ -122,11 +122,15 @@ inline constexpr std::uint64_t db_sq = 0x0, db_rq = 0x1, db_cq = 0x4, db_cq_arms
 // path 57:56 (0), valid 58, type 63:60.
 std::uint64_t doorbell(std::uint64_t type, std::uint32_t xid, std::uint32_t index, std::uint32_t epoch);
 
+// What a Node does before a test: Hwrm runs the HWRM bring-up the firmware requires before
+// rings (boot); None leaves the function as power-on left it.
+enum class Boot { Hwrm, None };
+
 class Node {
 public:
-    explicit Node(std::uint8_t mac_last = 1, Options options = {});
+    explicit Node(std::uint8_t mac_last = 1, Options options = {}, Boot boot = Boot::Hwrm);
     // A port of MAC `mac` (gid ::ffff:10.0.0.<mac[5]> until a test sets it before up()).
-    explicit Node(const Mac& mac, Options options = {});
+    explicit Node(const Mac& mac, Options options = {}, Boot boot = Boot::Hwrm);
     ~Node();
 
     FakeBus bus;
@@ -150,7 +154,17 @@ public:
     // it to 128 bytes, triggers, settles. The response's resp_len bytes, or empty if the
     // valid byte never came.
     Bytes hwrm(Msg request);
+    // §3.1 short mode: the request in DMA memory, the 16-byte descriptor in the window.
+    Bytes hwrm_short(Msg request);
     std::uint16_t seq = 0x100;
+
+    // §7.1 steps 3 to 8 as the firmware requires them before rings: VER_GET, DRV_RGTR,
+    // BACKING_STORE_QCAPS, QUEUE_QPORTCFG (where QCAPS gives no fast-path TQM ring count)
+    // and a BACKING_STORE_CFG (short mode) with contexts for `qps` RoCE queue pairs, `cqs`
+    // CQs and `mrs` regions. The CFG's status (0 where it was taken).
+    std::uint16_t boot(std::uint32_t qps = 1024, std::uint32_t cqs = 1024, std::uint32_t mrs = 8192);
+    // The 336-byte BACKING_STORE_CFG boot sends, for tests to spoil one field of.
+    Msg backing_store_cfg(std::uint32_t qps, std::uint32_t cqs, std::uint32_t mrs);
     std::uint64_t resp = 0;  // response buffer (4 KiB)
 
     Ring ring_alloc(std::uint32_t entries, std::uint16_t vector, std::uint8_t int_mode = 2);

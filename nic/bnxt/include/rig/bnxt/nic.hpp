@@ -74,6 +74,9 @@ struct Options {
     std::uint32_t max_qps = 256;
     std::uint32_t max_cqs = 256;
     std::uint32_t max_mrs = 4096;
+    // The most context memory the driver gives, all tables together: a firmware whose
+    // BACKING_STORE_QCAPS minimums need more is refused at open with the figures.
+    std::uint64_t max_context_bytes = std::uint64_t{256} << 20;
 };
 
 // The NIC's limits as the firmware's QUERY_FUNC gives them (§4.6.2), as the driver

@@ -23,8 +23,8 @@
 // reaching the NIC (§5.2.5).
 //
 // Thread safety: one thread at a time may post to a Qp; its Cqs may be polled by other
-// threads meanwhile. connect and destroy take the NIC's channel lock and must not run
-// while the Qp is posted to.
+// threads meanwhile, create and destroy included (cq.hpp). connect and destroy take the
+// NIC's channel lock and must not run while the Qp is posted to.
 #pragma once
 
 #include <cstddef>
@@ -152,7 +152,9 @@ public:
     Depths depths() const;
     ReadDepths read_depths() const;
 
-    // DESTROY_QP and frees its queues. Any state. Error naming the command and status
+    // DESTROY_QP and frees its queues. Any state. Once it returns no poll of its Cqs holds
+    // the Qp and none reports a completion of it: what it had not reported (entries it
+    // would flush, CQEs still in a ring) is dropped. Error naming the command and status
     // where the firmware refuses. Ok and nothing done once destroyed or after the NIC closed.
     Result<void> destroy();
 

@@ -70,6 +70,31 @@ struct Limits {
     std::uint16_t max_stat_ctx = 64;
 };
 
+// What HWRM_FUNC_BACKING_STORE_QCAPS reports (§3.11): the context memory the firmware
+// asks the host for, and the most of each kind it takes. BACKING_STORE_CFG is checked
+// against these; the RoCE objects of a kind then fit in what CFG gave it.
+struct BackingStoreCaps {
+    std::uint32_t qp_max_entries = 1024 + 64 + 1;  // Limits::max_qp, the L2 QPs and QP1
+    std::uint16_t qp_min_qp1_entries = 1;
+    std::uint16_t qp_max_l2_entries = 64;
+    std::uint16_t qp_entry_size = 832;
+    std::uint16_t cq_max_l2_entries = 64;
+    std::uint32_t cq_max_entries = 1024 + 64;
+    std::uint16_t cq_entry_size = 64;
+    std::uint32_t stat_max_entries = 64;
+    std::uint16_t stat_entry_size = 160;
+    std::uint16_t tqm_entry_size = 16;
+    std::uint32_t tqm_min_entries_per_ring = 64;
+    std::uint32_t tqm_max_entries_per_ring = 1u << 16;
+    std::uint8_t tqm_entries_multiple = 1;
+    std::uint8_t tqm_fp_rings_count = 0;  // 0: as many as QUEUE_QPORTCFG's queues (Linux's rule)
+    std::uint32_t mrav_max_entries = 65536 * 2;  // MRs and AHs
+    std::uint16_t mrav_entry_size = 128;
+    std::uint16_t mrav_num_entries_units = 1;    // non-zero: CFG splits MRs from AHs
+    std::uint16_t tim_entry_size = 16;
+    std::uint32_t tim_max_entries = 1024 + 64 + 1;
+};
+
 struct Options {
     std::array<std::uint8_t, 6> mac{0x02, 0x00, 0x00, 0x00, 0x00, 0x01};  // FUNC_QCAPS/QCFG mac_address
     // An IP address of the port besides its GIDs', as the L2 network interface sharing
@@ -80,6 +105,18 @@ struct Options {
     std::string address;
     unsigned msix_vectors = 16;
     Limits limits{};
+    BackingStoreCaps backing_store{};
+    std::uint16_t port_mtu = 9000;       // FUNC_QCFG admin_mtu
+    std::uint8_t cos_queues = 8;         // QUEUE_QPORTCFG max_configurable_queues
+    // VER_GET dev_caps_cfg SHORT_CMD_SUPPORTED and max_ext_req_len: the longest request
+    // the firmware fetches in short mode (§3.1); a longer one is refused, as is any short
+    // request where short mode is not supported. [UNCERTAIN] the value real P5 firmware
+    // reports; 1024 holds every request of HSI 1.10.3.
+    bool short_commands = true;
+    std::uint16_t max_ext_req_len = 1024;
+    // QUERY_FUNC dev_cap_flags HW_REQUESTER_RETX_ENABLED (§4.6.2): INITIALIZE_FW must then
+    // carry HW_REQUESTER_RETX_SUPPORTED, and must not otherwise.
+    bool hw_retransmission = false;
     // Time for the model's timers; must outlive the Nic. nullptr: a SteadyClock of its own.
     const Clock* clock = nullptr;
     // RC flow control: packets a QP sends beyond the last acknowledged one.
