@@ -96,6 +96,7 @@ public:
     const std::shared_ptr<Allocation> owner;
     const Memory& memory;  // *owner
     std::vector<std::uint64_t> segments;
+    std::vector<pci::Run> peers;  // the owner's BAR2 mapped in this GPU's IOMMU domain
 };
 
 // Host memory of the GPU's function (alloc_dma): its runs are where the engine reaches it,
@@ -219,6 +220,19 @@ public:
         auto runs = memory.runs(0, bytes);
         if (!runs) return std::unexpected(std::move(runs).error());
         auto mapping = std::make_shared<Mapping>(shared_from_this(), peer, memory);  // before the lock, as in alloc
+        // Through the host bridge behind an IOMMU, this GPU's requests carry IOVAs its
+        // domain maps to the owner's BAR2 (PCI_P2PDMA_MAP_THRU_HOST_BRIDGE); else the bus
+        // addresses, which a switch takes to the BAR or the root complex sees untranslated.
+        if (route.verdict == pci::Verdict::ThroughHostBridge && function_.addressing() == pci::Addressing::Iommu) {
+            for (pci::Run& run : *runs) {
+                auto iova = function_.map_peer(memory.device->bus(), reg::memory_bar, run.address.value - memory.device->bar().value, run.bytes);
+                if (!iova)
+                    return fail(label(), ": cannot reach the ", text::bytes(bytes), " at ", hex(address), " of ", memory.device->label(),
+                                " through the host bridge: ", iova.error());
+                mapping->peers.push_back(*iova);
+                run = *iova;
+            }
+        }
         std::lock_guard lock(mutex_);
         std::uint64_t va = address;
         for (const pci::Run& run : *runs) {
@@ -273,6 +287,11 @@ public:
     }
 
     pci::DmaAddress bar() const { return bar_; }
+    // Called by ~Mapping once its segments are gone: the peer BAR mappings go back.
+    void unmap_peers(const std::vector<pci::Run>& peers) {
+        if (function_.released()) return;
+        for (const pci::Run& run : peers) function_.unmap_peer(run);
+    }
     // Called by ~Memory and ~Mapping: their segments and VRAM go back.
     void release(std::vector<std::uint64_t>& segments, const std::vector<Extent>& extents) {
         std::lock_guard lock(mutex_);
@@ -348,7 +367,10 @@ private:
 
 Memory::~Memory() { device->release(segments, extents); }
 
-Mapping::~Mapping() { device->release(segments, {}); }
+Mapping::~Mapping() {
+    device->release(segments, {});
+    device->unmap_peers(peers);
+}
 
 Result<std::vector<pci::Run>> Memory::runs(std::uint64_t offset, std::uint64_t n) const {
     std::vector<pci::Run> runs;
