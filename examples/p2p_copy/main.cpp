@@ -3,7 +3,8 @@
 // machines, and prints what ran, why, how fast, and whether the bytes arrived intact.
 //
 //   p2p_copy [--size 256M] [--path both|auto|p2p|bounce] [--pull]
-//            [--topology switch|acs|two-host-bridges|iommu|DIR [--gpu BUS --nic BUS]]
+//            [--topology switch|acs|two-host-bridges|iommu|iommu-direct|iommu-blocked|small-bar
+//                        |DIR [--gpu BUS --nic BUS]]
 //            [--cable wire|udp] [--pcap FILE] [--json]
 //
 // Exit status: 0 when at least one path ran and every path that ran was verified (and a
@@ -76,7 +77,8 @@ int run(int argc, char** argv) {
         ->capture_default_str();
     app.add_flag("--pull", pull, "RDMA READ: the receiver reads the sender's GPU region (p2p) or host region (bounce)");
     app.add_option("--topology", topology,
-                   "switch, acs, two-host-bridges, iommu, or a directory `rig snapshot` wrote (with --gpu and --nic)")
+                   "switch, acs, two-host-bridges, iommu, iommu-direct, iommu-blocked, small-bar, or a directory "
+                   "`rig snapshot` wrote (with --gpu and --nic)")
         ->capture_default_str();
     app.add_option("--gpu", gpu, "with --topology DIR: the bus address of the GPU the simulated GPU replaces");
     app.add_option("--nic", nic, "with --topology DIR: the bus address of the NIC the simulated bnxt NIC replaces");
