@@ -127,7 +127,9 @@ int run(int argc, char** argv) {
     options.choice = path == "auto" ? Choice::Auto : path == "p2p" ? Choice::P2p : path == "bounce" ? Choice::Bounce : Choice::Both;
     options.mode = pull ? Mode::Read : Mode::SendRecv;
 
-    const auto gpu_config = p2p_copy::gpu_config(gpu_memory_for(*size));
+    auto gpu_config = p2p_copy::gpu_config(gpu_memory_for(*size));
+    // small-bar: the largest BAR below --size (at least a page), the memory as for the rest.
+    if (topology == "small-bar") gpu_config.bar_bytes = std::max<std::uint64_t>(4096, std::bit_floor(*size - 1));
     const auto gpu_identity = rig::gpu::sim::Model(gpu_config).identity();
     rig::Result<Layout> layout = rig::fail("");
     std::error_code ec;
@@ -156,7 +158,7 @@ int run(int argc, char** argv) {
         return 2;
     }
 
-    auto pair = open_pair(*layout, gpu_config.memory_bytes, cable == "udp" ? Cabling::udp : Cabling::wire);
+    auto pair = open_pair(*layout, gpu_config, cable == "udp" ? Cabling::udp : Cabling::wire);
     if (!pair) {
         std::cerr << "p2p_copy: " << pair.error() << "\n";
         return 1;

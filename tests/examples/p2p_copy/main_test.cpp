@@ -213,6 +213,29 @@ TEST(P2pCopy, PathP2pOnIommuBlockedExitsNonZeroNamingTheHostBridgeAndRunsNothing
     EXPECT_FALSE(has(run.out, "bounce")) << run.out;
 }
 
+// B16: the GPU's BAR is smaller than --size (64 KiB of 64 MiB for 100 KiB): the memory
+// past it has no bus address, so p2p is refused with both sizes, and auto bounces.
+TEST(P2pCopy, SmallBarRefusesP2pWithTheSizesAndAutoBounces) {
+    const auto [status, out] = p2p_copy_json({"--size", "100K", "--topology", "small-bar"});
+    EXPECT_EQ(status, 0);
+    ASSERT_EQ(out.at("paths").size(), 2u);
+    expect_refused(out["paths"][0], "p2p");
+    const std::string why = out["paths"][0]["reason"];
+    EXPECT_TRUE(has(why, "machine 1: distance switch, forwards (direct below 0000:01:00.0); machine 2:")) << why;
+    EXPECT_TRUE(has(why, "but machine 1: 0000:03:00.0 (rig sim GPU): bytes [0x10000, 0x19000) of the 128 KiB at ")) << why;
+    EXPECT_TRUE(has(why, "lie outside BAR2, so no NIC can reach them: BAR2 is 64 KiB of the GPU's 64 MiB of memory, with "
+                         "0 bytes of it free"))
+        << why;
+    expect_verified(out["paths"][1], "bounce", 100 * 1024);
+    const auto [auto_status, auto_out] = p2p_copy_json({"--size", "100K", "--topology", "small-bar", "--path", "auto"});
+    EXPECT_EQ(auto_status, 0);
+    ASSERT_EQ(auto_out.at("paths").size(), 1u);
+    expect_verified(auto_out["paths"][0], "bounce", 100 * 1024);
+    const std::string auto_why = auto_out["paths"][0]["reason"];
+    EXPECT_EQ(auto_why.rfind("auto chose bounce, since p2p cannot run: ", 0), 0u) << auto_why;
+    EXPECT_TRUE(has(auto_why, "lie outside BAR2")) << auto_why;
+}
+
 // Sizes no page divides, through 2 slots of 4 KiB reused many times.
 TEST(P2pCopy, PathBounceOnIommuMovesOddSizesExactly) {
     const auto [status, out] = p2p_copy_json({"--size", "70001", "--topology", "iommu", "--path", "bounce", "--chunk", "4K", "--depth", "2"});
