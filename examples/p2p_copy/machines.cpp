@@ -12,9 +12,9 @@ namespace {
 constexpr std::int64_t space_base = std::int64_t{0x10} << 32;
 constexpr std::int64_t space_bytes = std::int64_t{1} << 40;
 
-rig::Result<void> build_side(Side& side, const Layout& layout, std::uint64_t gpu_memory_bytes, std::uint8_t index) {
+rig::Result<void> build_side(Side& side, const Layout& layout, const rig::gpu::sim::ModelConfig& gpu, std::uint8_t index) {
     side.name = "machine " + std::to_string(index);
-    side.gpu_model = std::make_shared<rig::gpu::sim::Model>(gpu_config(gpu_memory_bytes));
+    side.gpu_model = std::make_shared<rig::gpu::sim::Model>(gpu);
     rig::bnxt::sim::Options nic_options;
     nic_options.mac[5] = index;  // 02:00:00:00:00:01 and :02: two ports of one simulated site
     side.nic_model = std::make_shared<rig::bnxt::sim::Nic>(nic_options);
@@ -96,10 +96,14 @@ rig::Result<std::unique_ptr<Local>> open_local(const Layout& layout, std::uint64
 }
 
 rig::Result<std::unique_ptr<Pair>> open_pair(const Layout& layout, std::uint64_t gpu_memory_bytes, Cabling cabling) {
+    return open_pair(layout, gpu_config(gpu_memory_bytes), cabling);
+}
+
+rig::Result<std::unique_ptr<Pair>> open_pair(const Layout& layout, const rig::gpu::sim::ModelConfig& gpu, Cabling cabling) {
     auto pair = std::make_unique<Pair>();
     pair->topology = layout.name;
-    if (auto r = build_side(pair->one, layout, gpu_memory_bytes, 1); !r) return std::unexpected(std::move(r).error());
-    if (auto r = build_side(pair->two, layout, gpu_memory_bytes, 2); !r) return std::unexpected(std::move(r).error());
+    if (auto r = build_side(pair->one, layout, gpu, 1); !r) return std::unexpected(std::move(r).error());
+    if (auto r = build_side(pair->two, layout, gpu, 2); !r) return std::unexpected(std::move(r).error());
     if (auto r = cable(*pair, cabling); !r) return std::unexpected(std::move(r).error());
     for (Side* side : {&pair->one, &pair->two})
         if (auto r = open_drivers(*side); !r) return std::unexpected(std::move(r).error());

@@ -88,6 +88,10 @@ rig::sim::Identity nic_identity();
 // tree, the GPU's or the NIC's open, a datagram cable's socket.
 rig::Result<std::unique_ptr<Pair>> open_pair(const Layout& layout, std::uint64_t gpu_memory_bytes,
                                              Cabling cabling = Cabling::wire);
+// The same with GPUs of `gpu` (its BAR smaller than its memory, as small-bar's): the
+// layout's GPU identity must be that config's.
+rig::Result<std::unique_ptr<Pair>> open_pair(const Layout& layout, const rig::gpu::sim::ModelConfig& gpu,
+                                             Cabling cabling = Cabling::wire);
 
 // Machine `index` (1: the sender, 2: the receiver) of `layout`, running and opened, its
 // port cabled to a datagram cable bound to `cable_address` ("127.0.0.1:18515",

@@ -3,7 +3,8 @@
 // machines, and prints what ran, why, how fast, and whether the bytes arrived intact.
 //
 //   p2p_copy [--size 256M] [--path both|auto|p2p|bounce] [--pull]
-//            [--topology switch|acs|two-host-bridges|iommu|DIR [--gpu BUS --nic BUS]]
+//            [--topology switch|acs|two-host-bridges|iommu|iommu-direct|iommu-blocked|small-bar
+//                        |DIR [--gpu BUS --nic BUS]]
 //            [--cable wire|udp] [--pcap FILE] [--json]
 //
 // As two processes (session.hpp), each building one of the machines, with the same job
@@ -183,7 +184,8 @@ int run(int argc, char** argv) {
         ->capture_default_str();
     app.add_flag("--pull", pull, "RDMA READ: the receiver reads the sender's GPU region (p2p) or host region (bounce)");
     app.add_option("--topology", topology,
-                   "switch, acs, two-host-bridges, iommu, or a directory `rig snapshot` wrote (with --gpu and --nic)")
+                   "switch, acs, two-host-bridges, iommu, iommu-direct, iommu-blocked, small-bar, or a directory "
+                   "`rig snapshot` wrote (with --gpu and --nic)")
         ->capture_default_str();
     app.add_option("--gpu", gpu, "with --topology DIR: the bus address of the GPU the simulated GPU replaces");
     app.add_option("--nic", nic, "with --topology DIR: the bus address of the NIC the simulated bnxt NIC replaces");
@@ -253,7 +255,9 @@ int run(int argc, char** argv) {
     options.choice = path == "auto" ? Choice::Auto : path == "p2p" ? Choice::P2p : path == "bounce" ? Choice::Bounce : Choice::Both;
     options.mode = pull ? Mode::Read : Mode::SendRecv;
 
-    const auto gpu_config = p2p_copy::gpu_config(gpu_memory_for(*size));
+    auto gpu_config = p2p_copy::gpu_config(gpu_memory_for(*size));
+    // small-bar: the largest BAR below --size (at least a page), the memory as for the rest.
+    if (topology == "small-bar") gpu_config.bar_bytes = std::max<std::uint64_t>(4096, std::bit_floor(*size - 1));
     const auto gpu_identity = rig::gpu::sim::Model(gpu_config).identity();
     rig::Result<Layout> layout = rig::fail("");
     std::error_code ec;
@@ -283,7 +287,7 @@ int run(int argc, char** argv) {
     }
 
     if (apart) return run_apart(*layout, gpu_config.memory_bytes, listen, connect, local_port, options, pcap, as_json);
-    auto pair = open_pair(*layout, gpu_config.memory_bytes, cable == "udp" ? Cabling::udp : Cabling::wire);
+    auto pair = open_pair(*layout, gpu_config, cable == "udp" ? Cabling::udp : Cabling::wire);
     if (!pair) {
         std::cerr << "p2p_copy: " << pair.error() << "\n";
         return 1;

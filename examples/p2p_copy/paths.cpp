@@ -180,6 +180,13 @@ rig::Result<void> transfer(Pair& pair, Link& link, Mode mode, Hooks& h, const Ch
     return stream(pair, link, h, chunks, depth, progress);
 }
 
+std::string redirects_of(const rig::pci::Route& route) {
+    std::string out;
+    for (const auto& r : route.redirects)
+        out += (out.empty() ? "ACS redirects at " : ", ") + r.bus + " (ACSCtl " + rig::text::hex(r.control, 4) + ")";
+    return out;
+}
+
 }  // namespace
 
 rig::Result<void> check_completion(const Completion& c, const Side& side, const char* what, const Chunks& chunks,
@@ -193,21 +200,28 @@ rig::Result<void> check_completion(const Completion& c, const Side& side, const 
     return {};
 }
 
-std::string summary(const rig::pci::Route& route) {
+// The route on one machine in words, and how its NIC's requests reach the GPU's BAR: at
+// bus addresses, or at IOVAs its IOMMU domain maps to the BAR (Region::device).
+std::string summary(const rig::pci::Route& route, rig::pci::Addressing nic) {
     if (route.verdict == rig::pci::Verdict::Unread) return "unread: " + route.unread;
     std::string out = "distance " + std::string(route.distance ? to_string(*route.distance) : "unknown") + ", ";
+    const bool iommu = nic == rig::pci::Addressing::Iommu;
+    const std::string rule = route.cpu_rule ? "the AMD CPU rule" : route.host_bridge_rule;
+    if (route.verdict == rig::pci::Verdict::ThroughHostBridge && iommu) {
+        const std::string redirects = redirects_of(route);
+        return out + "forwards (through the host bridge, IOVA via the NIC's IOMMU domain: " +
+               (redirects.empty() ? "" : redirects + " up to the root complex, where ") + rule + ")";
+    }
     if (route.forwards()) {
         out += "forwards (" + std::string(to_string(route.verdict));
         if (route.common) out += " below " + *route.common;
-        if (route.verdict == rig::pci::Verdict::ThroughHostBridge)
-            out += route.cpu_rule ? ", the AMD CPU rule" : ", " + route.host_bridge_rule;
+        if (route.verdict == rig::pci::Verdict::ThroughHostBridge) out += ", " + rule;
+        if (iommu) out += ", bus addresses the switch takes to the BAR before the NIC's IOMMU sees them";
         return out + ")";
     }
     out += "does not forward:";
-    std::string redirects;
-    for (const auto& r : route.redirects)
-        redirects += (redirects.empty() ? " ACS redirects at " : ", ") + r.bus + " (ACSCtl " + rig::text::hex(r.control, 4) + ")";
-    if (!redirects.empty()) out += redirects + " up to the root complex, and";
+    const std::string redirects = redirects_of(route);
+    if (!redirects.empty()) out += " " + redirects + " up to the root complex, and";
     else if (!route.common) out += " no common upstream bridge, and";
     out += " " + (route.host_bridge_rule.empty() ? std::string("the root complex refuses") : route.host_bridge_rule);
     return out;
@@ -238,7 +252,7 @@ Forwarding forwarding(const Pair& pair) {
     for (const Side* side : {&pair.one, &pair.two}) {
         const auto route = side->route();
         f.both = f.both && route.forwards();
-        f.reason += (f.reason.empty() ? "" : "; ") + side->name + ": " + summary(route);
+        f.reason += (f.reason.empty() ? "" : "; ") + side->name + ": " + summary(route, side->nic->function().addressing());
     }
     return f;
 }

@@ -85,7 +85,7 @@ struct Forwarding {
 };
 Forwarding forwarding(const Pair& pair);
 // One machine's part of it: "distance switch, forwards (direct below 0000:01:00.0)".
-std::string summary(const rig::pci::Route& route);
+std::string summary(const rig::pci::Route& route, rig::pci::Addressing nic);
 
 // GPU memory of `bytes` on each machine: `source` on machine 1, `destination` on 2.
 struct Buffers {

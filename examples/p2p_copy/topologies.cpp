@@ -82,9 +82,21 @@ rig::Result<Layout> builtin(std::string_view name, const Identity& gpu, const Id
     if (name == "switch") return below_switch("switch", allowed_switch(), gpu, nic);
     if (name == "acs") return below_switch("acs", redirecting_switch(), gpu, nic);
     if (name == "two-host-bridges") return two_host_bridges(gpu, nic);
-    // The switch machine with the NIC in IOMMU group 1. ACS stays off so that the bus
-    // forwards and Region::device is what refuses (a NIC behind an IOMMU reaches no BAR).
-    if (name == "iommu") return below_switch("iommu", allowed_switch(), gpu, nic, 1u);
+    // The NIC in IOMMU group 1, as VFIO with the IOMMU on takes it. With it Linux turns
+    // ACS redirect on at the switch's downstream ports, so the requests go up to the
+    // allow-listed root complex, where the NIC's IOMMU domain maps the GPU's BAR.
+    if (name == "iommu") {
+        SwitchParts parts = allowed_switch();
+        parts.acs_control = 0x001d;
+        return below_switch("iommu", parts, gpu, nic, 1u);
+    }
+    // Behind an IOMMU with ACS left off (pci=disable_acs_redir, or firmware that has
+    // none): the switch carries the NIC's requests to the BAR before the IOMMU sees them.
+    if (name == "iommu-direct") return below_switch("iommu-direct", allowed_switch(), gpu, nic, 1u);
+    // Behind an IOMMU with ACS redirect, to a root complex not on the allow-list.
+    if (name == "iommu-blocked") return below_switch("iommu-blocked", redirecting_switch(), gpu, nic, 1u);
+    // The switch machine; the GPU's BAR smaller than its memory (open_pair's ModelConfig).
+    if (name == "small-bar") return below_switch("small-bar", allowed_switch(), gpu, nic);
     std::string names;
     for (std::string_view n : builtin_names) names += (names.empty() ? "" : ", ") + std::string(n);
     return rig::fail("no built-in topology \"", std::string(name), "\" (", names,

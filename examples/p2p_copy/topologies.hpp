@@ -13,10 +13,20 @@
 //   two-host-bridges  an AMD EPYC (family 0x19) with the GPU below a root port of host
 //                     bridge pci0000:00 and the NIC below one of pci0000:40: no common
 //                     bridge, so the root complex decides; the AMD CPU rule lets it through.
-//   iommu             switch's machine with the NIC in an IOMMU group: the bus forwards,
-//                     but a NIC behind an IOMMU reaches no other device's BAR
-//                     (Region::device refuses); bounce stages in the GPU's host memory,
-//                     which the NIC pins into its domain (paths.hpp, Bounce::Staging).
+//   iommu             the switch machine with the NIC in an IOMMU group, as VFIO takes it
+//                     with the IOMMU on, and ACS redirect on the switch's downstream ports
+//                     (ACSCtl 0x001d, as Linux sets it then): the requests go up to the
+//                     allow-listed root complex, and the NIC's IOMMU domain maps the GPU's
+//                     BAR (through the host bridge, IOVAs); bounce stages in the GPU's host
+//                     memory, which the NIC pins into its domain (paths.hpp, Staging).
+//   iommu-direct      the NIC behind an IOMMU, the switch without ACS redirect: the switch
+//                     carries the requests straight to the BAR (direct, bus addresses,
+//                     nothing mapped).
+//   iommu-blocked     the NIC behind an IOMMU, the acs machine's switch and Broadwell-EP
+//                     host bridge: refused, naming the host bridge; bounce runs.
+//   small-bar         the switch machine; the GPU's memory BAR is smaller than its memory
+//                     (the size p2p_copy gives the model): memory past the BAR has no bus
+//                     runs, so p2p is refused with the sizes and auto bounces.
 //
 // A snapshot (spec/p2pdma.md §1 for what the tree holds): every function the tree lists,
 // at its own bus address, below its own bridges, with its configuration space's ACS
@@ -44,7 +54,8 @@ struct Layout {
     std::string nic;
 };
 
-inline constexpr std::array<std::string_view, 4> builtin_names{"switch", "acs", "two-host-bridges", "iommu"};
+inline constexpr std::array<std::string_view, 7> builtin_names{"switch",       "acs",           "two-host-bridges", "iommu",
+                                                                "iommu-direct", "iommu-blocked", "small-bar"};
 
 // The built-in machine `name` with a GPU and a NIC of these identities. Error listing the
 // names where `name` is none of them.

@@ -5,16 +5,17 @@
 //  - Misuse is refused before any operation runs: every bound, size, alignment and
 //    ownership check below comes before the first call into FunctionOps. BARs are read
 //    once, at the take, so checking a window's range calls nothing.
-//  - Each function's windows, DMA allocations and pins are counted here, and every pin
-//    and unpin is passed on, so the transport counts them too.
+//  - Each function's windows, DMA allocations and pins (peer mappings among them) are
+//    counted here, and every pin, unpin, map_peer and unmap_peer is passed on, so the
+//    transport counts them too.
 //  - A use (any member but the plain accessors) runs between Use's constructor and
 //    destructor. Once release began no use starts (std::invalid_argument "… was
 //    released"); release waits for the uses running to finish, then alone runs the
 //    give-back: Command's Bus Master Enable off (config, set_config), then
 //    FunctionOps::release, which gives back everything the take holds.
-//  - Function calls no unmap, free_dma or unpin once release began: the give-back is
-//    FunctionOps::release's. A record is dropped before its give-back is called, so an
-//    exception that cuts unmap/free_dma/unpin leaves the rest to release, never twice.
+//  - Function calls no unmap, free_dma, unpin or unmap_peer once release began: the
+//    give-back is FunctionOps::release's. A record is dropped before its give-back is
+//    called, so an exception that cuts one leaves the rest to release, never twice.
 //  - An exception that ends release part-way leaves the function releasing; release
 //    called again runs the give-back again, and the transport gives back what is left.
 #include "rig/pci/function.hpp"
@@ -68,6 +69,7 @@ struct Function::State {
     std::vector<Window> windows;
     std::vector<Dma> dmas;
     std::vector<Pin> pins;
+    std::vector<Run> peers;  // map_peer's runs, counted with the pins
     std::atomic<unsigned> dma_bits{64};
 
     State(Machine m, std::string b, std::unique_ptr<FunctionOps> o)
@@ -183,6 +185,7 @@ bool State::release() {
         windows.clear();
         dmas.clear();
         pins.clear();
+        peers.clear();
     }
     lock.lock();
     giving_back = false;
@@ -418,6 +421,46 @@ void Function::unpin(const void* address, std::uint64_t bytes) const {
     s.ops->unpin(at, bytes);
 }
 
+Result<Run> Function::map_peer(std::string_view provider, unsigned bar, std::uint64_t offset, std::uint64_t bytes) const {
+    State& s = *state_;
+    if (!is_address(provider)) s.refuse("map_peer of \"" + std::string(provider) + "\", which is not a bus address");
+    if (provider == s.bus) s.refuse("map_peer of its own BAR");
+    check_bar_index(s, bar);
+    const std::string what = std::string(provider) + " BAR" + std::to_string(bar);
+    if (bytes == 0) s.refuse("map_peer of 0 bytes of " + what);
+    if (offset % s.page != 0 || bytes % s.page != 0)
+        s.refuse("map_peer of " + text::bytes(bytes) + " at " + text::hex(offset) + " of " + what +
+                 ": not whole pages of " + text::bytes(s.page));
+    if (bytes > std::numeric_limits<std::uint64_t>::max() - offset)
+        s.refuse("map_peer of " + text::bytes(bytes) + " at " + text::hex(offset) + " of " + what + " wraps");
+    Use use(s);
+    if (s.addressing == Addressing::Physical)
+        return fail(s.bus, ": cannot map ", text::bytes(bytes), " of ", what,
+                    ": the function reaches physical addresses (no IOMMU), so it has no IOMMU domain to map into; "
+                    "it reaches the BAR at its bus address, where the bus carries its requests there");
+    std::lock_guard lock(s.records);
+    auto mapped = s.ops->map_peer(provider, bar, offset, bytes, below(s.dma_bits));
+    if (!mapped) return std::unexpected(std::move(mapped).error());
+    if (!*mapped)
+        return fail(s.bus, ": no room in its IOMMU domain for ", text::bytes(bytes), " of ", what, " below ",
+                    text::hex(below(s.dma_bits)));
+    const Run run{**mapped, bytes};
+    s.peers.push_back(run);
+    return run;
+}
+
+void Function::unmap_peer(const Run& mapped) const {
+    State& s = *state_;
+    Use use(s);
+    std::lock_guard lock(s.records);
+    auto it = std::find(s.peers.begin(), s.peers.end(), mapped);
+    if (it == s.peers.end())
+        s.refuse("unmap_peer of " + text::bytes(mapped.bytes) + " at " + text::hex(mapped.address.value) +
+                 ", which map_peer did not give, or gave back");
+    s.peers.erase(it);
+    s.ops->unmap_peer(mapped.address, mapped.bytes);
+}
+
 bool Function::interrupt(unsigned vector, std::chrono::nanoseconds timeout) const {
     Use use(*state_);
     return state_->ops->interrupt(vector, timeout);
@@ -448,7 +491,7 @@ std::size_t Function::windows() const {
 
 std::size_t Function::pins() const {
     std::lock_guard lock(state_->records);
-    return state_->pins.size();
+    return state_->pins.size() + state_->peers.size();
 }
 
 std::size_t Function::dma_allocations() const {

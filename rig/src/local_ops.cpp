@@ -154,6 +154,13 @@ public:
         give_back(p);
     }
 
+    Result<std::optional<DmaAddress>> map_peer(std::string_view provider, unsigned bar, std::uint64_t, std::uint64_t bytes,
+                                               std::uint64_t) override {
+        return fail(bus_, ": cannot map ", text::bytes(bytes), " of ", std::string(provider), " BAR", std::to_string(bar),
+                    " into its IOMMU domain: this build maps no peer BAR through VFIO");
+    }
+    void unmap_peer(DmaAddress, std::uint64_t) override {}
+
     bool release() override {
         std::lock_guard lock(mutex_);
         if (!bus_master_checked_) {

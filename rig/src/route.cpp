@@ -260,6 +260,31 @@ Route Machine::route(std::string_view provider, std::string_view client) const {
     return decide(provider, client, *p, *c, root);
 }
 
+Route Machine::host_bridge_route(std::string_view provider, std::string_view client) const {
+    Route r;
+    r.provider = std::string(provider);
+    r.client = std::string(client);
+    if (!state_->root) {
+        r.unread = *state_->name + ": the transport sent no sysfs files, so every function is unread";
+        return r;
+    }
+    auto p = sysfs::read_way(*state_->root, provider);
+    if (!p) {
+        r.unread = p.error();
+        return r;
+    }
+    auto c = sysfs::read_way(*state_->root, client);
+    if (!c) {
+        r.unread = c.error();
+        return r;
+    }
+    r.provider_host_bridge = p->host_bridge;
+    r.client_host_bridge = c->host_bridge;
+    r.distance = distance_of(*p, *c, common_node(*p, *c));
+    root_complex_rule(r, *p, *c, *state_->root);
+    return r;
+}
+
 bool Machine::forwards(std::string_view provider, std::string_view client) const {
     return route(provider, client).forwards();
 }

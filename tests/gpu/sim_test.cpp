@@ -261,19 +261,59 @@ TEST(SimGpu, OutOfMemoryNamesTheGpuTheSizeAndWhatIsFree) {
     const Memory m = must(g.alloc(48 * MiB));
     const auto more = g.alloc(32 * MiB);
     ASSERT_FALSE(more);
-    EXPECT_EQ(more.error(), bench.gpus[0] + " (rig sim GPU): out of memory for 32 MiB (16 MiB free of the 64 MiB behind BAR2)");
+    EXPECT_EQ(more.error(), bench.gpus[0] + " (rig sim GPU): out of memory for 32 MiB (16 MiB free of its 64 MiB)");
 }
 
-TEST(SimGpu, ABarSmallerThanTheRequestNamesItsSize) {
+// B16: a BAR smaller than the memory. What lies past the BAR is memory all the same
+// (upload, download, fill, checksum, copies), but has no runs, and runs says why.
+TEST(SimGpu, MemoryPastASmallBarHasNoRunsAndSaysBothSizesAndWhatIsFree) {
     Options options;
     options.gpu.memory_bytes = 256 * MiB;
     options.gpu.bar_bytes = 64 * MiB;
     const Bench bench = build(options);
     const Gpu g = must(sim::open(bench.system.machine(), bench.gpus[0], sim_space()));
-    const auto m = g.alloc(128 * MiB);
-    ASSERT_FALSE(m);
-    EXPECT_EQ(m.error(), bench.gpus[0] + " (rig sim GPU): BAR2 is 64 MiB, too small for 128 MiB that a NIC must reach through it");
-    EXPECT_TRUE(g.alloc(64 * MiB));  // what the BAR covers is there
+    const Memory small = must(g.alloc(16 * MiB));  // behind the BAR: runs as before
+    const auto small_runs = must(small.runs());
+    ASSERT_EQ(small_runs.runs.size(), 1u);
+    const Memory m = must(g.alloc(128 * MiB));  // from 16 MiB of VRAM on: 48 MiB behind the BAR, 80 MiB past it
+    const auto r = m.runs();
+    ASSERT_FALSE(r);
+    EXPECT_EQ(r.error(), bench.gpus[0] + " (rig sim GPU): bytes [0x3000000, 0x8000000) of the 128 MiB at " +
+                             text::hex(static_cast<std::uint64_t>(m.address())) +
+                             " lie outside BAR2, so no NIC can reach them: BAR2 is 64 MiB of the GPU's 256 MiB of memory, with "
+                             "0 bytes of it free");
+    EXPECT_TRUE(m.runs(0, 48 * MiB)) << "the part behind the BAR has runs";
+    const auto past = m.runs(100 * MiB, 4096);
+    ASSERT_FALSE(past);
+    EXPECT_NE(past.error().find("bytes [0x6400000, 0x6401000)"), std::string::npos) << past.error();
+    // The memory works: bytes past the BAR go up and down through the engine.
+    const auto p = filled(300 * KiB + 7, 9);
+    must(g.upload(m, 100 * MiB + 3, p));
+    EXPECT_EQ(download(g, m, 100 * MiB + 3, p.size()), p);
+    must(g.fill(m, 60 * MiB, 8 * MiB, 4));
+    EXPECT_EQ(must(g.checksum(m, 60 * MiB, 8 * MiB)), reference::fill_checksum(4, 8 * MiB));
+}
+
+TEST(SimGpu, BarFreeCountsOnlyTheBar) {
+    Options options;
+    options.gpu.memory_bytes = 256 * MiB;
+    options.gpu.bar_bytes = 64 * MiB;
+    const Bench bench = build(options);
+    const Gpu g = must(sim::open(bench.system.machine(), bench.gpus[0], sim_space()));
+    const Memory m = must(g.alloc(96 * MiB));
+    const auto r = m.runs();
+    ASSERT_FALSE(r);
+    EXPECT_NE(r.error().find("with 0 bytes of it free"), std::string::npos) << r.error();
+    g.free(m);
+    const Memory a = must(g.alloc(32 * MiB));
+    const Memory b = must(g.alloc(64 * MiB));  // 32 MiB behind the BAR, 32 past it
+    const auto rb = b.runs();
+    ASSERT_FALSE(rb);
+    EXPECT_NE(rb.error().find("with 0 bytes of it free"), std::string::npos) << rb.error();
+    g.free(a);
+    const auto again = b.runs();
+    ASSERT_FALSE(again);
+    EXPECT_NE(again.error().find("with 32 MiB of it free"), std::string::npos) << again.error();
 }
 
 TEST(SimGpu, ACopyTheIommuDoesNotMapFaultsAtItsBusAddressAndMovesNothing) {

@@ -60,6 +60,15 @@ public:
     void free_dma(const Window&) override {}
     Result<std::optional<std::vector<Run>>> pin(std::uint64_t, std::uintptr_t, std::uint64_t) override { return fail("unused"); }
     void unpin(std::uintptr_t, std::uint64_t) override {}
+    Result<std::optional<DmaAddress>> map_peer(std::string_view provider, unsigned bar, std::uint64_t offset,
+                                               std::uint64_t bytes, std::uint64_t below) override {
+        r_->log.push_back("map_peer " + std::string(provider) + " " + std::to_string(bar) + " " + std::to_string(offset) +
+                          " " + std::to_string(bytes) + " " + std::to_string(below));
+        return std::optional(DmaAddress{0x7000'0000});
+    }
+    void unmap_peer(DmaAddress address, std::uint64_t bytes) override {
+        r_->log.push_back("unmap_peer " + std::to_string(address.value) + " " + std::to_string(bytes));
+    }
     bool release() override {
         r_->log.push_back("release");
         return true;

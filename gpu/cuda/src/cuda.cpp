@@ -273,8 +273,17 @@ Memory::~Memory() {
 }
 
 Result<std::vector<pci::Run>> Memory::runs(std::uint64_t offset, std::uint64_t bytes) const {
-    return fail(device_->label(), ": a process cannot see the bus addresses of CUDA memory (", text::bytes(bytes), " at ",
-                hex(static_cast<std::int64_t>(address_ + offset)), "): export it with Memory::dmabuf for the NIC's kernel driver");
+    // NVIDIA's driver hands the BAR1 pages behind a range only to kernel code: to an
+    // in-kernel RDMA driver through nvidia-peermem (nvidia_p2p_get_pages, which the
+    // P2P tokens of cuPointerGetAttribute are for) and to a dma-buf importer's attachment
+    // (cuMemGetHandleForAddressRange). No CUDA call and no /proc file shows them to the
+    // process, so a NIC driven from user space has no bus address to put in its page list.
+    return fail(device_->label(), ": no bus addresses for the ", text::bytes(bytes), " at ",
+                hex(static_cast<std::int64_t>(address_ + offset)),
+                ": NVIDIA's driver maps the BAR1 pages of CUDA memory only for kernel importers (nvidia-peermem's "
+                "nvidia_p2p_get_pages, a dma-buf attachment) and no CUDA call shows them to a process, so a NIC driven "
+                "from user space cannot register it; Memory::dmabuf exports the range as a dma-buf of BAR1 for a kernel "
+                "importer such as ibv_reg_dmabuf_mr (rdma-core, the NIC's kernel driver)");
 }
 
 Result<Dmabuf> Memory::dmabuf(std::uint64_t offset, std::uint64_t bytes) const {

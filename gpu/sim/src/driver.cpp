@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <chrono>
 #include <mutex>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -96,6 +97,7 @@ public:
     const std::shared_ptr<Allocation> owner;
     const Memory& memory;  // *owner
     std::vector<std::uint64_t> segments;
+    std::vector<pci::Run> peers;  // the owner's BAR2 mapped in this GPU's IOMMU domain
 };
 
 // Host memory of the GPU's function (alloc_dma): its runs are where the engine reaches it,
@@ -121,10 +123,10 @@ const Memory& owned(const Allocation& a) {
 
 class Device final : public Backend, public std::enable_shared_from_this<Device> {
 public:
-    Device(pci::Function function, pci::Window registers, pci::Window vram, pci::DmaAddress bar, std::uint64_t bar_bytes,
+    Device(pci::Function function, pci::Window registers, pci::Window vram, pci::DmaAddress bar, std::uint64_t memory_bytes,
            std::uint64_t segments)
         : Backend("rig sim GPU", function.bus()), function_(std::move(function)), registers_(std::move(registers)),
-          vram_(std::move(vram)), bar_(bar), extents_(bar_bytes / granule * granule) {
+          vram_(std::move(vram)), bar_(bar), memory_bytes_(memory_bytes), extents_(memory_bytes / granule * granule) {
         for (std::uint64_t i = segments; i > 0; --i) free_segments_.push_back(i - 1);
     }
 
@@ -187,14 +189,10 @@ public:
         // the lock is let go.
         auto memory = std::make_shared<Memory>(shared_from_this(), address, bytes);
         std::lock_guard lock(mutex_);
-        const std::uint64_t bar_bytes = vram_.size();
-        if (bytes > bar_bytes)
-            return fail(label(), ": BAR2 is ", text::bytes(bar_bytes), ", too small for ", text::bytes(bytes),
-                        " that a NIC must reach through it");
         auto extents = extents_.take(bytes);
         if (!extents)
-            return fail(label(), ": out of memory for ", text::bytes(bytes), " (", text::bytes(extents_.free()), " free of the ",
-                        text::bytes(bar_bytes), " behind BAR2)");
+            return fail(label(), ": out of memory for ", text::bytes(bytes), " (", text::bytes(extents_.free()), " free of its ",
+                        text::bytes(memory_bytes_), ")");
         memory->extents = std::move(*extents);
         std::uint64_t va = address;
         for (const Extent& e : memory->extents) {
@@ -219,6 +217,19 @@ public:
         auto runs = memory.runs(0, bytes);
         if (!runs) return std::unexpected(std::move(runs).error());
         auto mapping = std::make_shared<Mapping>(shared_from_this(), peer, memory);  // before the lock, as in alloc
+        // Through the host bridge behind an IOMMU, this GPU's requests carry IOVAs its
+        // domain maps to the owner's BAR2 (PCI_P2PDMA_MAP_THRU_HOST_BRIDGE); else the bus
+        // addresses, which a switch takes to the BAR or the root complex sees untranslated.
+        if (route.verdict == pci::Verdict::ThroughHostBridge && function_.addressing() == pci::Addressing::Iommu) {
+            for (pci::Run& run : *runs) {
+                auto iova = function_.map_peer(memory.device->bus(), reg::memory_bar, run.address.value - memory.device->bar().value, run.bytes);
+                if (!iova)
+                    return fail(label(), ": cannot reach the ", text::bytes(bytes), " at ", hex(address), " of ", memory.device->label(),
+                                " through the host bridge: ", iova.error());
+                mapping->peers.push_back(*iova);
+                run = *iova;
+            }
+        }
         std::lock_guard lock(mutex_);
         std::uint64_t va = address;
         for (const pci::Run& run : *runs) {
@@ -236,9 +247,13 @@ public:
         return std::make_shared<Pinned>(function_, std::move(*dma));
     }
 
-    // Upload and download go through the BAR2 window of the GPU that owns the memory.
+    // Upload and download go through the BAR2 window of the GPU that owns the memory, where
+    // the bytes lie behind it; memory past the BAR (only this GPU's own: a peer maps only
+    // memory with runs) goes through a staging buffer of host memory and the engine, as a
+    // driver of a GPU whose BAR is smaller than its memory copies.
     Result<void> upload(Allocation& a, std::uint64_t offset, std::span<const std::byte> bytes) override {
         const Memory& m = owned(a);
+        if (!m.device->behind_bar(m, offset, bytes.size())) return through_engine(m, offset, bytes, {});
         m.device->through_bar(m, offset, bytes.size(), [&](std::uint64_t at, std::uint64_t done, std::uint64_t n) {
             m.device->vram_.write(at, bytes.subspan(done, n));
         });
@@ -246,6 +261,7 @@ public:
     }
     Result<void> download(Allocation& a, std::uint64_t offset, std::span<std::byte> out) override {
         const Memory& m = owned(a);
+        if (!m.device->behind_bar(m, offset, out.size())) return through_engine(m, offset, {}, out);
         m.device->through_bar(m, offset, out.size(), [&](std::uint64_t at, std::uint64_t done, std::uint64_t n) {
             m.device->vram_.read(at, out.subspan(done, n));
         });
@@ -273,6 +289,17 @@ public:
     }
 
     pci::DmaAddress bar() const { return bar_; }
+    std::uint64_t bar_bytes() const { return vram_.size(); }
+    std::uint64_t memory_bytes() const { return memory_bytes_; }
+    std::uint64_t bar_free() {
+        std::lock_guard lock(mutex_);
+        return extents_.free_below(vram_.size());
+    }
+    // Called by ~Mapping once its segments are gone: the peer BAR mappings go back.
+    void unmap_peers(const std::vector<pci::Run>& peers) {
+        if (function_.released()) return;
+        for (const pci::Run& run : peers) function_.unmap_peer(run);
+    }
     // Called by ~Memory and ~Mapping: their segments and VRAM go back.
     void release(std::vector<std::uint64_t>& segments, const std::vector<Extent>& extents) {
         std::lock_guard lock(mutex_);
@@ -308,6 +335,39 @@ private:
         }
     }
 
+    // Whether bytes [offset, offset + n) of `m` all lie behind BAR2.
+    static bool behind_bar(const Memory& m, std::uint64_t offset, std::uint64_t n) {
+        bool inside = true;
+        through_bar(m, offset, n, [&](std::uint64_t at, std::uint64_t, std::uint64_t piece) {
+            inside = inside && at + piece <= m.device->vram_.size();
+        });
+        return inside;
+    }
+
+    // Upload (`in`) or download (`out`) of bytes of this GPU's memory `m` from `offset`, a
+    // staging buffer at a time: the engine copies between the buffer's bus address and
+    // the memory's VA.
+    Result<void> through_engine(const Memory& m, std::uint64_t offset, std::span<const std::byte> in, std::span<std::byte> out) {
+        const bool up = !in.empty();
+        const std::uint64_t n = up ? in.size() : out.size();
+        const std::string what = std::string(up ? "uploading " : "downloading ") + text::bytes(n) + " past BAR2";
+        std::lock_guard lock(mutex_);
+        if (!staging_) {
+            auto dma = function_.alloc_dma(staging_bytes, pci::Contiguity::Contiguous);
+            if (!dma) return fail(label(), ": no host memory to stage ", what, " through: ", dma.error());
+            staging_ = std::move(*dma);
+        }
+        const pci::DmaAddress bus = staging_->runs.front().address;
+        for (std::uint64_t done = 0; done < n; done += staging_bytes) {
+            const std::uint64_t piece = std::min(staging_bytes, n - done);
+            if (up) staging_->window.write(0, in.subspan(done, piece));
+            auto r = run(up ? Opcode::copy_from_bus : Opcode::copy_to_bus, m.address + offset + done, bus.value, piece, 0, what);
+            if (!r) return std::unexpected(std::move(r).error());
+            if (!up) staging_->window.read(0, out.subspan(done, piece));
+        }
+        return {};
+    }
+
     Result<void> answering(const char* what, std::uint64_t bytes) const {
         if (auto why = vram_.failed()) return fail(label(), ": stopped answering ", what, " ", text::bytes(bytes), ": ", *why);
         return {};
@@ -341,18 +401,27 @@ private:
     pci::Window registers_;
     pci::Window vram_;  // BAR2
     pci::DmaAddress bar_;
-    std::mutex mutex_;  // the staged registers, the extents and the free segment entries
+    std::uint64_t memory_bytes_;
+    std::mutex mutex_;  // the staged registers, the extents, the free segment entries, staging
     Extents extents_;
+    static constexpr std::uint64_t staging_bytes = 256 * 1024;
+    std::optional<pci::Dma> staging_;  // host memory uploads and downloads past BAR2 go through
     std::vector<std::uint64_t> free_segments_;
 };
 
 Memory::~Memory() { device->release(segments, extents); }
 
-Mapping::~Mapping() { device->release(segments, {}); }
+Mapping::~Mapping() {
+    device->release(segments, {});
+    device->unmap_peers(peers);
+}
 
+// B16: a GPU's memory BAR may be smaller than its memory (a 256 MiB BAR1 before 80 GiB):
+// bytes past the BAR have no bus address, so no NIC can reach them.
 Result<std::vector<pci::Run>> Memory::runs(std::uint64_t offset, std::uint64_t n) const {
     std::vector<pci::Run> runs;
     std::uint64_t skip = offset, done = 0;
+    const std::uint64_t bar_bytes = device->bar_bytes();
     for (const Extent& e : extents) {
         if (done == n) break;
         if (skip >= e.bytes) {
@@ -360,7 +429,15 @@ Result<std::vector<pci::Run>> Memory::runs(std::uint64_t offset, std::uint64_t n
             continue;
         }
         const std::uint64_t piece = std::min(e.bytes - skip, n - done);
-        const pci::DmaAddress at = device->bar() + (e.offset + skip);
+        const std::uint64_t vram = e.offset + skip;
+        if (vram + piece > bar_bytes) {
+            const std::uint64_t first = offset + done + (vram < bar_bytes ? bar_bytes - vram : 0);
+            return fail(device->label(), ": bytes [", hex(first), ", ", hex(offset + n), ") of the ", text::bytes(bytes),
+                        " at ", hex(address), " lie outside BAR2, so no NIC can reach them: BAR2 is ",
+                        text::bytes(bar_bytes), " of the GPU's ", text::bytes(device->memory_bytes()), " of memory, with ",
+                        text::bytes(device->bar_free()), " of it free");
+        }
+        const pci::DmaAddress at = device->bar() + vram;
         if (!runs.empty() && runs.back().address + runs.back().bytes == at)
             runs.back().bytes += piece;
         else
@@ -404,7 +481,11 @@ Result<Gpu> open(const pci::Machine& machine, std::string_view bus, std::shared_
     auto vram = f.map(reg::memory_bar, 0, bar2->bytes, pci::Caching::WriteCombining);
     if (!vram) return fail(f.bus(), ": BAR2: ", vram.error());
     const std::uint64_t segments = registers->read64(reg::segments);
-    auto device = std::make_shared<Device>(f, *registers, *vram, bar2->address, bar_bytes, segments);
+    const std::uint64_t memory_bytes = registers->read64(reg::memory_bytes);
+    if (memory_bytes < bar_bytes)
+        return fail(f.bus(), ": the GPU says it has ", text::bytes(memory_bytes), " of memory, less than its BAR2 of ",
+                    text::bytes(bar_bytes));
+    auto device = std::make_shared<Device>(f, *registers, *vram, bar2->address, memory_bytes, segments);
     return Gpu(std::move(device), std::move(space));
 }
 

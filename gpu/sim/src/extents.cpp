@@ -2,6 +2,7 @@
 // extent merges with the free ones it touches.
 #include "extents.hpp"
 
+#include <algorithm>
 #include <iterator>
 
 namespace rig::gpu::sim {
@@ -31,6 +32,15 @@ std::optional<std::vector<Extent>> Extents::take(std::uint64_t bytes) {
     }
     free_bytes_ -= bytes;
     return taken;
+}
+
+std::uint64_t Extents::free_below(std::uint64_t limit) const {
+    std::uint64_t n = 0;
+    for (const auto& [offset, bytes] : free_) {
+        if (offset >= limit) break;
+        n += std::min(bytes, limit - offset);
+    }
+    return n;
 }
 
 void Extents::give(const std::vector<Extent>& extents) {

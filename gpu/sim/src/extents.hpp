@@ -1,5 +1,5 @@
-// The simulated GPU driver's record of free VRAM: extents (offset, bytes) of the part of
-// VRAM behind BAR2, in units of the driver's granule. An allocation takes the first
+// The simulated GPU driver's record of free VRAM: extents (offset, bytes) of VRAM, in
+// units of the driver's granule. An allocation takes the first
 // extent that holds it whole, or else free extents in address order until it is covered:
 // memory need not be contiguous, since the segment table maps each extent at its place in
 // the allocation's VA range and Memory::runs lists one run per extent. Not thread-safe:
@@ -30,6 +30,8 @@ public:
     // Gives extents back, merging neighbours.
     void give(const std::vector<Extent>& extents);
     std::uint64_t free() const { return free_bytes_; }
+    // Free bytes below VRAM offset `limit` (the part of VRAM behind a BAR of that size).
+    std::uint64_t free_below(std::uint64_t limit) const;
 
 private:
     std::map<std::uint64_t, std::uint64_t> free_;  // offset -> bytes

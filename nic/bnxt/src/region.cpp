@@ -1,12 +1,16 @@
 // Regions (rig/bnxt/region.hpp; seeds/000_4dd8438eccca395b.txt; spec/bnxt-hsi.md §4.6.12,
 // §6): memory allocated, pinned or named by bus address, registered with ALLOCATE_MRW and
-// REGISTER_MR over a page list of the level its size needs.
+// REGISTER_MR over a page list of the level its size needs. A device region is decided by
+// the route to the BAR that holds its runs before anything is registered.
 #include "rig/bnxt/region.hpp"
 
+#include <optional>
 #include <stdexcept>
 
-#include "state.hpp"
+#include "rig/pci/function.hpp"
+#include "rig/pci/machine.hpp"
 #include "rig/text.hpp"
+#include "state.hpp"
 
 namespace rig::bnxt {
 namespace {
@@ -136,6 +140,62 @@ Result<Region> Region::pages(const Nic& nic, std::span<std::byte> memory) {
     return Region(std::move(state));
 }
 
+namespace {
+
+// What the NIC's requests carry to reach `run` of another function's BAR, by Linux's rule
+// (pci_p2pdma_map_type(), spec/p2pdma.md §2): the bus addresses where a switch or root
+// port carries them straight to the BAR (PCI_P2PDMA_MAP_BUS_ADDR, an IOMMU or not: it
+// never sees them); where the root complex carries them (PCI_P2PDMA_MAP_THRU_HOST_BRIDGE),
+// the bus addresses without an IOMMU and IOVAs the NIC's IOMMU domain maps to the BAR
+// behind one; an Error naming the bridges and host bridge where the bus carries them
+// nowhere (PCI_P2PDMA_MAP_NOT_SUPPORTED). `mapped` collects what map_peer mapped.
+struct Provider {
+    pci::BarOf bar;
+    pci::Route route;
+};
+
+Result<pci::Run> reach(Nic::State& nic, const pci::Run& run, std::optional<Provider>& last, std::vector<pci::Run>& mapped) {
+    const pci::Machine& machine = nic.fn.machine();
+    const std::string what = "the run of " + text::bytes(run.bytes) + " at " + text::hex(run.address.value);
+    const auto inside = [&](const pci::Bar& bar) {
+        return run.address >= bar.address && run.address.value - bar.address.value < bar.bytes;
+    };
+    if (!last || !inside(last->bar.bar)) {
+        if (!machine.root())
+            return fail(nic.bus, ": cannot tell whose BAR holds ", what, ": the machine's transport sent no sysfs files, "
+                        "so neither the BAR nor the route to it can be read");
+        auto owner = machine.bar_at(run.address);
+        if (!owner) return fail(nic.bus, ": cannot tell whose BAR holds ", what, ": ", owner.error());
+        if (!*owner) return fail(nic.bus, ": ", what, " lies in no BAR of a function of the machine (sysfs resource)");
+        last = Provider{**owner, machine.route((*owner)->bus, nic.bus)};
+    }
+    const pci::BarOf& owner = last->bar;
+    const std::string bar = owner.bus + " BAR" + std::to_string(owner.index);
+    const std::uint64_t offset = run.address.value - owner.bar.address.value;
+    if (run.bytes > owner.bar.bytes - offset)
+        return fail(nic.bus, ": ", what, " runs past the end of ", bar, " (", text::bytes(owner.bar.bytes), " at ",
+                    text::hex(owner.bar.address.value), ")");
+    const pci::Route& route = last->route;
+    switch (route.verdict) {
+    case pci::Verdict::BusAddress: return run;
+    case pci::Verdict::ThroughHostBridge: {
+        if (nic.fn.addressing() == pci::Addressing::Physical) return run;
+        auto iova = nic.fn.map_peer(owner.bus, owner.index, offset, run.bytes);
+        if (!iova)
+            return fail(nic.bus, ": the NIC is behind an IOMMU and its requests reach ", bar,
+                        " through the host bridge, so the IOMMU must map the BAR for it, and it cannot: ", iova.error());
+        mapped.push_back(*iova);
+        return *iova;
+    }
+    case pci::Verdict::NotSupported:
+    case pci::Verdict::Unread: break;
+    }
+    return fail(nic.bus, ": the bus does not carry the NIC's requests to ", bar, ", so ", what,
+                " is not registered: ", route.explain());
+}
+
+}  // namespace
+
 Result<Region> Region::device(const Nic& nic, std::span<const pci::Run> runs) {
     if (runs.empty()) throw std::invalid_argument("rig::bnxt::Region::device: no runs");
     std::uint64_t total = 0;
@@ -150,13 +210,29 @@ Result<Region> Region::device(const Nic& nic, std::span<const pci::Run> runs) {
     }
     auto state = std::make_shared<State>();
     state->nic = open_nic(nic, "device");
-    if (state->nic->fn.addressing() == pci::Addressing::Iommu)
-        return fail(nic.bus(), ": the NIC is behind an IOMMU, which maps no other device's memory for it; "
-                               "a device region needs a NIC that reaches bus addresses directly");
+    Nic::State& n = *state->nic;
+    // Every run is decided, and mapped where it must be, before anything is registered.
+    std::vector<pci::Run> reached;
+    std::optional<Provider> last;
+    const auto unmap = [&] {
+        for (const pci::Run& run : state->peers) n.fn.unmap_peer(run);
+        state->peers.clear();
+    };
+    for (const pci::Run& run : runs) {
+        auto r = reach(n, run, last, state->peers);
+        if (!r) {
+            unmap();
+            return std::unexpected(std::move(r).error());
+        }
+        reached.push_back(*r);
+    }
     state->kind = RegionKind::Device;
     state->bytes = total;
-    state->va = runs.front().address.value;
-    if (auto r = register_region(*state, runs); !r) return std::unexpected(std::move(r).error());
+    state->va = reached.front().address.value;
+    if (auto r = register_region(*state, reached); !r) {
+        unmap();
+        return std::unexpected(std::move(r).error());
+    }
     return Region(std::move(state));
 }
 
@@ -189,6 +265,9 @@ Result<void> Region::State::deregister_locked() {
     pages.table.reset();
     if (pinned != nullptr && !n.fn.released()) n.fn.unpin(pinned, pinned_bytes);
     pinned = nullptr;
+    if (!n.fn.released())
+        for (const pci::Run& run : peers) n.fn.unmap_peer(run);
+    peers.clear();
     return result;
 }
 

@@ -123,6 +123,7 @@ struct Region::State {
     pci::Window view;                  // Host: the memory read and write reach, kept where memory goes to Nic::kept
     const void* pinned = nullptr;      // Pages
     std::uint64_t pinned_bytes = 0;
+    std::vector<pci::Run> peers;       // Device: what map_peer mapped into the NIC's IOMMU domain
     PageList pages;
     // Deregistered until REGISTER_MR succeeds; Stuck once DEREGISTER_MR was refused.
     enum class Life : std::uint8_t { Registered, Deregistered, Stuck } life = Life::Deregistered;

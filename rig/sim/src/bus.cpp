@@ -1,22 +1,35 @@
 // A simulated machine's bus (state.hpp): where a model's DMA goes, what remote windows
-// reach, and MSI-X delivery. The rule (system.hpp, and DESIGN.md "The simulator"):
+// reach, and MSI-X delivery. A request is routed as PCI Express hardware routes it
+// (PCIe 6.0 §6.12 for ACS), so that the model is never easier than the machine:
 //  1. A requester whose Bus Master Enable is off, or that stopped answering, issues
 //     nothing: Unsupported Request.
-//  2. An address inside a function's BAR goes to that BAR only where forwards(provider =
-//     that function, client = the requester) holds on the machine's sysfs tree (Linux's
-//     p2pdma rule, spec/p2pdma.md), else Completer Abort; the provider must decode memory
-//     (Memory Space Enable) and answer, else Unsupported Request. A request that runs
-//     past a BAR's end is a Completer Abort.
-//  3. Any other address is system memory: through the requester's IOMMU domain where it
-//     has one, else at physical addresses; a page nothing maps is Unsupported Request.
+//  2. The request walks up from its requester. Where a function's BAR decodes its address
+//     and that function is below a node of the requester's way (the common node), the
+//     node takes it down to the BAR untranslated, unless a node of either leg, the
+//     common one included, has ACS P2P Request Redirect, Completion Redirect or Egress
+//     Control on (ctrl & 0x2c): then it goes on up. (The hardware applies Request
+//     Redirect where a request enters a port and Completion Redirect to the completions;
+//     counting every bit on every node, as Linux's p2pdma does, keeps the model from
+//     carrying what Linux would not program as PCI_P2PDMA_MAP_BUS_ADDR.) A request taken
+//     down that runs past the BAR's end is a Completer Abort; a BAR that does not decode
+//     memory (Memory Space Enable off) answers Unsupported Request.
+//  3. Anything else reaches the root complex. The requester's IOMMU domain translates
+//     each page (without an IOMMU the address is physical); a page it maps nothing at is
+//     Unsupported Request, as the IOMMU's fault is. The translated address is system
+//     memory, or another function's BAR, which the root complex carries the request to
+//     only where its rule allows (Machine::host_bridge_route: the AMD Zen CPU rule, the
+//     host-bridge allow-list), else Completer Abort. Nothing there: Unsupported Request.
 // A faulting request moves nothing: every page is translated before any byte moves.
 // An aligned access of 1, 2, 4 or 8 bytes is one atomic access, acquire for reads and
 // release for writes (device.hpp), so a model's last write of a ring entry's valid byte
-// publishes the entry to a driver's acquire load; longer ones move bytes in address order.
+// publishes the entry to a driver's acquire load; longer ones move bytes in address order,
+// except that pages the IOMMU translates to a register BAR move after the others (the
+// register calls need the memory lock let go).
 #include <algorithm>
 #include <array>
 #include <cstring>
 
+#include "rig/pci/config.hpp"
 #include "rig/text.hpp"
 #include "rig/wire.hpp"
 #include "state.hpp"
@@ -127,7 +140,7 @@ private:
         if (!state_->call(operation, {})) return std::nullopt;
         bool partial = false;
         auto at = state_->decode(address, bytes, partial);
-        if (!at || !at->slot->taken || at->slot->stopped || !at->slot->memory_space) return std::nullopt;
+        if (!at || partial || !at->slot->taken || at->slot->stopped || !at->slot->memory_space) return std::nullopt;
         return at;
     }
 
@@ -158,22 +171,37 @@ std::optional<System::State::Decoded> System::State::decode(std::uint64_t addres
     for (const BarRange& r : bar_ranges) {
         if (address < r.start || address - r.start >= r.bytes) continue;
         const std::uint64_t offset = address - r.start;
-        if (bytes > r.bytes - offset) {
-            partial = true;
-            return std::nullopt;
-        }
+        partial = bytes > r.bytes - offset;
         return Decoded{r.slot, r.bar, offset};
     }
     return std::nullopt;
 }
 
-bool System::State::forwards(const Slot& provider, const Slot& client) {
+bool System::State::direct(const Slot& provider, const Slot& client) const {
+    const auto redirects = [&](std::size_t node) {
+        const auto& acs = topology.functions()[node].spec.acs_control;
+        return acs && (*acs & pci::config::acs_redirect) != 0;
+    };
+    for (std::size_t i = 0; i < provider.way.size(); ++i) {
+        const auto at = std::find(client.way.begin(), client.way.end(), provider.way[i]);
+        if (at == client.way.end()) continue;
+        // The common node: the provider's leg up to and including it, the client's below it.
+        for (std::size_t k = 0; k <= i; ++k)
+            if (redirects(provider.way[k])) return false;
+        for (auto it = client.way.begin(); it != at; ++it)
+            if (redirects(*it)) return false;
+        return true;
+    }
+    return false;  // no common node below the root complex
+}
+
+bool System::State::host_bridge_allows(const Slot& provider, const Slot& client) {
     // Answered once per pair from the sysfs tree, then read without a lock on every DMA.
-    std::atomic<std::uint8_t>& known = forwards_known[provider.index * slots.size() + client.index];
-    if (const auto k = known.load(std::memory_order_acquire); k != forwards_unknown) return k == forwards_yes;
+    std::atomic<std::uint8_t>& known = host_bridge_known[provider.index * slots.size() + client.index];
+    if (const auto k = known.load(std::memory_order_acquire); k != rule_unknown) return k == rule_yes;
     std::lock_guard lock(route_mutex);  // routes is not thread-safe
-    const bool yes = routes.forwards(provider.bus, client.bus);
-    known.store(yes ? forwards_yes : forwards_no, std::memory_order_release);
+    const bool yes = routes.host_bridge_route(provider.bus, client.bus).forwards();
+    known.store(yes ? rule_yes : rule_no, std::memory_order_release);
     return yes;
 }
 
@@ -183,6 +211,33 @@ void System::State::count_fault(Fault fault) {
     recent.push_back(std::move(fault));
     while (recent.size() > 64) recent.pop_front();
 }
+
+namespace {
+
+// Where one piece of a request goes: process memory (system memory, or a memory BAR), or
+// a register BAR's model.
+struct Piece {
+    std::byte* host = nullptr;
+    Slot* slot = nullptr;
+    unsigned bar = 0;
+    std::uint64_t offset = 0;
+    std::uint64_t bytes = 0;
+};
+
+void move(const Piece& p, std::span<std::byte> out, std::span<const std::byte> in, std::uint64_t done, bool is_write) {
+    if (p.host != nullptr) {
+        if (is_write) move_to(p.host, in.subspan(done, p.bytes));
+        else move_from(out.subspan(done, p.bytes), p.host);
+    } else if (is_write) {
+        registers_write(*p.slot, p.bar, p.offset, in.subspan(done, p.bytes));
+    } else {
+        registers_read(*p.slot, p.bar, p.offset, out.subspan(done, p.bytes));
+    }
+}
+
+std::string bar_name(const Slot& slot, unsigned bar) { return slot.bus + " BAR" + std::to_string(bar); }
+
+}  // namespace
 
 DmaStatus System::State::dma(Slot& requester, pci::DmaAddress address, std::span<std::byte> out,
                              std::span<const std::byte> in, bool is_write) {
@@ -198,60 +253,87 @@ DmaStatus System::State::dma(Slot& requester, pci::DmaAddress address, std::span
     if (address.value + bytes < address.value)
         return fault(DmaStatus::UnsupportedRequest, "the request wraps around the address space");
 
+    // 2. Below the root complex: a BAR on a common node's side takes it untranslated.
     bool partial = false;
-    if (auto target = decode(address.value, bytes, partial)) {
+    const auto target = decode(address.value, bytes, partial);
+    if (target && direct(*target->slot, requester)) {
         Slot& provider = *target->slot;
-        const auto bar = [&] { return provider.bus + " BAR" + std::to_string(target->bar); };
-        if (!forwards(provider, requester))
-            return fault(DmaStatus::CompleterAbort,
-                         "the bus does not carry " + requester.bus + "'s requests to " + bar() + ": " +
-                             routes.route(provider.bus, requester.bus).explain());
+        if (partial)
+            return fault(DmaStatus::CompleterAbort, "the request at " + text::hex(address.value) + " of " +
+                                                        text::bytes(bytes) + " runs past the end of " +
+                                                        bar_name(provider, target->bar));
         if (provider.stopped || !provider.memory_space)
-            return fault(DmaStatus::UnsupportedRequest, bar() + " does not decode memory (Memory Space Enable off, or "
-                                                                "the function stopped answering)");
-        if (auto memory = provider.memory[target->bar]; !memory.empty()) {
-            std::byte* at = memory.data() + target->offset;
-            if (is_write) move_to(at, in);
-            else move_from(out, at);
-        } else if (is_write) {
-            registers_write(provider, target->bar, target->offset, in);
-        } else {
-            registers_read(provider, target->bar, target->offset, out);
-        }
+            return fault(DmaStatus::UnsupportedRequest, bar_name(provider, target->bar) +
+                                                            " does not decode memory (Memory Space Enable off, or "
+                                                            "the function stopped answering)");
+        Piece piece{nullptr, &provider, target->bar, target->offset, bytes};
+        if (auto memory = provider.memory[target->bar]; !memory.empty()) piece.host = memory.data() + target->offset;
+        move(piece, out, in, 0, is_write);
         return DmaStatus::Ok;
     }
-    if (partial)
-        return fault(DmaStatus::CompleterAbort, "the request at " + text::hex(address.value) + " of " +
-                                                    text::bytes(bytes) + " runs past the end of a BAR");
 
-    // System memory: translate every page, then move (a request of up to `on_stack`
-    // pages, as every packet and ring entry is, keeps its translations on the stack).
+    // 3. The root complex: translate every page, decode it, then move (a request of up to
+    // `on_stack` pages, as every packet and ring entry is, keeps its pieces on the stack).
+    // Untranslated, a request is one range of the bus as below; translated, each page is
+    // the IOMMU's own.
+    if (target && partial && !requester.iommu && host_bridge_allows(*target->slot, requester))
+        return fault(DmaStatus::CompleterAbort, "the request at " + text::hex(address.value) + " of " +
+                                                    text::bytes(bytes) + " runs past the end of " +
+                                                    bar_name(*target->slot, target->bar));
     std::shared_lock lock(memory_mutex);
-    struct Piece {
-        std::byte* host;
-        std::uint64_t bytes;
-    };
     constexpr std::size_t on_stack = 8;
     std::array<Piece, on_stack> few;
     std::vector<Piece> many;
     std::size_t count = 0;
+    bool registers = false;
     for (std::uint64_t done = 0; done < bytes;) {
         const std::uint64_t at = address.value + done;
         const std::uint64_t n = std::min(bytes - done, page - at % page);
         std::string why;
-        auto host = translate(requester, at, why);
-        if (!host) return fault(DmaStatus::UnsupportedRequest, why);
+        const auto physical = translate(requester, at, why);
+        if (!physical) return fault(DmaStatus::UnsupportedRequest, why);
+        Piece piece{nullptr, nullptr, 0, 0, n};
+        bool past = false;
+        if (auto bar = decode(*physical, n, past)) {
+            Slot& provider = *bar->slot;
+            if (!host_bridge_allows(provider, requester))
+                return fault(DmaStatus::CompleterAbort,
+                             "the root complex does not carry " + requester.bus + "'s requests to " +
+                                 bar_name(provider, bar->bar) + ": " +
+                                 routes.host_bridge_route(provider.bus, requester.bus).explain());
+            if (past)
+                return fault(DmaStatus::CompleterAbort, "the request at " + text::hex(*physical) + " of " +
+                                                            text::bytes(n) + " runs past the end of " +
+                                                            bar_name(provider, bar->bar));
+            if (provider.stopped || !provider.memory_space)
+                return fault(DmaStatus::UnsupportedRequest, bar_name(provider, bar->bar) +
+                                                                " does not decode memory (Memory Space Enable off, "
+                                                                "or the function stopped answering)");
+            piece = {nullptr, &provider, bar->bar, bar->offset, n};
+            if (auto memory = provider.memory[bar->bar]; !memory.empty()) piece.host = memory.data() + bar->offset;
+            else registers = true;
+        } else {
+            piece.host = memory_at(*physical);
+            if (piece.host == nullptr)
+                return fault(DmaStatus::UnsupportedRequest, "no memory at physical address " + text::hex(*physical));
+        }
         if (count == on_stack) many.assign(few.begin(), few.end());
-        if (count < on_stack) few[count] = {*host, n};
-        else many.push_back({*host, n});
+        if (count < on_stack) few[count] = piece;
+        else many.push_back(piece);
         ++count;
         done += n;
     }
     const std::span<const Piece> pieces = count <= on_stack ? std::span<const Piece>(few.data(), count) : many;
     std::uint64_t done = 0;
     for (const Piece& p : pieces) {
-        if (is_write) move_to(p.host, in.subspan(done, p.bytes));
-        else move_from(out.subspan(done, p.bytes), p.host);
+        if (p.host != nullptr) move(p, out, in, done, is_write);
+        done += p.bytes;
+    }
+    if (!registers) return DmaStatus::Ok;
+    lock.unlock();  // a model's register access may issue DMA of its own
+    done = 0;
+    for (const Piece& p : pieces) {
+        if (p.host == nullptr) move(p, out, in, done, is_write);
         done += p.bytes;
     }
     return DmaStatus::Ok;

@@ -10,6 +10,7 @@
 
 #include <array>
 
+#include "rig/text.hpp"
 #include "state.hpp"
 
 namespace rig::sim {
@@ -17,7 +18,7 @@ namespace {
 
 constexpr std::array<std::string_view, 20> names{
     "functions", "take", "reserve", "config", "set_config", "bar", "map", "unmap", "interrupt", "reset",
-    "forget", "alloc_dma", "free_dma", "pin", "unpin", "release", "read", "write", "", ""};
+    "forget", "alloc_dma", "free_dma", "pin", "unpin", "release", "read", "write", "map_peer", "unmap_peer"};
 
 bool is_access(Operation op) { return op == Operation::Read || op == Operation::Write; }
 
@@ -112,6 +113,21 @@ void Faults::throw_in(Operation operation, std::size_t step) {
 void Faults::stop(std::string_view bus) { state_->slot(bus).stopped = true; }
 
 void Faults::refuse_bus_master_off(std::string_view bus) { state_->slot(bus).refuse_bus_master_off = true; }
+
+void Faults::alias_iova(std::string_view bus, pci::DmaAddress iova, pci::DmaAddress as, std::uint64_t bytes) {
+    Slot& s = state_->slot(bus);
+    const std::uint64_t page = state_->page;
+    if (!s.iommu) throw std::invalid_argument("Faults::alias_iova: " + std::string(bus) + " has no IOMMU");
+    if (iova.value % page || as.value % page || bytes % page)
+        throw std::invalid_argument("Faults::alias_iova: the addresses and size are not whole pages");
+    std::unique_lock lock(state_->memory_mutex);
+    for (std::uint64_t done = 0; done < bytes; done += page) {
+        auto it = s.domain.pages.find((as.value + done) / page);
+        if (it == s.domain.pages.end())
+            throw std::invalid_argument("Faults::alias_iova: nothing is mapped at IOVA " + text::hex(as.value + done));
+        s.domain.pages[(iova.value + done) / page] = it->second;
+    }
+}
 
 std::size_t Faults::double_give_backs() const { return state_->injection.double_give_backs; }
 

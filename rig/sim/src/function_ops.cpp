@@ -8,7 +8,7 @@
 // rest, and a give-back of something not held is counted (Faults::double_give_backs).
 //
 // Release, in the page's order: Bus Master Enable off (and read back); the windows; then,
-// only where bus mastering reads off, the pins and the DMA memory. Where it does not, the
+// only where bus mastering reads off, the pins, the peer mappings and the DMA memory. Where it does not, the
 // memory stays reachable by the function (kept), release answers false, and the next take
 // of the function finds it inherited until forget(). A release cut by an exception (an
 // injected one, at a chosen give-back) continues where it stopped when called again.
@@ -208,6 +208,59 @@ public:
         ++slot_.given_back.pins;
     }
 
+    // The IOMMU domain maps IOVA pages to the BAR's bus pages: a request at those IOVAs
+    // reaches the root complex (no BAR below decodes an IOVA: they avoid the aperture),
+    // whose translation gives the BAR's address, which it carries down where its rule
+    // allows (bus.cpp).
+    Result<std::optional<pci::DmaAddress>> map_peer(std::string_view provider, unsigned bar, std::uint64_t offset,
+                                                    std::uint64_t bytes, std::uint64_t below) override {
+        if (!call(Operation::MapPeer)) return unreachable();
+        const std::string what = std::string(provider) + " BAR" + std::to_string(bar);
+        const auto refuse = [&](const std::string& why) {
+            return fail(state_->name, ": ", slot_.bus, ": cannot map ", text::bytes(bytes), " of ", what, ": ", why);
+        };
+        if (!slot_.iommu) return refuse("it reaches physical addresses; there is no IOMMU domain to map into");
+        const auto ref = state_->topology.find(provider);
+        if (!ref) return refuse("no such function");
+        const auto& f = state_->topology[*ref];
+        if (bar >= f.spec.bars.size() || f.spec.bars[bar].bytes == 0 || f.spec.is_bridge())
+            return refuse(what + " decodes nothing");
+        const std::uint64_t size = f.spec.bars[bar].bytes;
+        if (offset > size || bytes > size - offset)
+            return refuse(text::hex(offset) + " is outside " + what + " of " + text::bytes(size));
+        Held held{0, bytes, {}, std::nullopt, nullptr, true};
+        for (std::uint64_t done = 0; done < bytes; done += state_->page)
+            held.frames.push_back((f.bar_address[bar] + offset + done) / state_->page);
+        pci::DmaAddress at;
+        {
+            std::lock_guard hold(slot_.holdings_mutex);
+            std::unique_lock lock(state_->memory_mutex);
+            held.iova = state_->map_iova(slot_, held.frames, below);
+            if (!held.iova) return std::optional<pci::DmaAddress>();
+            held.address = static_cast<std::uintptr_t>(*held.iova);
+            at = pci::DmaAddress{*held.iova};
+            slot_.peers.push_back(std::move(held));
+        }
+        state_->step(Operation::MapPeer, 0);
+        return std::optional(at);
+    }
+
+    void unmap_peer(pci::DmaAddress address, std::uint64_t bytes) override {
+        call(Operation::UnmapPeer);
+        std::lock_guard hold(slot_.holdings_mutex);
+        auto it = std::find_if(slot_.peers.begin(), slot_.peers.end(),
+                               [&](const Held& h) { return h.iova == address.value && h.bytes == bytes; });
+        if (it == slot_.peers.end()) {
+            ++state_->injection.double_give_backs;
+            return;
+        }
+        Held held = std::move(*it);
+        slot_.peers.erase(it);
+        std::unique_lock lock(state_->memory_mutex);
+        state_->give_back(slot_, held);
+        ++slot_.given_back.pins;
+    }
+
     bool release() override {
         std::lock_guard hold(slot_.holdings_mutex);
         if (released_) return answer_;
@@ -229,20 +282,20 @@ public:
         }
         if (!bus_master_off_) {
             // The function may still write this memory: it stays its own.
-            for (auto* list : {&slot_.pins, &slot_.dmas}) {
+            for (auto* list : {&slot_.pins, &slot_.peers, &slot_.dmas}) {
                 for (auto& held : *list) slot_.kept.push_back(std::move(held));
                 list->clear();
             }
             return finish(false);
         }
         std::unique_lock memory(state_->memory_mutex);
-        for (auto* list : {&slot_.pins, &slot_.dmas}) {
+        for (auto* list : {&slot_.pins, &slot_.peers, &slot_.dmas}) {
             while (!list->empty()) {
                 state_->step(Operation::Release, slot_.release_step);
                 Held held = std::move(list->back());
                 list->pop_back();
                 state_->give_back(slot_, held);
-                ++(list == &slot_.pins ? slot_.given_back.pins : slot_.given_back.dma_allocations);
+                ++(list == &slot_.dmas ? slot_.given_back.dma_allocations : slot_.given_back.pins);
                 ++slot_.release_step;
             }
         }

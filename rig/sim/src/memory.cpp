@@ -8,9 +8,11 @@
 // consecutive pages of an allocation are not consecutive on the bus, as on a machine that
 // has run a while.
 //
-// The IOMMU: a function with an IOMMU group has a Domain per take, IOVA page to frame.
-// Its IOVAs avoid the x86 MSI window (0xfee00000-0xfeefffff, which Linux reserves) and the
-// BAR aperture, so a DMA address never means both memory and a BAR.
+// The IOMMU: a function with an IOMMU group has a Domain per take, IOVA page to frame, or
+// to a page of another function's BAR (map_peer): the root complex then decodes the
+// translated address as it decodes any (bus.cpp). Its IOVAs avoid the x86 MSI window
+// (0xfee00000-0xfeefffff, which Linux reserves) and the BAR aperture, so an IOVA rig hands
+// out never means a BAR that a switch below would take first.
 #include <algorithm>
 
 #include "rig/text.hpp"
@@ -84,7 +86,7 @@ void System::State::unmap_iova(Slot& slot, std::uint64_t iova, std::size_t pages
 
 void System::State::give_back(Slot& slot, Held& held) {
     if (held.iova) unmap_iova(slot, *held.iova, held.frames.size());
-    take_frames(held.frames);
+    if (!held.peer) take_frames(held.frames);  // a peer mapping's pages are a BAR's, no frames
     held.frames.clear();
     held.iova.reset();
     held.memory.reset();
@@ -104,22 +106,19 @@ std::vector<pci::Run> System::State::runs_of(const Held& held) const {
     return runs;
 }
 
-std::optional<std::byte*> System::State::translate(const Slot& slot, std::uint64_t address, std::string& why) const {
-    std::uint64_t frame = address / page;
-    if (slot.iommu) {
-        auto it = slot.domain.pages.find(address / page);
-        if (it == slot.domain.pages.end()) {
-            why = "no IOMMU mapping at IOVA " + text::hex(address);
-            return std::nullopt;
-        }
-        frame = it->second;
-    }
-    auto it = frame_map.find(frame);
-    if (it == frame_map.end()) {
-        why = "no memory at physical address " + text::hex(frame * page + address % page);
+std::optional<std::uint64_t> System::State::translate(const Slot& slot, std::uint64_t address, std::string& why) const {
+    if (!slot.iommu) return address;
+    auto it = slot.domain.pages.find(address / page);
+    if (it == slot.domain.pages.end()) {
+        why = "no IOMMU mapping at IOVA " + text::hex(address);
         return std::nullopt;
     }
-    return it->second.host + address % page;
+    return it->second * page + address % page;
+}
+
+std::byte* System::State::memory_at(std::uint64_t physical) const {
+    auto it = frame_map.find(physical / page);
+    return it == frame_map.end() ? nullptr : it->second.host + physical % page;
 }
 
 }  // namespace rig::sim

@@ -4,7 +4,7 @@
 //   system.cpp        building, the machine's Ops (functions, take, reserve), counts
 //   function_config.cpp  a slot's configuration space: writes, MSI-X, FLR
 //   memory.cpp        system memory at physical addresses, IOMMU domains, translation
-//   bus.cpp           a model's DMA (Port), BAR decoding, routes, remote windows, interrupts
+//   bus.cpp           a model's DMA (Port), BAR decoding, routing, remote windows, interrupts
 //   function_ops.cpp  FunctionOps of a take: windows, alloc_dma, pin, release
 //   faults.cpp        call records and fault injection (rig/sim/faults.hpp)
 //
@@ -54,6 +54,7 @@ struct Held {
     std::vector<std::uint64_t> frames;       // the physical page of each page
     std::optional<std::uint64_t> iova;       // behind the IOMMU: the IOVA of byte 0
     std::shared_ptr<pci::DmaMemory> memory;  // alloc_dma's memory; null for a pin
+    bool peer = false;                       // map_peer's: `frames` are a BAR's bus pages, no memory
 };
 
 // A window the function holds: its process address (mapped) or transport address.
@@ -62,7 +63,8 @@ struct WindowRecord {
     std::uint64_t bytes = 0;
 };
 
-// An IOMMU domain: IOVA pages to physical pages, for one function.
+// An IOMMU domain: IOVA pages to physical pages, for one function. A physical page is
+// system memory (a frame) or a page of a BAR (map_peer), as the root complex decodes it.
 struct Domain {
     pci::RangeAllocator iovas;
     std::map<std::uint64_t, std::uint64_t> pages;  // IOVA page number -> physical page number
@@ -93,6 +95,9 @@ struct Slot {
     std::array<std::optional<pci::Bar>, 6> bars{};
     std::array<std::span<std::byte>, 6> memory{};  // a memory BAR's bytes (Device::memory)
     bool iommu = false;                            // its Spec has an IOMMU group
+    // Its way up as the bus routes its requests: topology indices of the function, then
+    // its upstream bridges, nearest first (a VF's are its PF's; the PF is not on it).
+    std::vector<std::size_t> way;
     bool attached = false;                         // Device::attach was called
 
     // Configuration space (function_config.cpp), guarded by config_mutex; the bits the
@@ -117,6 +122,7 @@ struct Slot {
     std::vector<WindowRecord> windows;
     std::vector<Held> dmas;
     std::vector<Held> pins;
+    std::vector<Held> peers;  // map_peer's, counted as pins
     std::vector<Held> kept;  // memory a release could not give back: inherited by the next take
     Domain domain;
     struct GiveBacks {
@@ -194,12 +200,12 @@ struct System::State {
     std::unordered_map<std::uintptr_t, std::uint64_t> host_frames;  // process page -> physical page number
     std::uint64_t frames_in_use = 0;
 
-    // Routes (bus.cpp), asked under route_mutex once per (provider, client) slot index
-    // pair; the answer kept in forwards_known[provider * slots.size() + client], which DMA
-    // reads without the lock.
+    // The root complex's rule (bus.cpp), asked of the sysfs tree under route_mutex once per
+    // (provider, client) slot index pair; the answer kept in
+    // host_bridge_known[provider * slots.size() + client], which DMA reads without the lock.
     std::mutex route_mutex;
-    static constexpr std::uint8_t forwards_unknown = 0, forwards_no = 1, forwards_yes = 2;
-    std::vector<std::atomic<std::uint8_t>> forwards_known;  // sized when the slots are
+    static constexpr std::uint8_t rule_unknown = 0, rule_no = 1, rule_yes = 2;
+    std::vector<std::atomic<std::uint8_t>> host_bridge_known;  // sized when the slots are
 
     // Faults (bus.cpp).
     mutable std::mutex fault_mutex;
@@ -228,17 +234,27 @@ struct System::State {
     void give_back(Slot& slot, Held& held);
     // The run list of held memory as the function reaches it.
     std::vector<pci::Run> runs_of(const Held& held) const;
-    // The process address of bus address `address` as `slot` reaches system memory, or
-    // nullopt with why (memory_mutex held shared).
-    std::optional<std::byte*> translate(const Slot& slot, std::uint64_t address, std::string& why) const;
+    // The physical address the root complex sees for `address` of `slot`'s request: its
+    // IOMMU domain's translation, or the address itself without an IOMMU; nullopt with why
+    // where the domain maps nothing there (memory_mutex held shared).
+    std::optional<std::uint64_t> translate(const Slot& slot, std::uint64_t address, std::string& why) const;
+    // The process address of system memory at physical address `physical`, or nullptr.
+    std::byte* memory_at(std::uint64_t physical) const;
 
     // bus.cpp
     DmaStatus dma(Slot& requester, pci::DmaAddress address, std::span<std::byte> read, std::span<const std::byte> write,
                   bool is_write);
     void count_fault(Fault fault);
-    bool forwards(const Slot& provider, const Slot& client);
+    // Whether a switch or root port below the root complex carries client's requests to
+    // provider's BAR untranslated: a common node of their ways, and no node of either leg
+    // (the common one included) redirects (bus.cpp).
+    bool direct(const Slot& provider, const Slot& client) const;
+    // Whether the root complex carries client's requests to provider's BAR
+    // (Machine::host_bridge_route on the tree).
+    bool host_bridge_allows(const Slot& provider, const Slot& client);
     // The slot and BAR that decode [address, address + bytes) wholly; nullopt where none
-    // decodes `address`; `partial` set where one decodes it but not to the end.
+    // decodes `address`; `partial` set where one decodes it but not to the end (the slot
+    // and BAR are then the one that decodes `address`).
     struct Decoded {
         Slot* slot;
         unsigned bar;

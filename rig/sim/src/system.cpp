@@ -187,13 +187,16 @@ Result<System> System::build(std::string name, Topology topology, std::vector<At
     add_less(state->frames, hole_end, std::min(lo, iova_end), lo, hi);
 
     state->slots.resize(state->topology.functions().size());
-    state->forwards_known = std::vector<std::atomic<std::uint8_t>>(state->slots.size() * state->slots.size());
+    state->host_bridge_known = std::vector<std::atomic<std::uint8_t>>(state->slots.size() * state->slots.size());
     for (std::size_t i = 0; i < models.size(); ++i) {
         const std::size_t index = *at[i];
         const auto& f = state->topology.functions()[index];
         auto slot = std::make_unique<Slot>(*state, index, models[i].bus, models[i].model);
         slot->identity = slot->model->identity();
         slot->iommu = f.spec.iommu_group.has_value();
+        slot->way.push_back(index);
+        const auto& placed = f.physfn ? state->topology[*f.physfn] : f;  // a VF climbs from its PF's bus
+        for (auto up = placed.upstream; up; up = state->topology[*up].upstream) slot->way.push_back(up->index);
         for (unsigned b = 0; b < slot->bars.size(); ++b) {
             const BarSpec& spec = f.spec.bars[b];
             if (!spec.bytes) continue;
@@ -238,7 +241,7 @@ std::vector<Fault> System::recent_faults() const {
 Holdings System::holdings(std::string_view bus) const {
     Slot& s = state_->slot(bus);
     std::lock_guard hold(s.holdings_mutex);
-    return {s.windows.size(), s.pins.size(), s.dmas.size()};
+    return {s.windows.size(), s.pins.size() + s.peers.size(), s.dmas.size()};
 }
 
 std::uint64_t System::memory_in_use() const {

@@ -146,42 +146,94 @@ TEST(P2pCopy, TwoHostBridgesForwardsThroughTheHostBridgeByTheCpuRule) {
     EXPECT_TRUE(has(why, "machine 1: distance system, forwards (through host bridge, the AMD CPU rule)")) << why;
 }
 
-const std::string nic_behind_iommu = "0000:04:00.0: the NIC is behind an IOMMU, which maps no other device's memory for it";
+const std::string through_iommu =
+    "distance switch, forwards (through the host bridge, IOVA via the NIC's IOMMU domain: ACS redirects at 0000:02:00.0 "
+    "(ACSCtl 0x001d), 0000:02:01.0 (ACSCtl 0x001d) up to the root complex, where pci0000:00's first device 0000:00:00.0 "
+    "(8086:09a2, Intel Ice Lake-SP and later Xeon) is in the allow-list)";
 const std::string gpu_host_memory =
     "host memory on each machine: the GPU's pinned host memory (Gpu::host), which the NIC pins again into its IOMMU domain";
 
-// The bus forwards, but the NIC behind an IOMMU reaches no BAR: p2p is refused by
-// Region::device. Bounce runs through the GPU's host memory, which the NIC pins.
-TEST(P2pCopy, IommuRefusesP2pNamingTheNicAndRunsBounceThroughTheGpusHostMemory) {
+// The NIC behind an IOMMU, ACS redirect on the switch ports, an allow-listed root complex:
+// p2p runs at IOVAs the NIC's IOMMU domain maps to the GPU's BAR. Bounce runs through the
+// GPU's host memory, which the NIC pins.
+TEST(P2pCopy, IommuRunsP2pThroughTheHostBridgeAtIovasAndBounceThroughTheGpusHostMemory) {
     const auto [status, out] = p2p_copy_json({"--size", "64K", "--topology", "iommu"});
     EXPECT_EQ(status, 0);
     EXPECT_EQ(out.at("topology"), "iommu");
     ASSERT_EQ(out.at("paths").size(), 2u);
-    expect_refused(out["paths"][0], "p2p");
+    expect_verified(out["paths"][0], "p2p", 64 * 1024);
     const std::string why = out["paths"][0]["reason"];
-    EXPECT_TRUE(has(why, "machine 1: " + direct_below_switch)) << why;
-    EXPECT_TRUE(has(why, "but machine 1: " + nic_behind_iommu)) << why;
+    EXPECT_TRUE(has(why, "machine 1: " + through_iommu)) << why;
+    EXPECT_TRUE(has(why, "machine 2: " + through_iommu)) << why;
     expect_verified(out["paths"][1], "bounce", 64 * 1024);
     EXPECT_TRUE(has(out["paths"][1]["reason"], gpu_host_memory)) << out["paths"][1]["reason"];
 }
 
-TEST(P2pCopy, AutoOnIommuRunsBounceSayingTheNicRefusedTheGpusBar) {
+TEST(P2pCopy, AutoOnIommuRunsP2p) {
     const auto [status, out] = p2p_copy_json({"--size", "64K", "--topology", "iommu", "--path", "auto"});
+    EXPECT_EQ(status, 0);
+    ASSERT_EQ(out.at("paths").size(), 1u);
+    expect_verified(out["paths"][0], "p2p", 64 * 1024);
+    const std::string why = out["paths"][0]["reason"];
+    EXPECT_EQ(why.rfind("auto chose p2p: ", 0), 0u) << why;
+    EXPECT_TRUE(has(why, through_iommu)) << why;
+}
+
+// Behind an IOMMU without ACS redirect: the switch carries the requests to the BAR at its
+// bus addresses, nothing mapped.
+TEST(P2pCopy, IommuDirectRunsP2pAtBusAddresses) {
+    const auto [status, out] = p2p_copy_json({"--size", "64K", "--topology", "iommu-direct", "--path", "p2p"});
+    EXPECT_EQ(status, 0);
+    ASSERT_EQ(out.at("paths").size(), 1u);
+    expect_verified(out["paths"][0], "p2p", 64 * 1024);
+    EXPECT_TRUE(has(out["paths"][0]["reason"],
+                    "machine 1: distance switch, forwards (direct below 0000:01:00.0, bus addresses the switch takes to the "
+                    "BAR before the NIC's IOMMU sees them)"))
+        << out["paths"][0]["reason"];
+}
+
+// Behind an IOMMU with ACS redirect to a root complex not on the allow-list: refused,
+// naming the host bridge; auto bounces.
+TEST(P2pCopy, IommuBlockedRefusesP2pNamingTheHostBridgeAndAutoBounces) {
+    const auto [status, out] = p2p_copy_json({"--size", "64K", "--topology", "iommu-blocked", "--path", "auto"});
     EXPECT_EQ(status, 0);
     ASSERT_EQ(out.at("paths").size(), 1u);
     expect_verified(out["paths"][0], "bounce", 64 * 1024);
     const std::string why = out["paths"][0]["reason"];
-    EXPECT_EQ(why.rfind("auto chose bounce, since p2p cannot run: machine 1: " + direct_below_switch, 0), 0u) << why;
-    EXPECT_TRUE(has(why, nic_behind_iommu)) << why;
+    EXPECT_EQ(why.rfind("auto chose bounce, since p2p cannot run: machine 1: distance switch, does not forward", 0), 0u) << why;
+    EXPECT_TRUE(has(why, "0000:00:00.0 (8086:6f00) is not in the allow-list")) << why;
     EXPECT_TRUE(has(why, gpu_host_memory)) << why;
 }
 
-TEST(P2pCopy, PathP2pOnIommuExitsNonZeroNamingTheNicAndRunsNothingElse) {
-    const auto run = p2p_copy({"--size", "64K", "--topology", "iommu", "--path", "p2p"});
+TEST(P2pCopy, PathP2pOnIommuBlockedExitsNonZeroNamingTheHostBridgeAndRunsNothingElse) {
+    const auto run = p2p_copy({"--size", "64K", "--topology", "iommu-blocked", "--path", "p2p"});
     EXPECT_EQ(run.status, 1) << run.out;
     EXPECT_TRUE(has(run.out, "p2p     refused")) << run.out;
-    EXPECT_TRUE(has(run.out, nic_behind_iommu)) << run.out;
+    EXPECT_TRUE(has(run.out, "(8086:6f00) is not in the allow-list")) << run.out;
     EXPECT_FALSE(has(run.out, "bounce")) << run.out;
+}
+
+// B16: the GPU's BAR is smaller than --size (64 KiB of 64 MiB for 100 KiB): the memory
+// past it has no bus address, so p2p is refused with both sizes, and auto bounces.
+TEST(P2pCopy, SmallBarRefusesP2pWithTheSizesAndAutoBounces) {
+    const auto [status, out] = p2p_copy_json({"--size", "100K", "--topology", "small-bar"});
+    EXPECT_EQ(status, 0);
+    ASSERT_EQ(out.at("paths").size(), 2u);
+    expect_refused(out["paths"][0], "p2p");
+    const std::string why = out["paths"][0]["reason"];
+    EXPECT_TRUE(has(why, "machine 1: distance switch, forwards (direct below 0000:01:00.0); machine 2:")) << why;
+    EXPECT_TRUE(has(why, "but machine 1: 0000:03:00.0 (rig sim GPU): bytes [0x10000, 0x19000) of the 128 KiB at ")) << why;
+    EXPECT_TRUE(has(why, "lie outside BAR2, so no NIC can reach them: BAR2 is 64 KiB of the GPU's 64 MiB of memory, with "
+                         "0 bytes of it free"))
+        << why;
+    expect_verified(out["paths"][1], "bounce", 100 * 1024);
+    const auto [auto_status, auto_out] = p2p_copy_json({"--size", "100K", "--topology", "small-bar", "--path", "auto"});
+    EXPECT_EQ(auto_status, 0);
+    ASSERT_EQ(auto_out.at("paths").size(), 1u);
+    expect_verified(auto_out["paths"][0], "bounce", 100 * 1024);
+    const std::string auto_why = auto_out["paths"][0]["reason"];
+    EXPECT_EQ(auto_why.rfind("auto chose bounce, since p2p cannot run: ", 0), 0u) << auto_why;
+    EXPECT_TRUE(has(auto_why, "lie outside BAR2")) << auto_why;
 }
 
 // Sizes no page divides, through 2 slots of 4 KiB reused many times.
@@ -211,12 +263,13 @@ TEST(P2pCopy, PullRunsBounceByReadOfTheSendersHostRegion) {
     EXPECT_TRUE(has(why, "the NIC's DMA memory")) << why;
 }
 
-TEST(P2pCopy, PullOnIommuRunsBounceByReadThroughTheGpusHostMemory) {
+TEST(P2pCopy, PullOnIommuReadsThroughTheHostBridgeAndBouncesThroughTheGpusHostMemory) {
     const auto [status, out] = p2p_copy_json({"--size", "192K", "--topology", "iommu", "--pull", "--chunk", "16K"});
     EXPECT_EQ(status, 0);
     EXPECT_EQ(out.at("topology"), "iommu");
     ASSERT_EQ(out.at("paths").size(), 2u);
-    expect_refused(out["paths"][0], "p2p");
+    expect_verified(out["paths"][0], "p2p", 192 * 1024);
+    EXPECT_TRUE(has(out["paths"][0]["reason"], through_iommu)) << out["paths"][0]["reason"];
     expect_verified(out["paths"][1], "bounce", 192 * 1024);
     const std::string why = out["paths"][1]["reason"];
     EXPECT_TRUE(has(why, "machine 2 reads machine 1's host region (Qp::read)")) << why;
@@ -274,7 +327,7 @@ TEST(P2pCopy, BadCommandLinesExitTwoNamingTheArgument) {
              {{"--size", "12Q"}, "--size 12Q: not a size"},
              {{"--size", "0"}, "--size 0: not a size"},
              {{"--chunk", "1000"}, "--chunk 1000: not a multiple of 4096"},
-             {{"--topology", "nope"}, "no built-in topology \"nope\" (switch, acs, two-host-bridges, iommu;"},
+             {{"--topology", "nope"}, "no built-in topology \"nope\" (switch, acs, two-host-bridges, iommu, iommu-direct, iommu-blocked, small-bar;"},
              {{"--gpu", "0000:03:00.0"}, "--gpu and --nic name functions of a snapshot"},
              {{"--topology", "/nonexistent/snapshot", "--gpu", "0000:03:00.0", "--nic", "0000:04:00.0"},
               "--topology /nonexistent/snapshot is no directory"},

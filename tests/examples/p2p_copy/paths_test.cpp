@@ -155,17 +155,24 @@ TEST_F(Paths, BounceOnTheSwitchStagesInTheNicsOwnDmaMemory) {
     EXPECT_EQ(nic.pins(), pins);
 }
 
-// The NIC behind an IOMMU: p2p is refused by Region::device, and bounce stages in the
-// GPU's host memory, which the NIC only pins (no DMA memory of its own).
+// The NIC behind an IOMMU with ACS redirect to an allow-listed root complex: p2p maps the
+// GPU's BAR into the NIC's IOMMU domain (counted with its pins, given back with the path),
+// and bounce stages in the GPU's host memory, which the NIC only pins.
 class IommuPaths : public Paths {
 protected:
     Layout layout() const override { return must(builtin("iommu", gpu(), nic_identity())); }
 };
 
-TEST_F(IommuPaths, P2pIsRefusedByTheNicNamingIt) {
-    const auto path = PeerToPeer::open(*pair_, *link_, *buffers_, Mode::SendRecv, {64 * KiB, 3});
-    ASSERT_FALSE(path);
-    EXPECT_EQ(path.error().rfind("machine 1: 0000:04:00.0: the NIC is behind an IOMMU", 0), 0u) << path.error();
+TEST_F(IommuPaths, P2pMapsTheGpusBarIntoTheNicsDomainAndMovesExactlyTheBytes) {
+    const rig::pci::Function& nic = pair_->one.nic->function();
+    const std::size_t pins = nic.pins();
+    {
+        auto path = must(PeerToPeer::open(*pair_, *link_, *buffers_, Mode::SendRecv, {64 * KiB, 3}));
+        EXPECT_EQ(nic.pins(), pins + 1);
+        must(path.run(size));
+        expect_arrived(size);
+    }
+    EXPECT_EQ(nic.pins(), pins);
 }
 
 // By send/receive, then by machine 2 reading machine 1's host slots (--pull).

@@ -58,22 +58,32 @@ TEST(Topologies, TwoHostBridgesGoThroughTheRootComplexByTheCpuRule) {
     EXPECT_TRUE(route.cpu_rule);
 }
 
-TEST(Topologies, IommuForwardsButPutsTheNicInAGroup) {
+TEST(Topologies, IommuPutsTheNicInAGroupAndGoesThroughTheAllowedHostBridge) {
     const Layout l = must(builtin("iommu", gpu(), nic_identity()));
     const auto route = Tree(l.topology).machine().route(l.gpu, l.nic);
-    EXPECT_EQ(route.verdict, Verdict::BusAddress);
+    EXPECT_EQ(route.verdict, Verdict::ThroughHostBridge);
+    EXPECT_EQ(route.redirects.size(), 2u);
     const auto& nic = l.topology[*l.topology.find(l.nic)];
     const auto& gpu_function = l.topology[*l.topology.find(l.gpu)];
     EXPECT_EQ(nic.spec.iommu_group, 1u);
     EXPECT_FALSE(gpu_function.spec.iommu_group.has_value());
 }
 
+TEST(Topologies, IommuDirectAndIommuBlockedKeepTheNicInAGroup) {
+    const Layout direct = must(builtin("iommu-direct", gpu(), nic_identity()));
+    EXPECT_EQ(Tree(direct.topology).machine().route(direct.gpu, direct.nic).verdict, Verdict::BusAddress);
+    EXPECT_EQ(direct.topology[*direct.topology.find(direct.nic)].spec.iommu_group, 1u);
+    const Layout blocked = must(builtin("iommu-blocked", gpu(), nic_identity()));
+    EXPECT_EQ(Tree(blocked.topology).machine().route(blocked.gpu, blocked.nic).verdict, Verdict::NotSupported);
+    EXPECT_EQ(blocked.topology[*blocked.topology.find(blocked.nic)].spec.iommu_group, 1u);
+}
+
 TEST(Topologies, UnknownNamesAreListed) {
     const auto r = builtin("torus", gpu(), nic_identity());
     ASSERT_FALSE(r);
     EXPECT_EQ(r.error(),
-              "no built-in topology \"torus\" (switch, acs, two-host-bridges, iommu; or a directory `rig snapshot` "
-              "wrote, with --gpu and --nic)");
+              "no built-in topology \"torus\" (switch, acs, two-host-bridges, iommu, iommu-direct, iommu-blocked, "
+              "small-bar; or a directory `rig snapshot` wrote, with --gpu and --nic)");
 }
 
 // Each built-in machine, snapshot as `rig snapshot` writes it and rebuilt from the

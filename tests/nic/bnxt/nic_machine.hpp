@@ -9,7 +9,8 @@
 //   00:02.0 root port ─ 05:00.0 GPU-like memory (far)
 // The NIC reaches the near memory's BAR (below one switch) and not the far one's (two root
 // ports of a host bridge that does not forward between them). With `iommu` every endpoint
-// has an IOMMU group, so the NIC is Addressing::Iommu.
+// has an IOMMU group, so the NIC is Addressing::Iommu. Routing changes the CPU and the
+// switch's ACS: with redirect_to_allowed both BARs are reached through the host bridge.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -44,13 +45,23 @@ inline constexpr std::uint64_t gpu_bytes = 4 << 20;
 enum class Iommu { Off, On };
 enum class Thread { Own, Stepped };
 
+// What routes peer requests: the CPU (an AMD Zen root complex carries every pair) and the
+// ACS Control of the switch's downstream ports (0x001d redirects, as Linux sets it with an
+// IOMMU on).
+struct Routing {
+    rig::sim::Cpu cpu = rig::sim::Cpu::intel();
+    std::optional<std::uint16_t> downstream_acs;
+    static Routing redirect_to_allowed() { return {rig::sim::Cpu::amd(0x19), 0x001d}; }
+    static Routing redirect_to_refused() { return {rig::sim::Cpu::intel(), 0x001d}; }
+};
+
 struct SimMachine {
     explicit SimMachine(std::string name, Iommu iommu = Iommu::Off, std::uint8_t mac_last = 1,
-                        Thread thread = Thread::Own, sim::Options model_options = {})
+                        Thread thread = Thread::Own, sim::Options model_options = {}, Routing routing = {})
         : model(std::make_shared<sim::Nic>(with_mac(model_options, mac_last))),
           near_gpu(std::make_shared<rig::sim::MemoryDevice>(gpu_bytes, 0x4d45)),
           far_gpu(std::make_shared<rig::sim::MemoryDevice>(gpu_bytes, 0x4d46)),
-          system(build(std::move(name), iommu)),
+          system(build(std::move(name), iommu, routing)),
           faults(*model) {
         if (thread == Thread::Own) model->start();
     }
@@ -87,14 +98,14 @@ private:
         o.mac[5] = mac_last;
         return o;
     }
-    rig::sim::System build(std::string name, Iommu iommu) {
-        rig::sim::Topology t(rig::sim::Cpu::intel());
+    rig::sim::System build(std::string name, Iommu iommu, const Routing& routing) {
+        rig::sim::Topology t(routing.cpu);
         const auto h = t.host_bridge(0, 0);
         t.add(h, rig::sim::Spec::root_complex(0x8086, 0x6f00));
         const auto rp = t.add(h, rig::sim::Spec::root_port(1, 0, 0x8086, 0x6f02));
         const auto usp = t.add(rp, rig::sim::Spec::upstream_port(0x10b5, 0x8747));
-        const auto dsp1 = t.add(usp, rig::sim::Spec::downstream_port(0x08, 0x10b5, 0x8747));
-        const auto dsp2 = t.add(usp, rig::sim::Spec::downstream_port(0x10, 0x10b5, 0x8747));
+        const auto dsp1 = t.add(usp, rig::sim::Spec::downstream_port(0x08, 0x10b5, 0x8747, routing.downstream_acs));
+        const auto dsp2 = t.add(usp, rig::sim::Spec::downstream_port(0x10, 0x10b5, 0x8747, routing.downstream_acs));
         auto group = [&](rig::sim::Spec s, unsigned n) {
             if (iommu == Iommu::On) s.iommu_group = n;
             return s;
@@ -167,6 +178,7 @@ struct Side {
 
 struct PairOptions {
     Iommu iommu = Iommu::Off;
+    Routing routing{};
     Depths depths{};
     std::uint32_t cq_depth = 0;  // 0: the depths, send and recv CQ each
     Retries retries{};
@@ -179,7 +191,7 @@ struct PairOptions {
 // connected to the other's (§7.2).
 struct Pair {
     explicit Pair(PairOptions o = {})
-        : a("a", o.iommu, 1, o.thread), b("b", o.iommu, 2, o.thread), wire(*a.model, *b.model) {
+        : a("a", o.iommu, 1, o.thread, {}, o.routing), b("b", o.iommu, 2, o.thread, {}, o.routing), wire(*a.model, *b.model) {
         if (o.thread == Thread::Stepped)
             o.nic.clock = std::make_shared<SteppingClock>(std::vector<sim::Nic*>{a.model.get(), b.model.get()});
         for (auto [m, s] : {std::pair{&a, &sa}, std::pair{&b, &sb}}) {

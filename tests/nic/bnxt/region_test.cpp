@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "nic_machine.hpp"
+#include "rig/text.hpp"
 
 namespace rig::bnxt::test {
 namespace {
@@ -16,7 +17,7 @@ using hsi::Opcode;
 using hsi::RcfwStatus;
 
 struct Opened {
-    explicit Opened(Iommu iommu = Iommu::Off) : m("sim0", iommu) {
+    explicit Opened(Iommu iommu = Iommu::Off, Routing routing = {}) : m("sim0", iommu, 1, Thread::Own, {}, routing) {
         auto n = m.open();
         if (!n) throw std::runtime_error(n.error());
         nic.emplace(std::move(*n));
@@ -207,12 +208,111 @@ TEST(Region, DeviceRunSizeNotPageMultipleThrows) {
     EXPECT_THROW((void)Region::device(*o.nic, runs), std::invalid_argument);
 }
 
-TEST(Region, DeviceBehindAnIommuIsAnError) {
-    Opened o(Iommu::On);
+// Below one switch without ACS the switch carries the NIC's requests straight to the BAR
+// (PCI_P2PDMA_MAP_BUS_ADDR): bus addresses, nothing mapped, behind an IOMMU too.
+TEST_P(EitherAddressing, DeviceDirectBelowASwitchUsesTheBusAddresses) {
+    Opened o(GetParam());
+    const auto runs = o.m.gpu_runs(near_gpu_bus, 64 << 10, 1 << 20);
+    auto r = Region::device(*o.nic, runs);
+    ASSERT_TRUE(r) << r.error();
+    EXPECT_EQ(r->address(), runs[0].address.value);
+    EXPECT_EQ(o.nic->function().pins(), 0u);
+    EXPECT_EQ(o.m.system.holdings(nic_bus).pins, 0u);
+}
+
+// Through a host bridge that carries peer requests (ACS redirect on the switch ports, an
+// AMD Zen root complex): behind an IOMMU the NIC's domain maps the BAR at IOVAs, counted
+// with its pins and unmapped by deregister.
+TEST(Region, DeviceThroughTheHostBridgeBehindAnIommuMapsTheBar) {
+    Opened o(Iommu::On, Routing::redirect_to_allowed());
+    const auto runs = o.m.gpu_runs(near_gpu_bus, 64 << 10, 1 << 20);
+    ASSERT_EQ(o.m.machine().route(near_gpu_bus, nic_bus).verdict, pci::Verdict::ThroughHostBridge);
+    auto r = Region::device(*o.nic, runs);
+    ASSERT_TRUE(r) << r.error();
+    EXPECT_NE(r->address(), runs[0].address.value) << "an IOVA of the NIC's domain";
+    EXPECT_EQ(r->bytes(), 1u << 20);
+    EXPECT_EQ(o.nic->function().pins(), 1u);
+    EXPECT_EQ(o.m.system.holdings(nic_bus).pins, 1u);
+    ASSERT_TRUE(r->deregister());
+    EXPECT_EQ(o.nic->function().pins(), 0u);
+    EXPECT_EQ(o.m.system.holdings(nic_bus).pins, 0u);
+}
+
+TEST(Region, DeviceThroughTheHostBridgeAtPhysicalAddressesUsesTheBusAddresses) {
+    Opened o(Iommu::Off, Routing::redirect_to_allowed());
+    const auto runs = o.m.gpu_runs(far_gpu_bus, 0, 65536);
+    auto r = Region::device(*o.nic, runs);
+    ASSERT_TRUE(r) << r.error();
+    EXPECT_EQ(r->address(), runs[0].address.value);
+    EXPECT_EQ(o.nic->function().pins(), 0u);
+}
+
+TEST(Region, DeviceMappingsGoBackWithTheNicsClose) {
+    Opened o(Iommu::On, Routing::redirect_to_allowed());
+    auto r = Region::device(*o.nic, o.m.gpu_runs(far_gpu_bus, 0, 65536));
+    ASSERT_TRUE(r) << r.error();
+    ASSERT_EQ(o.m.system.holdings(nic_bus).pins, 1u);
+    ASSERT_TRUE(o.nic->close());
+    EXPECT_EQ(o.m.system.holdings(nic_bus), (rig::sim::Holdings{}));
+}
+
+// B12: a BAR the bus does not carry the NIC's requests to is refused before anything is
+// registered, naming the host bridge that refuses (no common bridge: two root ports of a
+// Broadwell-EP host bridge), not registered to fail the first transfer.
+TEST_P(EitherAddressing, DeviceWhereTheBusDoesNotForwardIsRefusedNamingTheHostBridge) {
+    Opened o(GetParam());
+    o.m.faults.refuse(Opcode::ALLOCATE_MRW, RcfwStatus::FAIL);  // reached only if registration were tried
+    auto r = Region::device(*o.nic, o.m.gpu_runs(far_gpu_bus, 0, 65536));
+    ASSERT_FALSE(r);
+    EXPECT_TRUE(r.error().starts_with("0000:04:00.0: the bus does not carry the NIC's requests to 0000:05:00.0 BAR0, "
+                                      "so the run of 64 KiB at "))
+        << r.error();
+    EXPECT_NE(r.error().find("not supported (PCI_P2PDMA_MAP_NOT_SUPPORTED)"), std::string::npos) << r.error();
+    EXPECT_NE(r.error().find("pci0000:00's first device 0000:00:00.0 (8086:6f00) is not in the allow-list"),
+              std::string::npos)
+        << r.error();
+    EXPECT_EQ(o.nic->function().pins(), 0u);
+}
+
+// ACS redirect on the switch ports to that host bridge: refused too, naming the ports.
+TEST(Region, DeviceWhereAcsRedirectsToAHostBridgeNotAllowedIsRefusedNamingTheBridges) {
+    Opened o(Iommu::On, Routing::redirect_to_refused());
     auto r = Region::device(*o.nic, o.m.gpu_runs(near_gpu_bus, 0, 65536));
     ASSERT_FALSE(r);
-    EXPECT_EQ(r.error(), "0000:04:00.0: the NIC is behind an IOMMU, which maps no other device's memory for it; a "
-                         "device region needs a NIC that reaches bus addresses directly");
+    EXPECT_NE(r.error().find("0000:02:08.0 ACSCtl 0x001d (ReqRedir CmpltRedir)"), std::string::npos) << r.error();
+    EXPECT_NE(r.error().find("pci=disable_acs_redir=0000:02:08.0;0000:02:10.0"), std::string::npos) << r.error();
+    EXPECT_NE(r.error().find("(8086:6f00) is not in the allow-list"), std::string::npos) << r.error();
+    EXPECT_EQ(o.nic->function().pins(), 0u);
+}
+
+TEST(Region, DeviceRunInNoBarIsAnError) {
+    Opened o;
+    const std::vector<pci::Run> runs = {{pci::DmaAddress{0x1000'0000}, 4096}};
+    auto r = Region::device(*o.nic, runs);
+    ASSERT_FALSE(r);
+    EXPECT_EQ(r.error(), "0000:04:00.0: the run of 4 KiB at 0x10000000 lies in no BAR of a function of the machine "
+                         "(sysfs resource)");
+}
+
+TEST(Region, DeviceRunPastItsBarsEndIsAnError) {
+    Opened o;
+    auto runs = o.m.gpu_runs(near_gpu_bus, gpu_bytes - 4096, 8192);
+    auto r = Region::device(*o.nic, runs);
+    ASSERT_FALSE(r);
+    EXPECT_EQ(r.error(), "0000:04:00.0: the run of 8 KiB at " + text::hex(runs[0].address.value) +
+                             " runs past the end of 0000:03:00.0 BAR0 (4 MiB at " +
+                             text::hex(runs[0].address.value - (gpu_bytes - 4096)) + ")");
+}
+
+// A refusal of a later run gives back what earlier runs mapped.
+TEST(Region, DeviceRefusedPartWayUnmapsWhatItMapped) {
+    Opened o(Iommu::On, Routing::redirect_to_allowed());
+    auto runs = o.m.gpu_runs(near_gpu_bus, 0, 65536);
+    runs.push_back({pci::DmaAddress{0x1000'0000}, 4096});
+    auto r = Region::device(*o.nic, runs);
+    ASSERT_FALSE(r);
+    EXPECT_EQ(o.nic->function().pins(), 0u);
+    EXPECT_EQ(o.m.system.holdings(nic_bus).pins, 0u);
 }
 
 TEST(Region, DeviceOverAPeersBarIsARegion) {

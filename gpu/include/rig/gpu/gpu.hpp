@@ -18,7 +18,7 @@
 // range does.
 //
 // Errors (rig::Result) start with the GPU, "0000:41:00.0 (NVIDIA H200): ", and name the
-// size: out of memory, a BAR too small for the request (with the BAR's size), a Space
+// size: out of memory, memory a NIC cannot reach (past the BAR: with the BAR's size), a Space
 // address the driver would not map (with the address), a copy the GPU failed (with the
 // driver's status in words). Caller bugs throw std::invalid_argument naming the value:
 // a size of 0, a byte range outside its memory, host memory too small, memory freed or of
@@ -145,11 +145,16 @@ public:
     const std::string& gpu() const;
 
     // The runs of bytes [offset, offset + n) of the memory, on the bus of the GPU that
-    // owns it (a peer's mapping gives the owner's runs: the bytes live there). Error
-    // naming the GPU where the backend cannot see them: CUDA never shows a process its
-    // memory's bus addresses (use dmabuf()); HIP where the process may not read physical
-    // frame numbers. Throws std::invalid_argument if n is 0, the range does not lie in the
-    // memory, or the memory was freed.
+    // owns it (a peer's mapping gives the owner's runs: the bytes live there): the way a
+    // NIC driven from user space reaches it. Each backend says whether it can:
+    //  - the simulated GPU: exact runs behind its BAR; Error with the BAR's and the
+    //    memory's sizes and what is free of the BAR for bytes past the BAR (B16);
+    //  - HIP: through /proc/self/pagemap of the CPU-visible VRAM buffer object; Error
+    //    where the process may not read physical frame numbers;
+    //  - CUDA: never; Error saying NVIDIA's driver maps BAR1 only for kernel importers,
+    //    and that dmabuf() serves one (ibv_reg_dmabuf_mr).
+    // Throws std::invalid_argument if n is 0, the range does not lie in the memory, or the
+    // memory was freed.
     Result<Runs> runs(std::uint64_t offset, std::uint64_t n) const;
     Result<Runs> runs() const { return runs(0, bytes()); }
 
@@ -181,10 +186,11 @@ public:
     const std::shared_ptr<Space>& space() const;
 
     // `bytes` bytes of its memory at a free address of the Space, reachable through its
-    // memory BAR (runs) where the backend publishes runs. Its contents are undefined.
-    // Error naming the GPU and the size: out of memory; a BAR too small for it (naming the
-    // BAR's size); no free range in the Space; a Space address the driver would not map.
-    // Throws std::invalid_argument if bytes is 0.
+    // memory BAR (runs) where the backend publishes runs and the memory lies behind the
+    // BAR (a BAR smaller than the GPU's memory leaves the rest without runs: runs says so).
+    // Its contents are undefined. Error naming the GPU and the size: out of memory; no
+    // free range in the Space; a Space address the driver would not map. Throws
+    // std::invalid_argument if bytes is 0.
     Result<Memory> alloc(std::uint64_t bytes) const;
 
     // `memory` of another GPU of the same vendor (same Space), mapped for this GPU at the

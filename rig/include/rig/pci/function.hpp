@@ -108,6 +108,23 @@ public:
     Result<std::vector<Run>> pin(const void* address, std::uint64_t bytes) const;
     void unpin(const void* address, std::uint64_t bytes) const;
 
+    // Maps `bytes` of BAR `bar` of another function of the machine, `provider`, from byte
+    // `offset`, into this function's IOMMU domain, until unmap_peer or release: the run of
+    // IOVAs at which this function's requests reach those bytes through the root complex
+    // (Linux's PCI_P2PDMA_MAP_THRU_HOST_BRIDGE behind an IOMMU, spec/p2pdma.md §2: the
+    // IOMMU translates, then the root complex carries the request to the BAR where its
+    // rule allows; Machine::route says whether it does). Counted with the pins (pins()).
+    // Error naming both functions where it cannot: this function reaches physical
+    // addresses (no IOMMU: it reaches the BAR at its bus address, where the bus carries
+    // it), no room below 2^dma_bits, the provider has no such BAR or the range lies
+    // outside it, or the machine refused (the way tried and what refused it). Throws
+    // std::invalid_argument if provider is not a bus address or is this function, bar is
+    // above 5, bytes is 0, or offset or bytes is not a multiple of the machine's page.
+    Result<Run> map_peer(std::string_view provider, unsigned bar, std::uint64_t offset, std::uint64_t bytes) const;
+    // Gives a peer mapping back. Throws std::invalid_argument for a run map_peer did not
+    // give (or that went back).
+    void unmap_peer(const Run& mapped) const;
+
     // Waits up to `timeout` for MSI-X vector `vector`; true if it fired.
     bool interrupt(unsigned vector, std::chrono::nanoseconds timeout) const;
 
@@ -115,15 +132,15 @@ public:
     // left it reaching is then forgotten (FunctionOps::forget).
     Result<void> reset() const;
 
-    // Turns bus mastering off and gives back windows, DMA memory and pins. false if memory
-    // the function reached may still be written (bus mastering would not turn off).
-    // Calling it again after it returned does nothing and returns the same answer.
+    // Turns bus mastering off and gives back windows, DMA memory, pins and peer mappings.
+    // false if memory the function reached may still be written (bus mastering would not
+    // turn off). Calling it again after it returned does nothing and returns the same answer.
     bool release() const;
     // Why the function can no longer be reached (its machine's transport failed), if so.
     std::optional<std::string> failed() const;
     bool released() const;
 
-    // How many windows and pins the function holds now.
+    // How many windows and pins (peer mappings included) the function holds now.
     std::size_t windows() const;
     std::size_t pins() const;
     std::size_t dma_allocations() const;

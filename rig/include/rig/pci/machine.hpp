@@ -21,6 +21,7 @@
 #include <string_view>
 #include <vector>
 
+#include "rig/pci/dma.hpp"
 #include "rig/result.hpp"
 
 namespace rig::pci {
@@ -78,6 +79,14 @@ struct Route {
     std::string explain() const;
 };
 
+// A BAR of a function of the machine, as its files show it (sysfs `resource`).
+struct BarOf {
+    std::string bus;     // the function whose BAR it is
+    unsigned index = 0;  // BAR 0..5
+    Bar bar;             // where it lies on the bus, and its size
+    friend bool operator==(const BarOf&, const BarOf&) = default;
+};
+
 class Machine {
 public:
     // This computer. Never fails; its functions are read from /sys.
@@ -120,6 +129,17 @@ public:
     std::optional<Distance> distance(std::string_view a, std::string_view b) const;
     // Both answers, explained.
     Route route(std::string_view provider, std::string_view client) const;
+    // The root complex's rule alone (spec/p2pdma.md §2 step C): what a request meets that
+    // reached the root complex whatever the way below did, as one an ACS redirect sent up
+    // or one an IOMMU translated to the BAR. Its verdict is ThroughHostBridge,
+    // NotSupported, or Unread as route's.
+    Route host_bridge_route(std::string_view provider, std::string_view client) const;
+
+    // The function and BAR that decode bus address `address`, read from each function's
+    // sysfs `resource` file: nullopt where no BAR does, or the machine has no sysfs files
+    // (a transport that sent none). A function whose files cannot be read is passed over.
+    // Error naming the directory where the functions cannot be listed.
+    Result<std::optional<BarOf>> bar_at(DmaAddress address) const;
 
     // The transport's operations, or the local VFIO ones; nullptr for at().
     // For Function::take; not for drivers.

@@ -12,12 +12,14 @@
 //  - Once Function::release began, no use of the function starts, and the uses running
 //    finish before release's own config, set_config and release calls. release, the last
 //    use, or a use refused after release runs them, never two at once.
-//  - No free_dma, unpin or unmap follows the start of release: release gives back
-//    everything the take holds (its windows, and once bus mastering reads off, its DMA
-//    memory and pins, those an exception kept Function from recording included).
+//  - No free_dma, unpin, unmap_peer or unmap follows the start of release: release gives
+//    back everything the take holds (its windows, and once bus mastering reads off, its
+//    DMA memory, pins and peer mappings, those an exception kept Function from recording
+//    included).
 //  - An exception may end release part-way; Function then calls it again, and it gives
 //    back what it had not, nothing twice.
-//  - alloc_dma, pin, free_dma and unpin run inside a lock of the calling thread: they
+//  - alloc_dma, pin, map_peer, free_dma, unpin and unmap_peer run inside a lock of the
+//    calling thread: they
 //    call nothing of rig's or of a driver's, and return on the thread that called them.
 //  - A request a transport cannot run returns an Error whose message starts with the
 //    machine's name; so does the reason it failed.
@@ -84,6 +86,17 @@ public:
     virtual Result<std::optional<std::vector<Run>>> pin(std::uint64_t below, std::uintptr_t address,
                                                         std::uint64_t bytes) = 0;
     virtual void unpin(std::uintptr_t address, std::uint64_t bytes) = 0;
+
+    // Function::map_peer: `bytes` (a multiple of the page) of BAR `bar` of the function at
+    // `provider` on the same machine, from byte `offset` (on a page), mapped into this
+    // function's IOMMU domain at IOVAs ending at or below `below`: the IOVA of the first
+    // byte, at which this function's requests reach the BAR through the root complex.
+    // nullopt: no room. Error naming both functions and the way tried where the machine
+    // cannot map it (no IOMMU, no such BAR, the range outside it, the kernel refused).
+    // Counted with the pins; release gives it back with them.
+    virtual Result<std::optional<DmaAddress>> map_peer(std::string_view provider, unsigned bar, std::uint64_t offset,
+                                                       std::uint64_t bytes, std::uint64_t below) = 0;
+    virtual void unmap_peer(DmaAddress address, std::uint64_t bytes) = 0;
 
     // Turns bus mastering off and gives back everything the take holds. false if memory
     // the function reached may still be written once given back (the system refused the

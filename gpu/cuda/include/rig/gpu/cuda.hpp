@@ -10,9 +10,12 @@
 // address is only a hint to CUDA), creates pinned device memory with cuMemCreate (marked
 // GPUDirect RDMA capable where the device supports it), maps it with cuMemMap and grants
 // this GPU access with cuMemSetAccess; a peer's map grants the peer access to the same
-// range. A process never sees the bus addresses of CUDA memory: Memory::runs is an Error
-// that points to Memory::dmabuf, a dma-buf of the range through the GPU's BAR1
-// (cuMemGetHandleForAddressRange, CU_MEM_RANGE_FLAG_DMA_BUF_MAPPING_TYPE_PCIE).
+// range. A process never sees the bus addresses of CUDA memory: NVIDIA's driver maps its
+// BAR1 pages only for kernel importers (nvidia-peermem's nvidia_p2p_get_pages for an
+// in-kernel RDMA driver, a dma-buf attachment), so Memory::runs is an Error that says so
+// and points to Memory::dmabuf, a dma-buf of the range through the GPU's BAR1
+// (cuMemGetHandleForAddressRange, CU_MEM_RANGE_FLAG_DMA_BUF_MAPPING_TYPE_PCIE), for a
+// kernel importer such as ibv_reg_dmabuf_mr. rig's user-space NIC cannot use either.
 // Copies to and from host memory go through the process: HostBuffer's window must be
 // mapped.
 #pragma once

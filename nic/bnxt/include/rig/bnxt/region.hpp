@@ -66,11 +66,25 @@ public:
 
     // A region over another device's memory at `runs` (bus address, bytes), in order,
     // such as a GPU's memory behind its BAR, which must stay there until the region is
-    // deregistered. Error if the NIC is behind an IOMMU, which maps no other device's
-    // memory for it, or the firmware refuses the region. Throws std::invalid_argument if
-    // runs is empty, a run's size is 0, a run's address or size is not a multiple of
-    // 4096, or the NIC is closed. (The seed's "negative address" cannot be written as a
-    // pci::Run.)
+    // deregistered. Decided before anything is registered, run by run, by Linux's rule
+    // (pci_p2pdma_map_type(), spec/p2pdma.md §2) on the route from the NIC to the function
+    // whose BAR holds the run (Machine::bar_at, Machine::route):
+    //  - direct (PCI_P2PDMA_MAP_BUS_ADDR): the NIC's requests carry the bus addresses, and
+    //    a switch or root port takes them to the BAR before any IOMMU sees them; nothing
+    //    is mapped, behind an IOMMU too;
+    //  - through the host bridge (PCI_P2PDMA_MAP_THRU_HOST_BRIDGE): the bus addresses
+    //    where the NIC reaches physical addresses; behind an IOMMU, IOVAs that
+    //    Function::map_peer maps in the NIC's IOMMU domain to the BAR (counted with the
+    //    NIC's pins, unmapped by deregister, given back by close);
+    //  - not supported: Error naming the NIC, the run and the route's explanation (the
+    //    bridges whose ACS redirects, the host bridge that refuses).
+    // Error also where no function's BAR holds a run, a run runs past its BAR, the
+    // machine's files cannot be read (a transport that sent no sysfs files), the NIC is
+    // behind an IOMMU that cannot map the BAR for it (the reason map_peer gave), or the
+    // firmware refuses the region. address() is the first run's address as the NIC's
+    // requests carry it. Throws std::invalid_argument if runs is empty, a run's size is
+    // 0, a run's address or size is not a multiple of 4096, or the NIC is closed. (The
+    // seed's "negative address" cannot be written as a pci::Run.)
     static Result<Region> device(const Nic& nic, std::span<const pci::Run> runs);
 
     // Copies the out.size() bytes at `offset` of a host region into out. The bytes a
@@ -83,7 +97,8 @@ public:
     void write(std::uint64_t offset, std::span<const std::byte> in) const;
 
     // Deregisters the region (DEREGISTER_MR, DEALLOCATE_KEY) and frees what the library
-    // allocated for it, the memory of host included, and unpins the pages of pages. The
+    // allocated for it, the memory of host included, unpins the pages of pages and unmaps
+    // what device mapped into the NIC's IOMMU domain. The
     // NIC reads and writes the region no more once it returns Ok. Error naming the command
     // and status if the firmware refuses; then, and after any call an exception ended,
     // every later deregister is an Error, and the NIC may still reach the region's memory,

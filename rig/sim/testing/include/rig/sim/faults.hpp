@@ -35,6 +35,7 @@ enum class Operation {
     Config, SetConfig, Bar, Map, Unmap, Interrupt,     // FunctionOps
     Reset, Forget, AllocDma, FreeDma, Pin, Unpin, Release,
     Read, Write,                                       // Transport (remote windows)
+    MapPeer, UnmapPeer,                                // FunctionOps, peer BARs
 };
 std::string_view to_string(Operation operation);
 
@@ -80,6 +81,15 @@ public:
     void stop(std::string_view bus);
     // The function at `bus` keeps Bus Master Enable on whatever is written.
     void refuse_bus_master_off(std::string_view bus);
+
+    // Maps `bytes` (whole pages) at IOVA `iova` of the IOMMU domain of the function at
+    // `bus` to the pages the same domain maps at IOVA `as`, whatever else lies at `iova`:
+    // as an x86 VFIO user may map an IOVA that a peer's BAR also decodes (Linux reserves
+    // the host bridge's windows only in the DMA API's own domains), so that a test can
+    // show which of the two a request reaches. Throws std::invalid_argument if no model
+    // sits at `bus`, it has no IOMMU, the addresses are not on pages, or nothing is
+    // mapped at `as`.
+    void alias_iova(std::string_view bus, pci::DmaAddress iova, pci::DmaAddress as, std::uint64_t bytes);
 
     // Give-backs of something already given back or never held (must stay 0), and
     // give-backs in all, by what was given back.
