@@ -87,7 +87,7 @@ rig::Result<std::unique_ptr<Local>> open_local(const Layout& layout, std::uint64
                                                std::string_view cable_address) {
     auto local = std::make_unique<Local>();
     local->topology = layout.name;
-    if (auto r = build_side(local->side, layout, gpu_memory_bytes, index); !r) return std::unexpected(std::move(r).error());
+    if (auto r = build_side(local->side, layout, gpu_config(gpu_memory_bytes), index); !r) return std::unexpected(std::move(r).error());
     auto c = rig::bnxt::sim::DatagramCable::bind(*local->side.nic_model, cable_address);
     if (!c) return rig::fail(local->side.name, ": ", c.error());
     local->cable = std::move(*c);
