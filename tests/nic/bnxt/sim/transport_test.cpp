@@ -204,6 +204,32 @@ TEST_F(TransportTest, DuplicateReadIsAnsweredAgainAndCompletesOnce) {
     EXPECT_EQ(a.counters().implied_naks + a.counters().retransmissions, 0u);
 }
 
+// B expects PSNs 1000 ahead of A's (a peer set up wrong): it takes A's SEND for a
+// duplicate and acknowledges its own expected PSN - 1, which A never sent. A drops those
+// ACKs rather than complete a SEND that never arrived, and exhausts its retries.
+TEST_F(TransportTest, AckOfAPsnNeverSentIsDroppedNotTakenAsDelivery) {
+    open({.timeout = 1, .retry_cnt = 2, .connect = false});
+    ASSERT_EQ(a.to_init(aqp), 0);
+    ASSERT_EQ(a.to_rtr(aqp, b, bqp), 0);
+    ASSERT_EQ(b.to_init(bqp), 0);
+    Qp ahead = aqp;
+    ahead.psn = (aqp.psn + 1000) & 0xFFFFFF;
+    ASSERT_EQ(b.to_rtr(bqp, a, ahead), 0);
+    ASSERT_EQ(a.to_rts(aqp, 7, 1, 2), 0);
+    ASSERT_EQ(b.to_rts(bqp), 0);
+    b.post_recv(bqp, 1, {{bbuf, bkey, 64}});
+    a.post_send(aqp, spec::wqe_send, spec::signal_comp, {{abuf, akey, 64}});
+    Outcome out;
+    timeout_ = 1;
+    std::optional<Cqe> c;
+    run_until([&] { return bool(c = a.poll(acq)); }, out);
+    ASSERT_TRUE(c);
+    EXPECT_EQ(c->status(), transport_retry_exceeded);
+    EXPECT_EQ(b.counters().duplicate_requests, 3u);  // the SEND, and twice again
+    EXPECT_EQ(a.counters().frames_dropped, 3u);      // the ACKs of PSN + 999
+    EXPECT_FALSE(b.poll(bcq));
+}
+
 // ---- Retry exhaustion ----
 
 // The cable carries nothing from the first packet on: A sends, then resends at each
