@@ -192,7 +192,7 @@ void TransportTest::check_counters(const Case& c, const Outcome& out) {
 
 constexpr std::uint64_t KiB = 1024, MiB = 1024 * KiB;
 
-std::vector<Case> fault_cases(bool big) {
+std::vector<Case> fault_cases(Size size) {
     const std::vector<std::pair<std::string, Cable::Faults>> faults = {
         {"OnePercentLoss", {.drop = 0.01, .seed = 101}},
         {"TenPercentLoss", {.drop = 0.10, .seed = 102}},
@@ -203,12 +203,14 @@ std::vector<Case> fault_cases(bool big) {
     for (const auto& [fault_name, f] : faults) {
         for (Op op : {Op::send, Op::read}) {
             const std::string what = op == Op::send ? "Send" : "Read";
-            if (!big) {
+            if (size == Size::small) {
                 out.push_back({what + "1ByteX500" + fault_name, op, 1, 500, 2, f});
                 out.push_back({what + "4KiBX500" + fault_name, op, 4 * KiB, 500, 2, f});  // 4 packets of 1 KiB each
-            } else {
-                out.push_back({what + "16MiB" + fault_name, op, 16 * MiB, 1, 4, f});  // 4096 packets of 4 KiB
+                continue;
             }
+            const bool slow = op == Op::read && (f.drop >= 0.1 || f.reorder > 0);
+            if (slow == (size == Size::slow))
+                out.push_back({what + "16MiB" + fault_name, op, 16 * MiB, 1, 4, f});  // 4096 packets of 4 KiB
         }
     }
     return out;
