@@ -4,7 +4,7 @@
 //
 //   p2p_copy [--size 256M] [--path both|auto|p2p|bounce] [--pull]
 //            [--topology switch|acs|two-host-bridges|iommu|DIR [--gpu BUS --nic BUS]]
-//            [--cable wire|udp] [--pcap FILE] [--json]
+//            [--cable wire|udp] [--pcap FILE] [--loss P] [--json]
 //
 // Exit status: 0 when at least one path ran and every path that ran was verified (and a
 // path chosen alone with --path p2p or --path bounce was not refused); 1 otherwise; 2 for
@@ -85,6 +85,10 @@ int run(int argc, char** argv) {
         ->check(CLI::IsMember({"wire", "udp"}))
         ->capture_default_str();
     app.add_option("--pcap", pcap, "write every frame between the two NICs, both ways, to this pcap file");
+    double loss = 0;
+    app.add_option("--loss", loss, "the probability that the cable loses each frame, either way (0 to 1; the RC transport sends lost packets again)")
+        ->check(CLI::Range(0.0, 1.0))
+        ->capture_default_str();
     app.add_flag("--json", as_json, "print one JSON object instead of the table");
     std::string chunk_text = "1M";
     std::uint32_t depth = Pipeline{}.depth;
@@ -165,6 +169,17 @@ int run(int argc, char** argv) {
             return 2;
         }
     }
+    // --loss: each direction loses frames once, where its sender hands them to the cable:
+    // the Wire's two ends, or each machine's datagram cable towards its socket.
+    using rig::bnxt::sim::Cable;
+    auto& cables = (*pair)->cables;
+    if (loss > 0) {
+        if (cables.size() == 1) {
+            cables[0]->inject({.drop = loss, .seed = 1});
+        } else {
+            for (std::size_t i = 0; i < cables.size(); ++i) cables[i]->inject(Cable::End::first, {.drop = loss, .seed = 1 + i});
+        }
+    }
     std::optional<ProgressLine> line;
     auto report = copy(
         **pair, options,
@@ -178,6 +193,19 @@ int run(int argc, char** argv) {
     if (!report) {
         std::cerr << "p2p_copy: " << report.error() << "\n";
         return 1;
+    }
+    if (loss > 0 && !as_json) {
+        std::uint64_t carried = 0, dropped = 0;
+        for (const auto& c : cables) {
+            for (const Cable::End end : {Cable::End::first, Cable::End::second}) {
+                if (cables.size() > 1 && end == Cable::End::second) continue;  // counted by the other machine's cable
+                const auto k = c->fault_counters(end);
+                carried += k.carried;
+                dropped += k.dropped;
+            }
+        }
+        std::cerr << "p2p_copy: --loss " << loss << ": the cable lost " << dropped << " of the " << carried
+                  << " frames the NICs sent\n";
     }
     if (as_json) std::cout << json(*report).dump() << "\n";
     else std::cout << table(*report);
