@@ -3,11 +3,12 @@
 # (or sudo). The CUDA toolkit is not a Debian package: the CUDA backend is built where
 # /usr/local/cuda/bin/nvcc exists and skipped with a message where not. The interop tests
 # (tests/interop) boot QEMU guests (qemu-system-x86) built from Debian packages that they
-# fetch themselves with apt-get download, and read captures with tshark.
+# fetch themselves with apt-get download, and read captures with tshark; the capture tests
+# decode rig's frames with tshark and scapy's RoCE layer (python3-scapy).
 set -eu
 packages="g++ cmake ninja-build pkg-config libgtest-dev libgmock-dev libbenchmark-dev libfmt-dev
 nlohmann-json3-dev libcli11-dev linux-libc-dev hipcc libamdhip64-dev libdrm-dev ccache pciutils valgrind
-libpcap-dev tshark python3 qemu-system-x86"
+libpcap-dev tshark python3 python3-scapy qemu-system-x86"
 missing=""
 for p in $packages; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

@@ -8,6 +8,8 @@
 //  p2p/send-udp/<bytes> p2p/send with the two NICs cabled by datagram cables on 127.0.0.1
 //                       (p2p_copy --cable udp): each frame a UDP datagram through the
 //                       kernel's loopback, sent and received by the models' threads
+//  p2p/send-processes/<bytes>  p2p/send between two p2p_copy processes, each with its
+//                       own machine, over datagram cables (processes_bench.cpp)
 //  udp/<bytes>          the same bytes, in datagrams of the size of p2p/send's frames
 //                       (4162 bytes for 4096 of payload), from one thread to another
 //                       through sendmmsg and recvmmsg on 127.0.0.1, 64 at a time, with

@@ -55,6 +55,7 @@ public:
     Fields(const json& object, std::string_view message, std::string prefix = {})
         : object_(&object), message_(message), prefix_(std::move(prefix)) {}
 
+    bool has(std::string_view name) const { return object_->contains(name); }
     Result<const json*> field(std::string_view name) const {
         const auto it = object_->find(name);
         if (it == object_->end()) return fail("the \"", message_, "\" message has no field \"", prefix_, name, "\"");
@@ -168,6 +169,11 @@ Result<Message> hello(const Fields& f) {
     RIG_TAKE(m.job.depth, j.number("depth", 1, bits32));
     RIG_TAKE(m.job.mode, j.named("mode", Names<Mode>(modes)));
     RIG_TAKE(m.job.choice, j.named("choice", Names<Choice>(choices)));
+    if (f.has("cable_port")) {
+        std::uint16_t port = 0;
+        RIG_TAKE(port, f.number("cable_port", 1, 65535));
+        m.cable_port = port;
+    }
     return m;
 }
 
@@ -246,7 +252,7 @@ constexpr Decoder decoders[] = {
 };
 
 json encode_json(const Hello& m) {
-    return {{"type", "hello"},
+    json out = {{"type", "hello"},
             {"role", to_string(m.role)},
             {"job",
              {{"size", m.job.size},
@@ -254,6 +260,8 @@ json encode_json(const Hello& m) {
               {"depth", m.job.depth},
               {"mode", to_string(m.job.mode)},
               {"choice", to_string(m.job.choice)}}}};
+    if (m.cable_port) out["cable_port"] = *m.cable_port;
+    return out;
 }
 json encode_json(const QueuePair& m) {
     return {{"type", "queue_pair"},

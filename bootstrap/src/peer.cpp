@@ -30,24 +30,41 @@ static_assert(frame_magic[0] == (magic_value >> 24) && frame_magic[3] == (magic_
 
 }  // namespace
 
+std::unexpected<std::string> Peer::broken(std::string error) {
+    stream_.close();
+    if (error_.empty()) error_ = error;
+    return std::unexpected(std::move(error));
+}
+
+std::unexpected<std::string> Peer::refused(std::string_view what) const {
+    if (error_.empty()) return fail(address(), ": ", what, ": the connection is closed");
+    // The first error starts with the address already.
+    return fail(address(), ": ", what, ": the connection was closed after an error: ",
+                std::string_view(error_).substr(std::min(error_.size(), address().size() + 2)));
+}
+
 Result<void> Peer::send(const Message& message) {
     const std::string payload = codec::encode(message);
     if (payload.size() > max_message_bytes)
         throw std::invalid_argument("rig::bootstrap::Peer::send: a \"" + std::string(type_name(message)) + "\" of " +
                                     std::to_string(payload.size()) + " bytes is above max_message_bytes");
+    const std::string what = "the \"" + std::string(type_name(message)) + "\" message";
+    if (stream_.closed()) return refused("not sending " + what);
     std::vector<std::byte> frame(frame_header_bytes + payload.size());
     std::memcpy(frame.data(), frame_magic.data(), frame_magic.size());
     put_be32(frame.data() + 4, protocol_version);
     put_be32(frame.data() + 8, static_cast<std::uint32_t>(payload.size()));
     std::memcpy(frame.data() + frame_header_bytes, payload.data(), payload.size());
-    return stream_.write(frame, timeout_, "the \"" + std::string(type_name(message)) + "\" message");
+    if (auto r = stream_.write(frame, timeout_, what); !r) return broken(std::move(r).error());
+    return {};
 }
 
 Result<Message> Peer::receive() { return receive_as(nullptr); }
 
 Result<std::optional<Message>> Peer::poll(Timeout wait) {
+    if (stream_.closed()) return refused("no next message");
     auto ready = stream_.readable(wait);
-    if (!ready) return std::unexpected(std::move(ready).error());
+    if (!ready) return broken(std::move(ready).error());
     if (!*ready) return std::optional<Message>{};
     auto m = receive_as(nullptr);
     if (!m) return std::unexpected(std::move(m).error());
@@ -55,6 +72,13 @@ Result<std::optional<Message>> Peer::poll(Timeout wait) {
 }
 
 Result<Message> Peer::receive_as(const char* expected) {
+    if (stream_.closed()) return refused(expected ? "no \"" + std::string(expected) + "\"" : std::string("no next message"));
+    auto m = read_message(expected);
+    if (!m) return broken(std::move(m).error());
+    return m;
+}
+
+Result<Message> Peer::read_message(const char* expected) {
     const std::string what = expected ? "\"" + std::string(expected) + "\"" : std::string("the next message");
     std::array<std::byte, frame_header_bytes> header;
     if (auto r = stream_.read(header, timeout_, "the header of " + what); !r) return std::unexpected(std::move(r).error());

@@ -85,6 +85,13 @@ std::string peer_of(int fd) {
     return format(address);
 }
 
+std::string local_of(int fd) {
+    sockaddr_storage address{};
+    socklen_t length = sizeof address;
+    if (::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) != 0) return "(unknown local address)";
+    return format(address);
+}
+
 struct AddrInfo {
     addrinfo* list = nullptr;
     ~AddrInfo() {
@@ -150,7 +157,7 @@ Result<Stream> Stream::connect(const Address& to, Timeout timeout) {
             last = "socket: " + error_text(errno);
             continue;
         }
-        Stream stream(fd, "");
+        Stream stream(fd, "", "");
         int error = 0;
         if (::connect(fd, a->ai_addr, a->ai_addrlen) != 0) {
             error = errno;
@@ -168,18 +175,21 @@ Result<Stream> Stream::connect(const Address& to, Timeout timeout) {
         }
         set_nodelay(fd);
         stream.peer_ = peer_of(fd);
+        stream.local_ = local_of(fd);
         return stream;
     }
     return fail(to_string(to), ": cannot connect: ", last);
 }
 
-Stream::Stream(Stream&& other) noexcept : fd_(std::exchange(other.fd_, -1)), peer_(std::move(other.peer_)) {}
+Stream::Stream(Stream&& other) noexcept
+    : fd_(std::exchange(other.fd_, -1)), peer_(std::move(other.peer_)), local_(std::move(other.local_)) {}
 
 Stream& Stream::operator=(Stream&& other) noexcept {
     if (this != &other) {
         close();
         fd_ = std::exchange(other.fd_, -1);
         peer_ = std::move(other.peer_);
+        local_ = std::move(other.local_);
     }
     return *this;
 }
@@ -329,7 +339,7 @@ Result<Stream> Listener::accept(Timeout timeout) {
         const int fd = ::accept4(fd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
         if (fd >= 0) {
             set_nodelay(fd);
-            return Stream(fd, peer_of(fd));
+            return Stream(fd, peer_of(fd), local_of(fd));
         }
         if (errno == EINTR || errno == ECONNABORTED) continue;
         if (errno != EAGAIN && errno != EWOULDBLOCK) return fail(address_, ": accept: ", error_text(errno));

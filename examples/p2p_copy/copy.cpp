@@ -86,7 +86,7 @@ Pipeline fitted(Pipeline p, std::uint64_t size) {
 rig::Result<Report> copy(Pair& pair, const Options& asked, const ProgressFor& progress, const Done& done) {
     Options options = asked;
     options.pipeline = fitted(asked.pipeline, asked.size);
-    Report report{pair.topology, options.size, pair.one.gpu_bus, pair.one.nic_bus, {}};
+    Report report{pair.topology, options.size, pair.one.gpu_bus, pair.one.nic_bus, {}, {}};
     auto link = Link::connect(pair, options.pipeline.depth);
     if (!link) return std::unexpected(std::move(link).error());
     auto buffers = Buffers::allocate(pair, options.size);

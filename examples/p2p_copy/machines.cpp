@@ -1,7 +1,6 @@
 // Building, opening and cabling p2p_copy's two machines (machines.hpp).
 #include "machines.hpp"
 
-#include "rig/bnxt/sim/datagram.hpp"
 #include "rig/bnxt/sim/wire.hpp"
 #include "rig/gpu/sim.hpp"
 
@@ -76,6 +75,24 @@ Pair::~Pair() {
     cables.clear();
     for (Side* side : {&one, &two})
         if (side->nic_model) side->nic_model->stop();
+}
+
+Local::~Local() {
+    if (side.nic) (void)side.nic->close();
+    cable.reset();
+    if (side.nic_model) side.nic_model->stop();
+}
+
+rig::Result<std::unique_ptr<Local>> open_local(const Layout& layout, std::uint64_t gpu_memory_bytes, std::uint8_t index,
+                                               std::string_view cable_address) {
+    auto local = std::make_unique<Local>();
+    local->topology = layout.name;
+    if (auto r = build_side(local->side, layout, gpu_memory_bytes, index); !r) return std::unexpected(std::move(r).error());
+    auto c = rig::bnxt::sim::DatagramCable::bind(*local->side.nic_model, cable_address);
+    if (!c) return rig::fail(local->side.name, ": ", c.error());
+    local->cable = std::move(*c);
+    if (auto r = open_drivers(local->side); !r) return std::unexpected(std::move(r).error());
+    return local;
 }
 
 rig::Result<std::unique_ptr<Pair>> open_pair(const Layout& layout, std::uint64_t gpu_memory_bytes, Cabling cabling) {

@@ -6,17 +6,22 @@
 //
 // Everything a Side holds lives until the Pair goes: Pair's destructor closes the NICs
 // (while their models still run), then unplugs the cables, then stops the models.
+//
+// For p2p_copy as two processes (session.hpp) a process builds one machine, a Local: the
+// same Side, its NIC's port on a datagram cable of its own, torn down in the same order.
 // Not thread-safe; the data path (paths.hpp) uses a Pair from one thread.
 #pragma once
 
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "rig/bnxt/nic.hpp"
 #include "rig/bnxt/sim/nic.hpp"
 #include "rig/bnxt/sim/cable.hpp"
+#include "rig/bnxt/sim/datagram.hpp"
 #include "rig/gpu/gpu.hpp"
 #include "rig/gpu/sim/model.hpp"
 #include "rig/pci/machine.hpp"
@@ -55,6 +60,20 @@ struct Pair {
     std::vector<std::unique_ptr<rig::bnxt::sim::Cable>> cables;
 };
 
+// This process's machine when the other runs in another process: machine 1 (the sender)
+// or machine 2 (the receiver), its port on a datagram cable bound to a local UDP address
+// and connected later, to the peer's cable (session.hpp).
+struct Local {
+    Local() = default;
+    Local(const Local&) = delete;
+    Local& operator=(const Local&) = delete;
+    ~Local();
+
+    std::string topology;  // the Layout's name
+    Side side;
+    std::unique_ptr<rig::bnxt::sim::DatagramCable> cable;
+};
+
 // How the two NICs' ports are joined: Wire (in-process), or UDP: each port bound to a
 // port of 127.0.0.1 the kernel chooses and sending to the other's.
 enum class Cabling { wire, udp };
@@ -69,5 +88,12 @@ rig::sim::Identity nic_identity();
 // tree, the GPU's or the NIC's open, a datagram cable's socket.
 rig::Result<std::unique_ptr<Pair>> open_pair(const Layout& layout, std::uint64_t gpu_memory_bytes,
                                              Cabling cabling = Cabling::wire);
+
+// Machine `index` (1: the sender, 2: the receiver) of `layout`, running and opened, its
+// port cabled to a datagram cable bound to `cable_address` ("127.0.0.1:18515",
+// "[::1]:18515"), not yet connected. Error naming the machine and what failed, or the
+// address where the cable cannot bind.
+rig::Result<std::unique_ptr<Local>> open_local(const Layout& layout, std::uint64_t gpu_memory_bytes, std::uint8_t index,
+                                               std::string_view cable_address);
 
 }  // namespace p2p_copy

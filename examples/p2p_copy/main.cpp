@@ -6,6 +6,11 @@
 //            [--topology switch|acs|two-host-bridges|iommu|DIR [--gpu BUS --nic BUS]]
 //            [--cable wire|udp] [--pcap FILE] [--loss P] [--json]
 //
+// As two processes (session.hpp), each building one of the machines, with the same job
+// options on both:
+//   p2p_copy --listen [ADDR:]PORT [--cable LOCAL_PORT] ...    machine 2, the receiver
+//   p2p_copy --connect HOST:PORT [--cable LOCAL_PORT] ...     machine 1, the sender
+//
 // Exit status: 0 when at least one path ran and every path that ran was verified (and a
 // path chosen alone with --path p2p or --path bounce was not refused); 1 otherwise; 2 for
 // a command line it cannot use.
@@ -27,6 +32,8 @@
 #include "copy.hpp"
 #include "machines.hpp"
 #include "report.hpp"
+#include "rig/bootstrap/peer.hpp"
+#include "session.hpp"
 #include "rig/pci/snapshot.hpp"
 #include "rig/text.hpp"
 #include "topologies.hpp"
@@ -65,6 +72,131 @@ std::optional<std::uint64_t> available_memory() {
     return std::nullopt;
 }
 
+// How long a receiver waits for its sender to connect, a sender for its receiver to
+// accept, and either for each message of the setup (rig::bootstrap::Peer's timeout).
+constexpr auto wait_for_sender = std::chrono::minutes(10);
+constexpr auto wait_for_receiver = std::chrono::seconds(10);
+constexpr auto wait_for_message = std::chrono::seconds(30);
+
+// The UDP port of --cable with --listen or --connect: its number, or the TCP port.
+std::optional<std::uint16_t> cable_port(const std::string& text) {
+    unsigned value = 0;
+    const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (error != std::errc() || end != text.data() + text.size() || value > 65535) return std::nullopt;
+    return static_cast<std::uint16_t>(value);
+}
+
+// "127.0.0.1:40312" and a port: "127.0.0.1:18515", "[::1]:18515".
+std::string with_port(const std::string& address, std::uint16_t port) {
+    auto a = rig::bootstrap::parse_address(address);
+    return rig::bootstrap::to_string({a ? a->host : std::string("127.0.0.1"), port});
+}
+
+// A progress line on stderr for each path, unless the output is JSON.
+ProgressFor progress_lines(std::optional<ProgressLine>& line, std::uint64_t size, bool as_json) {
+    return [&line, size, as_json](Path p) -> Progress {
+        line.emplace(stderr, std::string(to_string(p)), size, !as_json);
+        return [&line](std::uint64_t done) { (*line)(done); };
+    };
+}
+
+// --loss: the directions of the NICs' frames, each losing them once, where its sender
+// hands them to a cable: a Wire's two ends, or a machine's datagram cable towards its
+// socket (the other machine's cable loses the frames that come back).
+using rig::bnxt::sim::Cable;
+using Direction = std::pair<Cable*, Cable::End>;
+
+void lose(const std::vector<Direction>& directions, double loss, std::uint64_t seed) {
+    for (const auto& [cable, end] : directions) cable->inject(end, {.drop = loss, .seed = seed++});
+}
+
+void say_lost(const std::vector<Direction>& directions, double loss) {
+    std::uint64_t carried = 0, dropped = 0;
+    for (const auto& [cable, end] : directions) {
+        const auto k = cable->fault_counters(end);
+        carried += k.carried;
+        dropped += k.dropped;
+    }
+    std::cerr << "p2p_copy: --loss " << loss << ": the cable lost " << dropped << " of the " << carried
+              << " frames the NICs sent\n";
+}
+
+// This process as one machine of two: the receiver (--listen) waits for its sender, the
+// sender (--connect) connects; each then builds its machine, cables it towards the other
+// and runs its side (session.hpp).
+int run_apart(const Layout& layout, std::uint64_t gpu_memory_bytes, const std::string& listen, const std::string& connect,
+              std::optional<std::uint16_t> local_port, const Options& options, const std::string& pcap, double loss,
+              bool as_json) {
+    using namespace rig::bootstrap;
+    const Role role = listen.empty() ? Role::Sender : Role::Receiver;
+    auto address = parse_address(role == Role::Receiver ? listen : connect);
+    const char* flag = role == Role::Receiver ? "--listen" : "--connect";
+    if (!address) {
+        std::cerr << "p2p_copy: " << flag << " " << address.error() << "\n";
+        return 2;
+    }
+    if (role == Role::Sender && address->host.empty()) {
+        std::cerr << "p2p_copy: --connect " << connect << ": names no host (HOST:PORT)\n";
+        return 2;
+    }
+    std::optional<Stream> stream;
+    if (role == Role::Receiver) {
+        auto listener = Listener::listen(*address);
+        if (!listener) {
+            std::cerr << "p2p_copy: " << listener.error() << "\n";
+            return 1;
+        }
+        std::cerr << "p2p_copy: machine 2, the receiver, listens on " << listener->address() << " for one sender (p2p_copy --connect HOST:"
+                  << listener->port() << ")" << std::endl;
+        auto accepted = listener->accept(wait_for_sender);
+        if (!accepted) {
+            std::cerr << "p2p_copy: " << accepted.error() << "\n";
+            return 1;
+        }
+        stream = std::move(*accepted);
+        if (!local_port) local_port = listener->port();
+    } else {
+        auto connected = Stream::connect(*address, wait_for_receiver);
+        if (!connected) {
+            std::cerr << "p2p_copy: " << connected.error() << "\n";
+            return 1;
+        }
+        stream = std::move(*connected);
+        if (!local_port) {
+            auto local = parse_address(stream->local());
+            local_port = local ? local->port : 0;
+        }
+    }
+    const std::uint8_t index = role == Role::Sender ? 1 : 2;
+    std::cerr << "p2p_copy: machine " << int{index} << ", the " << to_string(role) << ", connected with " << stream->peer() << std::endl;
+    auto local = open_local(layout, gpu_memory_bytes, index, with_port(stream->local(), *local_port));
+    if (!local) {
+        std::cerr << "p2p_copy: " << local.error() << "\n";
+        return 1;
+    }
+    if (!pcap.empty()) {
+        if (auto r = (*local)->cable->capture(pcap); !r) {
+            std::cerr << "p2p_copy: --pcap " << r.error() << "\n";
+            return 2;
+        }
+    }
+    const std::vector<Direction> sent{{(*local)->cable.get(), Cable::End::first}};  // this machine's frames
+    if (loss > 0) lose(sent, loss, index);
+    Peer peer(std::move(*stream), wait_for_message);
+    std::optional<ProgressLine> line;
+    auto report = run_side(**local, peer, role, options, {}, progress_lines(line, options.size, as_json), [&](p2p_copy::Path) {
+        if (line) line->finish();
+    });
+    if (!report) {
+        std::cerr << "p2p_copy: " << report.error() << "\n";
+        return 1;
+    }
+    if (loss > 0 && !as_json) say_lost(sent, loss);
+    if (as_json) std::cout << json(*report).dump() << "\n";
+    else std::cout << table(*report);
+    return exit_status(*report, options.choice);
+}
+
 int run(int argc, char** argv) {
     CLI::App app{"Moves a buffer from GPU memory on one simulated machine into GPU memory on another, "
                  "peer-to-peer and through host memory, and verifies it."};
@@ -80,10 +212,17 @@ int run(int argc, char** argv) {
         ->capture_default_str();
     app.add_option("--gpu", gpu, "with --topology DIR: the bus address of the GPU the simulated GPU replaces");
     app.add_option("--nic", nic, "with --topology DIR: the bus address of the NIC the simulated bnxt NIC replaces");
-    std::string cable = "wire", pcap;
-    app.add_option("--cable", cable, "how the two NICs are cabled: wire (in-process) or udp (a datagram socket each on 127.0.0.1, one Ethernet frame per datagram)")
-        ->check(CLI::IsMember({"wire", "udp"}))
-        ->capture_default_str();
+    std::string cable, pcap, listen, connect;
+    auto* listen_option = app.add_option("--listen", listen,
+                                         "[ADDR:]PORT: be machine 2, the receiver, in this process, and wait on this TCP "
+                                         "address (PORT alone: every local address) for one sender (p2p_copy --connect)");
+    app.add_option("--connect", connect,
+                   "HOST:PORT: be machine 1, the sender, in this process, connected to a receiver (p2p_copy --listen)")
+        ->excludes(listen_option);
+    app.add_option("--cable", cable,
+                   "how the two NICs are cabled: wire (in-process, the default) or udp (a datagram socket each on "
+                   "127.0.0.1, one Ethernet frame per datagram); with --listen or --connect, LOCAL_PORT: the UDP port of "
+                   "this side's datagram cable (default: this side's TCP port)");
     app.add_option("--pcap", pcap, "write every frame between the two NICs, both ways, to this pcap file");
     double loss = 0;
     app.add_option("--loss", loss, "the probability that the cable loses each frame, either way (0 to 1; the RC transport sends lost packets again)")
@@ -101,6 +240,19 @@ int run(int argc, char** argv) {
         return app.exit(e) == 0 ? 0 : 2;
     }
 
+    const bool apart = !listen.empty() || !connect.empty();  // two processes
+    std::optional<std::uint16_t> local_port;
+    if (apart && !cable.empty()) {
+        local_port = cable_port(cable);
+        if (!local_port) {
+            std::cerr << "p2p_copy: --cable " << cable << ": with --listen or --connect, the UDP port of this side's cable "
+                      << "(0 to 65535; 0: one the system chooses)\n";
+            return 2;
+        }
+    } else if (!apart && !cable.empty() && cable != "wire" && cable != "udp") {
+        std::cerr << "p2p_copy: --cable " << cable << ": not wire or udp (a port number only with --listen or --connect)\n";
+        return 2;
+    }
     const auto size = parse_size(size_text);
     if (!size) {
         std::cerr << "p2p_copy: --size " << size_text << ": not a size (a positive number of bytes up to 1 TiB, "
@@ -116,9 +268,10 @@ int run(int argc, char** argv) {
     // stages the pipeline's chunks in host memory for the bounce path.
     const Pipeline pipeline = fitted({*chunk, depth}, *size);
     const std::uint64_t staged = pipeline.chunk * pipeline.depth;
-    if (const auto available = available_memory(); available && 2 * (*size + staged) > *available) {
+    const std::uint64_t machines = apart ? 1 : 2;  // in this process
+    if (const auto available = available_memory(); available && machines * (*size + staged) > *available) {
         const auto gib = [](std::uint64_t bytes) { return fmt::format("{:.1f} GiB", static_cast<double>(bytes) / (1 << 30)); };
-        std::cerr << "p2p_copy: --size " << rig::text::bytes(*size) << " needs about " << gib(2 * (*size + staged))
+        std::cerr << "p2p_copy: --size " << rig::text::bytes(*size) << " needs about " << gib(machines * (*size + staged))
                   << " of memory (each simulated GPU holds the buffer, and each machine stages " << rig::text::bytes(staged)
                   << " of it for the bounce path); this machine has " << gib(*available) << " available\n";
         return 2;
@@ -158,6 +311,7 @@ int run(int argc, char** argv) {
         return 2;
     }
 
+    if (apart) return run_apart(*layout, gpu_config.memory_bytes, listen, connect, local_port, options, pcap, loss, as_json);
     auto pair = open_pair(*layout, gpu_config.memory_bytes, cable == "udp" ? Cabling::udp : Cabling::wire);
     if (!pair) {
         std::cerr << "p2p_copy: " << pair.error() << "\n";
@@ -169,44 +323,19 @@ int run(int argc, char** argv) {
             return 2;
         }
     }
-    // --loss: each direction loses frames once, where its sender hands them to the cable:
-    // the Wire's two ends, or each machine's datagram cable towards its socket.
-    using rig::bnxt::sim::Cable;
-    auto& cables = (*pair)->cables;
-    if (loss > 0) {
-        if (cables.size() == 1) {
-            cables[0]->inject({.drop = loss, .seed = 1});
-        } else {
-            for (std::size_t i = 0; i < cables.size(); ++i) cables[i]->inject(Cable::End::first, {.drop = loss, .seed = 1 + i});
-        }
-    }
+    std::vector<Direction> directions;
+    for (const auto& c : (*pair)->cables) directions.push_back({c.get(), Cable::End::first});
+    if ((*pair)->cables.size() == 1) directions.push_back({(*pair)->cables[0].get(), Cable::End::second});  // the Wire
+    if (loss > 0) lose(directions, loss, 1);
     std::optional<ProgressLine> line;
-    auto report = copy(
-        **pair, options,
-        [&](Path p) -> Progress {
-            line.emplace(stderr, std::string(to_string(p)), *size, !as_json);
-            return [&](std::uint64_t done) { (*line)(done); };
-        },
-        [&](Path) {
-            if (line) line->finish();
-        });
+    auto report = copy(**pair, options, progress_lines(line, *size, as_json), [&](Path) {
+        if (line) line->finish();
+    });
     if (!report) {
         std::cerr << "p2p_copy: " << report.error() << "\n";
         return 1;
     }
-    if (loss > 0 && !as_json) {
-        std::uint64_t carried = 0, dropped = 0;
-        for (const auto& c : cables) {
-            for (const Cable::End end : {Cable::End::first, Cable::End::second}) {
-                if (cables.size() > 1 && end == Cable::End::second) continue;  // counted by the other machine's cable
-                const auto k = c->fault_counters(end);
-                carried += k.carried;
-                dropped += k.dropped;
-            }
-        }
-        std::cerr << "p2p_copy: --loss " << loss << ": the cable lost " << dropped << " of the " << carried
-                  << " frames the NICs sent\n";
-    }
+    if (loss > 0 && !as_json) say_lost(directions, loss);
     if (as_json) std::cout << json(*report).dump() << "\n";
     else std::cout << table(*report);
     return exit_status(*report, options.choice);

@@ -29,13 +29,6 @@ constexpr auto stall_after = std::chrono::seconds(30);
 // How long one wait for a completion blocks before the loop looks at the other queue.
 constexpr auto wait_slice = std::chrono::milliseconds(5);
 
-struct Chunks {
-    std::uint64_t bytes, chunk;
-    std::uint64_t count() const { return (bytes + chunk - 1) / chunk; }
-    std::uint64_t offset(std::uint64_t i) const { return i * chunk; }
-    std::uint64_t length(std::uint64_t i) const { return std::min(chunk, bytes - i * chunk); }
-};
-
 // Which sends ask for the receiver's attention (Solicit::Yes): every `every`-th chunk and
 // the last. The receiver's waits wake only on those, so it takes its completions in
 // batches and is woken once per batch, not once per chunk.
@@ -49,16 +42,6 @@ struct Solicited {
 std::string describe(const char* what, std::uint64_t i, const Chunks& chunks) {
     return std::string(what) + " of chunk " + std::to_string(i) + " (" + rig::text::bytes(chunks.length(i)) + " at byte " +
            std::to_string(chunks.offset(i)) + ")";
-}
-
-rig::Result<void> check(const Completion& c, const Side& side, const char* what, const Chunks& chunks, bool exact_bytes) {
-    if (!c.ok())
-        return rig::fail(side.name, ": the ", describe(what, c.id, chunks), " completed with ", std::string(to_string(c.status)),
-                         " (CQE status ", rig::text::hex(c.code, 2), ")");
-    if (exact_bytes && c.bytes != chunks.length(c.id))
-        return rig::fail(side.name, ": the ", describe(what, c.id, chunks), " completed with ", std::to_string(c.bytes),
-                         " bytes");
-    return {};
 }
 
 // Where a chunk leaves machine 1's region and lands in machine 2's, and what runs around
@@ -135,11 +118,11 @@ rig::Result<void> stream(Pair& pair, Link& link, Hooks& h, const Chunks& chunks,
             }
             for (std::size_t k = 0; k < got; ++k) {
                 if (cq == &sent_cq) {
-                    if (auto r = check(out[k], pair.one, "send", chunks, true); !r) return r;
+                    if (auto r = check_completion(out[k], pair.one, "send", chunks, true); !r) return r;
                     ++send_done;
                     continue;
                 }
-                if (auto r = check(out[k], pair.two, "receive", chunks, true); !r) return r;
+                if (auto r = check_completion(out[k], pair.two, "receive", chunks, true); !r) return r;
                 if (h.after_receive)
                     if (auto r = h.after_receive(out[k].id); !r) return r;
                 ++received;
@@ -176,7 +159,7 @@ rig::Result<void> read_all(Pair& pair, Link& link, Hooks& h, const Chunks& chunk
         auto got = moved ? rig::Result<std::size_t>(cq.poll(out)) : cq.wait(out, wait_slice);
         if (!got) return rig::fail(pair.two.name, ": ", got.error());
         for (std::size_t k = 0; k < *got; ++k) {
-            if (auto r = check(out[k], pair.two, "read", chunks, true); !r) return r;
+            if (auto r = check_completion(out[k], pair.two, "read", chunks, true); !r) return r;
             if (h.after_receive)
                 if (auto r = h.after_receive(out[k].id); !r) return r;
             ++done;
@@ -195,6 +178,19 @@ rig::Result<void> transfer(Pair& pair, Link& link, Mode mode, Hooks& h, const Ch
                            const Progress& progress) {
     if (mode == Mode::Read) return read_all(pair, link, h, chunks, std::min(depth, link.read_depth), progress);
     return stream(pair, link, h, chunks, depth, progress);
+}
+
+}  // namespace
+
+rig::Result<void> check_completion(const Completion& c, const Side& side, const char* what, const Chunks& chunks,
+                                   bool exact_bytes) {
+    if (!c.ok())
+        return rig::fail(side.name, ": the ", describe(what, c.id, chunks), " completed with ", std::string(to_string(c.status)),
+                         " (CQE status ", rig::text::hex(c.code, 2), ")");
+    if (exact_bytes && c.bytes != chunks.length(c.id))
+        return rig::fail(side.name, ": the ", describe(what, c.id, chunks), " completed with ", std::to_string(c.bytes),
+                         " bytes");
+    return {};
 }
 
 std::string summary(const rig::pci::Route& route) {
@@ -216,8 +212,6 @@ std::string summary(const rig::pci::Route& route) {
     out += " " + (route.host_bridge_rule.empty() ? std::string("the root complex refuses") : route.host_bridge_rule);
     return out;
 }
-
-}  // namespace
 
 std::string_view to_string(Path path) { return path == Path::P2p ? "p2p" : "bounce"; }
 
@@ -330,18 +324,23 @@ rig::Result<void> Bounce::Staging::register_pages() {
     return {};
 }
 
-std::string Bounce::memory() const {
-    if (staging_[0].whose == staging_[1].whose) return "host memory on each machine: " + std::string(staging_[0].whose);
-    return "host memory on " + pair_->one.name + ": " + std::string(staging_[0].whose) + "; on " + pair_->two.name + ": " +
-           std::string(staging_[1].whose);
+std::string Bounce::memory(const std::string& one, std::string_view one_whose, const std::string& two,
+                           std::string_view two_whose) {
+    if (one_whose == two_whose) return "host memory on each machine: " + std::string(one_whose);
+    return "host memory on " + one + ": " + std::string(one_whose) + "; on " + two + ": " + std::string(two_whose);
+}
+
+std::string Bounce::memory() const { return memory(pair_->one.name, staging_[0].whose, pair_->two.name, staging_[1].whose); }
+
+void Bounce::Staging::release() {
+    if (!nic || nic->closed()) return;
+    if (region) (void)region->deregister();  // unpins; an error leaves the memory to close
+    if (dma.window.size() > 0 && (!region || region->deregistered())) nic->function().free_dma(dma);
+    dma = {};
 }
 
 Bounce::~Bounce() {
-    for (Staging& s : staging_) {
-        if (!s.nic || s.nic->closed()) continue;
-        if (s.region) (void)s.region->deregister();  // unpins; an error leaves the memory to close
-        if (s.dma.window.size() > 0 && (!s.region || s.region->deregistered())) s.nic->function().free_dma(s.dma);
-    }
+    for (Staging& s : staging_) s.release();
     // The GPU's host memory goes with staging_, after the NIC unpinned it; where the NIC
     // could not, its pin keeps the pages until the NIC closes.
 }

@@ -18,6 +18,7 @@
 // Everything here runs on the calling thread; the NIC models run on their own.
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -46,6 +47,20 @@ struct Pipeline {
     std::uint32_t depth = 16;
 };
 
+// A transfer of `bytes` cut into chunks of `chunk` bytes (the last one shorter).
+struct Chunks {
+    std::uint64_t bytes, chunk;
+    std::uint64_t count() const { return (bytes + chunk - 1) / chunk; }
+    std::uint64_t offset(std::uint64_t i) const { return i * chunk; }
+    std::uint64_t length(std::uint64_t i) const { return std::min(chunk, bytes - i * chunk); }
+};
+
+// Error naming the machine, the work request (`what`: "send", "receive", "read") and its
+// chunk, and the completion's status where `c` failed, or its byte count where
+// `exact_bytes` and it is not the chunk's length.
+rig::Result<void> check_completion(const rig::bnxt::Completion& c, const Side& side, const char* what, const Chunks& chunks,
+                                   bool exact_bytes);
+
 // Called on the transfer's thread with the bytes in the destination so far.
 using Progress = std::function<void(std::uint64_t done)>;
 
@@ -69,6 +84,8 @@ struct Forwarding {
     std::string reason;
 };
 Forwarding forwarding(const Pair& pair);
+// One machine's part of it: "distance switch, forwards (direct below 0000:01:00.0)".
+std::string summary(const rig::pci::Route& route);
 
 // GPU memory of `bytes` on each machine: `source` on machine 1, `destination` on 2.
 struct Buffers {
@@ -132,7 +149,14 @@ public:
         rig::Result<void> take_gpu_host_memory(const rig::gpu::Gpu& gpu, std::uint64_t bytes);
         rig::Result<void> take_nic_dma_memory(std::uint64_t bytes);
         rig::Result<void> register_pages();
+        // Deregisters the region and gives the NIC's DMA memory back (the GPU's host
+        // memory goes with the Staging); nothing once the NIC closed.
+        void release();
     };
+    // Whose host memory each machine stages in, in words: "host memory on each machine:
+    // <whose>", or each machine's where they differ.
+    static std::string memory(const std::string& one, std::string_view one_whose, const std::string& two,
+                              std::string_view two_whose);
 
 private:
     Bounce(Pair& pair, Link& link, const Buffers& buffers, Mode mode, Pipeline pipeline)

@@ -17,6 +17,7 @@ std::string table(const Report& report) {
     std::string out = fmt::format("p2p_copy: {} from GPU memory on machine 1 to GPU memory on machine 2 (topology {}: "
                                   "GPU {}, NIC {} on each)\n\n",
                                   rig::text::bytes(report.size), report.topology, report.gpu, report.nic);
+    if (!report.side.empty()) out.insert(out.size() - 1, report.side + "\n");
     out += fmt::format("{:<7} {:<8} {:>12} {:>9} {:>12}  {}\n", "path", "ran", "bytes", "seconds", "throughput", "verified");
     for (const Outcome& o : report.paths) {
         if (o.ran)

@@ -36,6 +36,9 @@ struct Report {
     std::uint64_t size = 0;
     std::string gpu, nic;  // bus addresses, the same on both machines
     std::vector<Outcome> paths;
+    // As two processes (session.hpp): which machine this process is and its peer, a line
+    // of the table below the heading (not in the JSON object, whose shape stays); else "".
+    std::string side;
 };
 
 // The table: a heading line, one row per path, each row's reason below it.

@@ -1,21 +1,26 @@
 // rig_rc_pingpong: rig's driver on a simulated bnxt NIC speaking rdma-core's
 // ibv_rc_pingpong protocol (options.hpp lists the command line; pingpong_exchange.hpp the
-// TCP exchange). As ibv_rc_pingpong: it posts rx_depth receives, prints its address,
-// exchanges addresses with the peer over TCP (the server moves its queue pair to RTR and
-// RTS before it answers), prints the peer's.
+// TCP exchange; pingpong.hpp the ping-pong of SENDs). As ibv_rc_pingpong: it posts
+// rx_depth receives, prints its address, exchanges addresses with the peer over TCP (the
+// server moves its queue pair to RTR and RTS before it answers, the client after the
+// exchange), prints the peer's, runs the ping-pong and prints its two closing lines.
 //
-// Not yet: the ping-pong of SENDs itself. It needs the port's datagram cable (--cable) and
-// the resolution of the peer's IPv4 address to its MAC, since ibv_rc_pingpong's record
-// carries no MAC; until they exist this program stops after the exchange with exit
-// status 1 and says so.
+// The queue pair is set up as pp_connect_ctx sets it: the peer's QPN and PSN, path MTU
+// -m, source GID index -g, hop limit 1, max_dest_rd_atomic 1 and min_rnr_timer 12 at
+// RTR; timeout 14, retry_cnt 7, rnr_retry 7 and max_rd_atomic 1 at RTS. The record
+// carries no MAC: the port asks the peer's by ARP (Port::resolve) before RTR, where rxe
+// asks it too.
 //
 // Exit status: 1 on any failure, as ibv_rc_pingpong; 0 for --help.
 #include <arpa/inet.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
+#include <vector>
 
 #include "options.hpp"
+#include "pingpong.hpp"
 #include "pingpong_exchange.hpp"
 #include "port.hpp"
 #include "rig/bnxt/cq.hpp"
@@ -28,10 +33,13 @@ namespace {
 using namespace rc_pingpong;
 using namespace std::chrono_literals;
 
-constexpr std::uint64_t recv_wrid = 1;  // PINGPONG_RECV_WRID
 // rc_pingpong blocks without a bound; these only keep a vanished peer from hanging it.
 constexpr auto accept_timeout = std::chrono::hours(24);
 constexpr auto exchange_timeout = std::chrono::seconds(60);
+constexpr auto resolve_timeout = std::chrono::milliseconds(3000);  // Linux's ARP: 3 probes, 1 s apart
+
+// pp_connect_ctx's attributes.
+constexpr rig::bnxt::Retries retries{14, 7, 7};
 
 std::string gid_text(const rig::bnxt::Gid& gid) {
     char text[INET6_ADDRSTRLEN] = "";
@@ -67,7 +75,7 @@ int run(int argc, char** argv) {
     const Options& o = *options;
     // 02:00 and the port's IPv4 address: a locally administered MAC unique per address.
     const rig::bnxt::Mac mac{0x02, 0x00, o.ip[0], o.ip[1], o.ip[2], o.ip[3]};
-    auto port = open_port(o.ip, mac);
+    auto port = open_port(o.ip, mac, o.cable);
     if (!port) {
         std::cerr << "rig_rc_pingpong: " << port.error() << "\n";
         return 1;
@@ -75,39 +83,53 @@ int run(int argc, char** argv) {
     const rig::bnxt::Nic& nic = *(*port)->nic;
     auto cq = rig::bnxt::Cq::create(nic, o.rx_depth + 1);
     if (!cq) {
-        std::cerr << "rig_rc_pingpong: " << cq.error() << "\n";
+        std::cerr << "Couldn't create CQ: " << cq.error() << "\n";
         return 1;
     }
     auto qp = rig::bnxt::Qp::create(nic, *cq, *cq, {1, o.rx_depth});
     if (!qp) {
-        std::cerr << "rig_rc_pingpong: " << qp.error() << "\n";
+        std::cerr << "Couldn't create QP: " << qp.error() << "\n";
         return 1;
     }
-    auto region = rig::bnxt::Region::host(nic, o.size);
+    auto region = rig::bnxt::Region::host(nic, std::max<std::uint32_t>(o.size, 1));
     if (!region) {
-        std::cerr << "rig_rc_pingpong: " << region.error() << "\n";
+        std::cerr << "Couldn't register MR: " << region.error() << "\n";
         return 1;
     }
-    for (std::uint32_t i = 0; i < o.rx_depth; ++i)
-        if (!qp->recv(*region, 0, o.size, recv_wrid)) {
-            std::cerr << "Couldn't post receive (" << i << ")\n";
-            return 1;
-        }
+    region->write(0, std::vector<std::byte>(o.size, std::byte{0x7b}));  // rc_pingpong's memset(buf, 0x7b, size)
+    if (const std::uint32_t routs = post_receives(*qp, *region, o.size, o.rx_depth); routs < o.rx_depth) {
+        std::cerr << "Couldn't post receive (" << routs << ")\n";
+        return 1;
+    }
     pingpong::Dest mine{0, qp->qpn(), qp->endpoint().psn, {}};
+    rig::bnxt::Path path;
+    path.hop_limit = 1;
+    path.max_rd_atomic = 1;
+    path.max_dest_rd_atomic = 1;
     if (o.gid_index >= 0) {
-        if (static_cast<std::size_t>(o.gid_index) >= (*port)->gids.size()) {
+        if (static_cast<std::size_t>(o.gid_index) >= nic.gids().size()) {
             std::cerr << "can't read sgid of index " << o.gid_index << "\n";
             return 1;
         }
-        mine.gid = (*port)->gids[static_cast<std::size_t>(o.gid_index)].gid;
+        mine.gid = nic.gids()[static_cast<std::size_t>(o.gid_index)].gid;
+        path.gid_index = static_cast<std::size_t>(o.gid_index);
     }
     print("local address: ", mine);
+
+    // pp_connect_ctx: the peer's MAC first (rxe ARPs here), then RTR and RTS.
+    const auto connect = [&](const pingpong::Dest& peer) -> rig::Result<void> {
+        auto peer_mac = (*port)->resolve(peer.gid, resolve_timeout);
+        if (!peer_mac) return rig::fail("Failed to modify QP to RTR: ", peer_mac.error());
+        const rig::bnxt::Endpoint endpoint{peer.qpn, peer.psn, peer.gid, *peer_mac, o.mtu};
+        if (auto r = qp->connect(endpoint, retries, path); !r) return rig::fail("Failed to modify QP to RTR/RTS: ", r.error());
+        return {};
+    };
 
     rig::Result<pingpong::Dest> peer = rig::fail("no exchange");
     if (o.server) {
         auto stream = rig::bootstrap::Stream::connect({*o.server, o.port}, exchange_timeout);
         if (!stream) {
-            std::cerr << "rig_rc_pingpong: " << stream.error() << "\n";
+            std::cerr << "Couldn't connect to " << *o.server << ":" << o.port << ": " << stream.error() << "\n";
             return 1;
         }
         peer = pingpong::client_exchange(*stream, mine, exchange_timeout);
@@ -117,12 +139,12 @@ int run(int argc, char** argv) {
     } else {
         auto listener = rig::bootstrap::Listener::listen({"", o.port});
         if (!listener) {
-            std::cerr << "rig_rc_pingpong: " << listener.error() << "\n";
+            std::cerr << "Couldn't listen to port " << o.port << ": " << listener.error() << "\n";
             return 1;
         }
         auto stream = listener->accept(accept_timeout);
         if (!stream) {
-            std::cerr << "rig_rc_pingpong: " << stream.error() << "\n";
+            std::cerr << "accept() failed: " << stream.error() << "\n";
             return 1;
         }
         const std::string at = stream->peer();
@@ -130,7 +152,7 @@ int run(int argc, char** argv) {
             *stream, mine,
             [&](const pingpong::Dest& d) -> rig::Result<void> {
                 if (auto u = usable(d); !u) return rig::fail(at, ": ", u.error());
-                return {};
+                return connect(d);
             },
             exchange_timeout);
     }
@@ -139,9 +161,42 @@ int run(int argc, char** argv) {
         return 1;
     }
     print("remote address:", *peer);
-    std::cerr << "rig_rc_pingpong: stopping after the exchange: the ping-pong of SENDs needs the port's datagram cable "
-                 "and the resolution of the peer's MAC, which this build does not have yet\n";
-    return 1;
+    if (o.server) {
+        if (auto r = connect(*peer); !r) {
+            std::cerr << r.error() << "\n";
+            return 1;
+        }
+    }
+
+    Loop loop;
+    loop.size = o.size;
+    loop.iters = o.iters;
+    loop.rx_depth = o.rx_depth;
+    loop.role = o.server ? Role::Client : Role::Server;
+    loop.max_inline = nic.limits().max_inline_data;
+    auto usec = ping_pong(*qp, *cq, *region, loop);
+    if (!usec) {
+        std::cerr << usec.error() << "\n" << (*port)->counters() << "\n";
+        return 1;
+    }
+    std::cout << report(o.size, o.iters, *usec) << std::flush;
+    if (auto r = qp->destroy(); !r) {
+        std::cerr << "Couldn't destroy QP: " << r.error() << "\n";
+        return 1;
+    }
+    if (auto r = cq->destroy(); !r) {
+        std::cerr << "Couldn't destroy CQ: " << r.error() << "\n";
+        return 1;
+    }
+    if (auto r = region->deregister(); !r) {
+        std::cerr << "Couldn't deregister MR: " << r.error() << "\n";
+        return 1;
+    }
+    if (auto r = (*port)->nic->close(); !r) {
+        std::cerr << "Couldn't release context: " << r.error() << "\n";
+        return 1;
+    }
+    return 0;
 }
 
 }  // namespace

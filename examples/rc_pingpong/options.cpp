@@ -8,10 +8,8 @@
 #include <cstdlib>
 
 namespace rc_pingpong {
-namespace {
 
-// strtoul(text, NULL, 0) as rc_pingpong reads its numbers, but whole: "12x" is refused.
-std::optional<std::uint64_t> number(const std::string& text) {
+std::optional<std::uint64_t> parse_number(const std::string& text) {
     if (text.empty() || text[0] == '-' || text[0] == '+') return std::nullopt;
     errno = 0;
     char* end = nullptr;
@@ -19,6 +17,31 @@ std::optional<std::uint64_t> number(const std::string& text) {
     if (errno != 0 || end != text.c_str() + text.size()) return std::nullopt;
     return v;
 }
+
+rig::Result<rig::bnxt::Mtu> parse_mtu(const std::string& text, const char* option) {
+    const auto v = parse_number(text);
+    for (auto m : {rig::bnxt::Mtu::Mtu256, rig::bnxt::Mtu::Mtu512, rig::bnxt::Mtu::Mtu1024, rig::bnxt::Mtu::Mtu2048,
+                   rig::bnxt::Mtu::Mtu4096})
+        if (v && *v == rig::bnxt::bytes(m)) return m;
+    return rig::fail(option, " ", text, ": not 256, 512, 1024, 2048 or 4096");
+}
+
+rig::Result<Cable> parse_cable(const std::string& text) {
+    const auto colon = text.find(':');
+    const auto local = colon == std::string::npos ? std::nullopt : parse_number(text.substr(0, colon));
+    if (!local || *local > 65535) return rig::fail("--cable ", text, ": not LOCAL_PORT:REMOTE_HOST:REMOTE_PORT");
+    auto remote = rig::bootstrap::parse_address(text.substr(colon + 1));
+    if (!remote || remote->host.empty()) return rig::fail("--cable ", text, ": not LOCAL_PORT:REMOTE_HOST:REMOTE_PORT");
+    return Cable{static_cast<std::uint16_t>(*local), std::move(*remote)};
+}
+
+rig::Result<std::array<std::uint8_t, 4>> parse_ip(const std::string& text) {
+    std::array<std::uint8_t, 4> ip{};
+    if (::inet_pton(AF_INET, text.c_str(), ip.data()) != 1) return rig::fail("--ip ", text, ": not an IPv4 address");
+    return ip;
+}
+
+namespace {
 
 struct Texts {
     std::string port, size, mtu, rx_depth, iters, gid_index, cable, ip;
@@ -40,7 +63,7 @@ void declare(CLI::App& app, Texts& t) {
 template <class T>
 rig::Result<void> take(const std::string& text, const char* option, std::uint64_t max, T& out) {
     if (text.empty()) return {};
-    const auto v = number(text);
+    const auto v = parse_number(text);
     if (!v || *v > max) return rig::fail(option, " ", text, ": not a number from 0 to ", std::to_string(max));
     out = static_cast<T>(*v);
     return {};
@@ -75,32 +98,22 @@ rig::Result<Options> parse(int argc, const char* const* argv, bool* help) {
     if (auto r = take(t.iters, "-n", 0xffffffff, o.iters); !r) return std::unexpected(std::move(r).error());
     if (auto r = take(t.gid_index, "-g", 0x7fffffff, o.gid_index); !r) return std::unexpected(std::move(r).error());
     if (!t.mtu.empty()) {
-        const auto v = number(t.mtu);
-        bool found = false;
-        for (auto m : {rig::bnxt::Mtu::Mtu256, rig::bnxt::Mtu::Mtu512, rig::bnxt::Mtu::Mtu1024, rig::bnxt::Mtu::Mtu2048,
-                       rig::bnxt::Mtu::Mtu4096})
-            if (v && *v == rig::bnxt::bytes(m)) {
-                o.mtu = m;
-                found = true;
-            }
-        if (!found) return rig::fail("-m ", t.mtu, ": not 256, 512, 1024, 2048 or 4096");
+        auto m = parse_mtu(t.mtu, "-m");
+        if (!m) return std::unexpected(std::move(m).error());
+        o.mtu = *m;
     }
     if (t.positional.size() > 1) return rig::fail("one server host at most, not ", std::to_string(t.positional.size()));
     if (!t.positional.empty()) o.server = t.positional[0];
     if (!t.cable.empty()) {
-        const auto colon = t.cable.find(':');
-        Cable cable;
-        std::uint64_t local = 0;
-        if (colon == std::string::npos || !take(t.cable.substr(0, colon), "--cable", 65535, local) || colon == 0)
-            return rig::fail("--cable ", t.cable, ": not LOCAL_PORT:REMOTE_HOST:REMOTE_PORT");
-        auto remote = rig::bootstrap::parse_address(t.cable.substr(colon + 1));
-        if (!remote || remote->host.empty()) return rig::fail("--cable ", t.cable, ": not LOCAL_PORT:REMOTE_HOST:REMOTE_PORT");
-        cable.local_port = static_cast<std::uint16_t>(local);
-        cable.remote = std::move(*remote);
-        o.cable = std::move(cable);
+        auto c = parse_cable(t.cable);
+        if (!c) return std::unexpected(std::move(c).error());
+        o.cable = std::move(*c);
     }
-    if (!t.ip.empty() && ::inet_pton(AF_INET, t.ip.c_str(), o.ip.data()) != 1)
-        return rig::fail("--ip ", t.ip, ": not an IPv4 address");
+    if (!t.ip.empty()) {
+        auto ip = parse_ip(t.ip);
+        if (!ip) return std::unexpected(std::move(ip).error());
+        o.ip = *ip;
+    }
     return o;
 }
 

@@ -44,6 +44,16 @@ struct Options {
     std::array<std::uint8_t, 4> ip{10, 77, 0, 1};
 };
 
+// Pieces of both programs' command lines (this one's and perftest_options.hpp's). A
+// number as strtoul(text, NULL, 0) reads it, but whole ("12x", "-1" and "" are none).
+std::optional<std::uint64_t> parse_number(const std::string& text);
+// 256..4096; Error "OPTION TEXT: not 256, 512, 1024, 2048 or 4096".
+rig::Result<rig::bnxt::Mtu> parse_mtu(const std::string& text, const char* option);
+// LOCAL_PORT:REMOTE_HOST:REMOTE_PORT; Error naming the text.
+rig::Result<Cable> parse_cable(const std::string& text);
+// A dotted IPv4 address; Error naming the text.
+rig::Result<std::array<std::uint8_t, 4>> parse_ip(const std::string& text);
+
 // The options of argv, or an Error saying which option is wrong and why ("-m 1000: not
 // 256, 512, 1024, 2048 or 4096"); "--help" is an Error holding the usage text, with
 // `help` set.

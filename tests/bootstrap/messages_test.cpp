@@ -29,8 +29,14 @@ std::string payload_of(const Message& message) {
 }
 
 TEST(Messages, HelloCarriesRoleAndJob) {
-    EXPECT_EQ(payload_of(Hello{Role::Sender, {268435456, 1048576, 16, Mode::Read, Choice::Auto}}),
+    EXPECT_EQ(payload_of(Hello{Role::Sender, {268435456, 1048576, 16, Mode::Read, Choice::Auto}, std::nullopt}),
               R"({"job":{"choice":"auto","chunk":1048576,"depth":16,"mode":"read","size":268435456},"role":"sender","type":"hello"})");
+}
+
+TEST(Messages, HelloCarriesTheCablePortWhereItHasOne) {
+    EXPECT_EQ(payload_of(Hello{Role::Receiver, {4096, 4096, 1, Mode::SendRecv, Choice::P2p}, 18515}),
+              R"({"cable_port":18515,"job":{"choice":"p2p","chunk":4096,"depth":1,"mode":"send","size":4096},"role":"receiver",)"
+              R"("type":"hello"})");
 }
 
 TEST(Messages, QueuePairCarriesTheEndpointInTextAndTheReadDepths) {

@@ -195,15 +195,45 @@ TEST_F(BadPeer, ConnectionIsClosedAndNoDescriptorLeftAfterAnError) {
     {
         auto other = connected();
         Peer victim{std::move(other.server), 200ms};
+        const std::string at = victim.address();
         put(other.client, frame("not json"));
         EXPECT_FALSE(victim.receive<Hello>());
-        victim.close();
+        EXPECT_TRUE(victim.closed());  // by the Peer itself: the caller did not close it
         std::array<std::byte, 1> out;
         auto n = other.client.read_some(out, 1s, "the close");
         ASSERT_TRUE(n) << n.error();
         EXPECT_EQ(*n, 0u);  // the peer saw the connection end
+        const std::string first = "sent something that is not JSON (parse error at byte 2), where \"hello\" was expected";
+        EXPECT_EQ(victim.error(), at + ": " + first);
+        EXPECT_EQ(victim.send(Failure{"bad hello"}).error(),
+                  at + ": not sending the \"error\" message: the connection was closed after an error: " + first);
+        EXPECT_EQ(victim.receive<QueuePair>().error(),
+                  at + ": no \"queue_pair\": the connection was closed after an error: " + first);
+        EXPECT_EQ(victim.poll(0ms).error(), at + ": no next message: the connection was closed after an error: " + first);
     }
     EXPECT_EQ(count_fds(), before);
+}
+
+TEST_F(BadPeer, StallIsAnErrorThatClosesTheConnection) {
+    Peer quick = with(50ms);
+    EXPECT_EQ(quick.receive<Hello>().error(), at() + ": the header of \"hello\" did not arrive within 50 ms");
+    EXPECT_TRUE(quick.closed());
+    std::array<std::byte, 1> out;
+    auto n = c.client.read_some(out, 1s, "the close");
+    ASSERT_TRUE(n) << n.error();
+    EXPECT_EQ(*n, 0u);
+}
+
+TEST_F(BadPeer, FailureFromThePeerClosesTheConnectionToo) {
+    put(c.client, frame(R"({"type":"error","message":"size 1 here, 2 there"})"));
+    EXPECT_EQ(peer.receive<QueuePair>().error(), at() + ": gave up: size 1 here, 2 there");
+    EXPECT_TRUE(peer.closed());
+}
+
+TEST_F(BadPeer, ClosedByTheCallerRefusesLaterCalls) {
+    peer.close();
+    EXPECT_EQ(peer.send(Ready{Path::P2p}).error(), at() + ": not sending the \"ready\" message: the connection is closed");
+    EXPECT_EQ(peer.error(), "");
 }
 
 // A field that is missing, mistyped or out of range, in a message that is otherwise good.
@@ -245,6 +275,12 @@ const FieldCase field_cases[] = {
      R"(the "path" message has no field "regions[0].bytes")"},
     {"ChecksumAbove64Bits", R"({"type":"outcome","path":"p2p","bytes":1,"checksum":18446744073709551616})", "outcome",
      R"(in the "outcome" message, "checksum" is 1.8446744073709552e+19, not an unsigned integer)"},
+    {"CablePortZero", R"({"type":"hello","role":"sender","job":{"size":1,"chunk":1,"depth":1,"mode":"send","choice":"both"},"cable_port":0})",
+     "hello", R"(in the "hello" message, "cable_port" is 0, below 1)"},
+    {"CablePortAbove16Bits", R"({"type":"hello","role":"sender","job":{"size":1,"chunk":1,"depth":1,"mode":"send","choice":"both"},"cable_port":65536})",
+     "hello", R"(in the "hello" message, "cable_port" is 65536, above 65535)"},
+    {"CablePortAsString", R"({"type":"hello","role":"sender","job":{"size":1,"chunk":1,"depth":1,"mode":"send","choice":"both"},"cable_port":"4791"})",
+     "hello", R"(in the "hello" message, "cable_port" is "4791", not an unsigned integer)"},
     {"ErrorWithoutMessage", R"({"type":"error"})", "hello", R"(the "error" message has no field "message")"},
 };
 
@@ -302,7 +338,8 @@ TEST(Peer, EveryMessageArrivesAsSent) {
     Peer a{std::move(c.client), 1s}, b{std::move(c.server), 1s};
     bnxt::Endpoint endpoint{0x2464c3, 0xabcdef, bnxt::ipv4_gid(10, 77, 0, 2), {0x52, 0x54, 0, 0, 0, 2}, bnxt::Mtu::Mtu4096};
     const std::vector<Message> messages = {
-        Hello{Role::Receiver, {1 << 30, 1 << 20, 16, Mode::Read, Choice::Auto}},
+        Hello{Role::Receiver, {1 << 30, 1 << 20, 16, Mode::Read, Choice::Auto}, std::nullopt},
+        Hello{Role::Sender, {4096, 4096, 1, Mode::SendRecv, Choice::Both}, 40312},
         QueuePair{endpoint, 128, 16},
         PathOpen{Path::Bounce, true, "GPU copy engine to host memory",
                  {{{0xffff'8000'0000'0000, 0x1234'5678}, 1 << 20}, {{4096, 7}, 1}}},
@@ -341,7 +378,7 @@ TEST(Peer, WholeExchangeOfAReadJobRunsInOrder) {
         ASSERT_TRUE(hello) << hello.error();
         seen.push_back("hello " + std::string(to_string(hello->role)));
         EXPECT_EQ(differences(job, hello->job), "");
-        ASSERT_TRUE(sender.send(Hello{Role::Receiver, job}));
+        ASSERT_TRUE(sender.send(Hello{Role::Receiver, job, std::nullopt}));
         auto qp = sender.receive<QueuePair>();
         ASSERT_TRUE(qp) << qp.error();
         EXPECT_EQ(*qp, sender_qp);
@@ -372,7 +409,7 @@ TEST(Peer, WholeExchangeOfAReadJobRunsInOrder) {
         auto stream = Stream::connect({"127.0.0.1", listener->port()}, 5s);
         ASSERT_TRUE(stream) << stream.error();
         Peer receiver_peer{std::move(*stream), 5s};
-        ASSERT_TRUE(receiver_peer.send(Hello{Role::Sender, job}));
+        ASSERT_TRUE(receiver_peer.send(Hello{Role::Sender, job, std::nullopt}));
         auto hello = receiver_peer.receive<Hello>();
         ASSERT_TRUE(hello) << hello.error();
         EXPECT_EQ(hello->role, Role::Receiver);

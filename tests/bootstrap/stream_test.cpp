@@ -46,6 +46,8 @@ TEST(Stream, EachEndNamesTheOther) {
     EXPECT_EQ(c.client.peer(), "127.0.0.1:" + std::to_string(c.port));
     EXPECT_THAT(c.server.peer(), testing::MatchesRegex("127\\.0\\.0\\.1:[0-9]+"));
     EXPECT_NE(c.server.peer(), c.client.peer());
+    EXPECT_EQ(c.client.local(), c.server.peer());
+    EXPECT_EQ(c.server.local(), c.client.peer());
 }
 
 TEST(Stream, ReadTakesExactlyItsBytesFromSeveralWrites) {

@@ -197,11 +197,34 @@ def check(fixtures: Path) -> None:
                f"ib_read_bw_4096.pcap: the responses {responses}")
 
 
+def check_icrcs(fixtures: Path) -> None:
+    """capture.icrc, the ICRC the rig tests check rig's frames with, gives every RoCE frame rxe
+    sent its ICRC, and no longer does once a payload bit or a BTH field under the CRC changes;
+    the fields the CRC masks (TTL) may change."""
+    count = 0
+    for pcap in sorted(fixtures.glob("*.pcap")):
+        expect(capture.bad_icrcs(pcap) == [], f"{pcap.name}: frames {capture.bad_icrcs(pcap)} fail capture.icrc")
+        for _, frame in capture.read_pcap(pcap)[1]:
+            want = capture.icrc(frame)
+            if want is None:
+                continue
+            count += 1
+            flipped = bytearray(frame)
+            flipped[-5] ^= 0x01  # the last byte before the ICRC
+            expect(capture.icrc(bytes(flipped)) != want, f"{pcap.name}: a flipped payload bit keeps the ICRC")
+            ttl = bytearray(frame)
+            ttl[14 + 8] ^= 0x3F
+            expect(capture.icrc(bytes(ttl)) == want, f"{pcap.name}: the TTL changes the ICRC")
+    expect(count == 44, f"{count} RoCE frames in the fixtures, not 44")
+
+
 def main(argv: list[str]) -> int:
     if capture.tshark() is None:
         print("FAILED: tshark not found (tools/deps.sh installs it)")
         return 1
-    check(Path(argv[1]) if len(argv) > 1 else HERE / "fixtures")
+    fixtures = Path(argv[1]) if len(argv) > 1 else HERE / "fixtures"
+    check(fixtures)
+    check_icrcs(fixtures)
     for f in failures:
         print(f"FAILED: {f}")
     if not failures:

@@ -59,12 +59,15 @@ def padded(n: int) -> int:
     return (n + 3) & ~3
 
 
-def check_udp(frames: list[Frame], a: QueuePair, b: QueuePair, where: str) -> None:
+def check_udp(frames: list[Frame], a: QueuePair, b: QueuePair, where: str, rxe_ips: set[str] | None = None) -> None:
+    """UDP port 4791 and P_Key 0xFFFF on every frame; the source port rxe computes on those
+    from `rxe_ips` (None: all of them; another sender may choose its own)."""
     sport = capture.rxe_udp_sport(a.qpn, b.qpn)
     for f in frames:
         expect(f.udp_dst == capture.ROCE_PORT, f"{where}: frame {f.number} to UDP port {f.udp_dst}, not 4791")
-        expect(f.udp_src == sport, f"{where}: frame {f.number} from UDP port {f.udp_src}, rxe's for QPNs "
-               f"{a.qpn:#x}/{b.qpn:#x} is {sport}")
+        if rxe_ips is None or f.ip_src in rxe_ips:
+            expect(f.udp_src == sport, f"{where}: frame {f.number} from UDP port {f.udp_src}, rxe's for QPNs "
+                   f"{a.qpn:#x}/{b.qpn:#x} is {sport}")
         expect(f.p_key == 0xFFFF, f"{where}: frame {f.number} has P_Key {f.p_key:#x}")
 
 
@@ -89,15 +92,23 @@ def rxe_ack_requests(frames: list[Frame], ends: set[int]) -> list[bool]:
     return bits
 
 
+def last_packets_ask(frames: list[Frame], ends: set[int]) -> list[bool | None]:
+    """The AckReq rule every RC requester keeps (IBA 9.7.3.1): a message's last packet asks for
+    an ACK; any other packet may (None)."""
+    return [True if f.opcode in ends else None for f in frames]
+
+
 def check_sends(at_sender: list[Frame], at_receiver: list[Frame], sender: guest.Address, sender_qp: QueuePair,
-                receiver: guest.Address, receiver_qp: QueuePair, messages: int, size: int, where: str) -> int:
+                receiver: guest.Address, receiver_qp: QueuePair, messages: int, size: int, where: str,
+                ack_rule=rxe_ack_requests, rxe_ips: set[str] | None = None) -> int:
     """The SENDs sender -> receiver as the sender sent them (its capture) and as they arrived
-    (the receiver's), and the receiver's ACKs. Returns how many packets were sent again."""
+    (the receiver's), and the receiver's ACKs; the sender's AckReq bits by `ack_rule` (rxe's
+    by default; None in its answer allows either). Returns how many packets were sent again."""
     count = packets_per_message(size)
     sends = [f for f in at_sender if f.ip_src == sender.ip and f.opcode != capture.ACKNOWLEDGE]
     arrived = [f for f in at_receiver if f.ip_src == sender.ip and f.opcode != capture.ACKNOWLEDGE]
     expect(sends, f"{where}: no SEND from {sender.ip}")
-    for f, ack_request in zip(sends, rxe_ack_requests(sends, {capture.SEND_LAST, capture.SEND_ONLY})):
+    for f, ack_request in zip(sends, ack_rule(sends, {capture.SEND_LAST, capture.SEND_ONLY})):
         message, index = position(f.psn, sender_qp.psn, size)
         expect(message < messages, f"{where}: frame {f.number} PSN {f.psn:#x} beyond the {messages} messages "
                f"from PSN {sender_qp.psn:#x}")
@@ -107,8 +118,8 @@ def check_sends(at_sender: list[Frame], at_receiver: list[Frame], sender: guest.
         length = min(MTU, size - index * MTU)
         expect(f.payload == padded(length) and f.pad == padded(length) - length,
                f"{where}: frame {f.number} carries {f.payload} bytes with pad {f.pad}, not {length} + pad")
-        expect(f.ack_request == ack_request, f"{where}: frame {f.number} (packet {index} of {count}) AckReq "
-               f"{f.ack_request}, rxe's rule gives {ack_request}")
+        expect(ack_request is None or f.ack_request == ack_request, f"{where}: frame {f.number} (packet {index} of "
+               f"{count}) AckReq {f.ack_request}, the sender's rule gives {ack_request}")
         expect(f.eth_src == sender.mac and f.eth_dst == receiver.mac and f.ip_dst == receiver.ip,
                f"{where}: frame {f.number} {f.eth_src} {f.ip_src} -> {f.eth_dst} {f.ip_dst}")
     want = {(sender_qp.psn + i) & PSN_MASK for i in range(messages * count)}
@@ -124,17 +135,18 @@ def check_sends(at_sender: list[Frame], at_receiver: list[Frame], sender: guest.
     acked = {f.psn for f in acks if f.syndrome == capture.SYNDROME_ACK}
     ends = {f.psn for f in arrived if f.opcode in (capture.SEND_LAST, capture.SEND_ONLY)}
     expect(ends <= acked, f"{where}: {len(ends - acked)} messages' last PSNs without an ACK of that PSN from {receiver.ip}")
-    check_udp(sends + acks, sender_qp, receiver_qp, where)
+    check_udp(sends + acks, sender_qp, receiver_qp, where, rxe_ips)
     return len(sends) - len(want)
 
 
 def check_reads(at_client: list[Frame], at_server: list[Frame], server_qp: QueuePair, client_qp: QueuePair,
-                messages: int, size: int, where: str) -> int:
+                messages: int, size: int, where: str, client: guest.Address = CLIENT, server: guest.Address = SERVER,
+                rxe_ips: set[str] | None = None) -> int:
     """The client's RDMA READ requests as it sent them and the server's responses as the server
-    sent them. Returns how many requests resume a read part way (rxe's retry after a loss)."""
+    sent them. Returns how many requests resume a read part way (a retry after a loss)."""
     count = packets_per_message(size)
-    requests = [f for f in at_client if f.ip_src == CLIENT.ip]
-    responses = [f for f in at_server if f.ip_src == SERVER.ip]
+    requests = [f for f in at_client if f.ip_src == client.ip]
+    responses = [f for f in at_server if f.ip_src == server.ip]
     expect(requests and responses, f"{where}: {len(requests)} requests, {len(responses)} responses")
     resumed = 0
     for f in requests:
@@ -164,7 +176,7 @@ def check_reads(at_client: list[Frame], at_server: list[Frame], server_qp: Queue
     covered = {f.psn for f in responses}
     expect(covered == {(client_qp.psn + i) & PSN_MASK for i in range(messages * count)},
            f"{where}: responses cover {len(covered)} PSNs, not {messages * count}")
-    check_udp(requests + responses, client_qp, server_qp, where)
+    check_udp(requests + responses, client_qp, server_qp, where, rxe_ips)
     return resumed
 
 

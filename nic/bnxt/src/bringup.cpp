@@ -32,9 +32,10 @@ bool is_vf(std::uint16_t device) { return device >= 0x1806 && device <= 0x1809; 
 // rig's version, as the driver registers it (§3.10).
 constexpr std::uint8_t driver_major = 0, driver_minor = 1, driver_update = 0;
 
-// RoCEv2 headers between the port MTU and the path MTU: Linux's iboe_get_mtu subtracts
-// GRH (40), UDP (8), BTH (12), the atomic extended header (28) and the ICRC (4).
-constexpr std::uint32_t roce_header_bytes = 92;
+// RoCEv2 headers between the port MTU and the path MTU: Linux's iboe_get_mtu
+// (include/rdma/ib_addr.h) subtracts IB_GRH_BYTES (40), IB_UDP_BYTES (8), IB_BTH_BYTES
+// (12), IB_EXT_XRC_BYTES (4), IB_EXT_ATOMICETH_BYTES (28) and IB_ICRC_BYTES (4).
+constexpr std::uint32_t roce_header_bytes = 96;
 
 Mtu path_mtu(std::uint32_t port_mtu) {
     const std::uint32_t room = port_mtu > roce_header_bytes ? port_mtu - roce_header_bytes : 0;
@@ -261,6 +262,25 @@ Result<void> query_func(Nic::State& nic) {
     auto done = nic.rcfw->call_header(hsi::Opcode::QUERY_FUNC, side);
     if (!done) return std::unexpected(std::move(done).error());
     const auto sb = wire::load<hsi::QueryFuncSb>(side);
+    // A function that cannot hold one queue pair, one work request beside the ring's spare
+    // entry, one completion, one SGE, one region or one GID is of no use, and every create
+    // would then throw as caller misuse: refuse it here, with the figures.
+    std::string none;
+    auto at_least = [&](const char* name, std::uint64_t value, std::uint64_t least) {
+        if (value < least) none += (none.empty() ? "" : ", ") + std::string(name) + " " + std::to_string(value);
+    };
+    at_least("max_qp", sb.max_qp, 1);
+    at_least("max_qp_wr", sb.max_qp_wr, 2);
+    at_least("max_cq", sb.max_cq, 1);
+    at_least("max_cqe", sb.max_cqe, 2);
+    at_least("max_sge", sb.max_sge, 1);
+    at_least("max_mr", sb.max_mr, 1);
+    at_least("max_gid", sb.max_gid, 1);
+    at_least("max_mr_size", sb.max_mr_size, 1);
+    if (!none.empty())
+        return fail(nic.bus, ": QUERY_FUNC reports ", none,
+                    ": the function cannot hold one queue pair with one work request and its completion "
+                    "(max_qp_wr and max_cqe count the ring's spare entry, so each must be at least 2)");
     Limits& l = nic.limits;
     l.max_mr_size = sb.max_mr_size;
     l.max_qp = sb.max_qp;
@@ -273,6 +293,7 @@ Result<void> query_func(Nic::State& nic) {
     l.max_gid = sb.max_gid;
     l.max_qp_rd_atom = sb.max_qp_rd_atom;
     l.max_qp_init_rd_atom = sb.max_qp_init_rd_atom;
+    nic.hw_retransmission = hsi::query_func::HW_REQUESTER_RETX_ENABLED.of(sb.dev_cap_flags) != 0;
 
     auto version = nic.rcfw->call_header(hsi::Opcode::QUERY_VERSION);
     if (!version) return std::unexpected(std::move(version).error());
@@ -282,9 +303,14 @@ Result<void> query_func(Nic::State& nic) {
     return {};
 }
 
-// §7.1 step 13, §4.6.3: context memory came from the backing store (P5: fields 0).
+// §7.1 step 13, §4.6.3: context memory came from the backing store (P5: fields 0). As
+// Linux's bnxt_qplib_init_rcfw: HW_REQUESTER_RETX_SUPPORTED where QUERY_FUNC reports the
+// hardware's requester retransmission (BNXT_RE_HW_RETX); OPTIMIZE_MODIFY_QP_SUPPORTED is
+// left out (the driver does not take the optimized transitions, §4.6.9).
 Result<void> initialize_fw(Nic::State& nic) {
     hsi::InitializeFw command{};
+    command.header.flags =
+        static_cast<std::uint16_t>(hsi::initialize_fw::HW_REQUESTER_RETX_SUPPORTED(nic.hw_retransmission ? 1 : 0));
     const std::uint64_t page = nic.fn.machine().page();
     command.log2_dbr_pg_size = static_cast<std::uint16_t>(
         hsi::initialize_fw::log2_dbr_pg_size(page >= 4096 ? std::bit_width(page) - 1 - 12 : 0));
@@ -309,25 +335,48 @@ Result<void> alloc_nq(Nic::State& nic) {
     return {};
 }
 
-// §7.1 step 16, §4.6.5; the GID by the rule of gid.hpp (cases/bugs B19).
+// §7.1 step 16, §4.6.5: each address of the table once, in table order (bnxt_re shares one
+// firmware entry between an address's RoCEv1 and RoCEv2 GIDs); the GID of the queue pairs
+// by the rule of gid.hpp (cases/bugs B19).
 Result<void> add_gid(Nic::State& nic) {
-    const auto table = nic.options.gids.empty() ? default_gids(nic.mac) : nic.options.gids;
-    const auto chosen = choose_gid(table, nic.options.link_local);
+    std::vector<GidEntry> table = nic.options.gids;
+    if (table.empty() && !nic.options.address.empty()) {
+        const auto address = parse_address(nic.options.address);
+        if (!address)
+            return fail(nic.bus, ": Options::address \"", nic.options.address,
+                        "\" is neither an IPv4 nor an IPv6 address (numeric, as \"10.0.0.1\" or \"2001:db8::1\")");
+        table = address_gids(nic.mac, *address);
+    }
+    if (table.empty()) table = default_gids(nic.mac);
+    nic.gids = std::move(table);
+    const auto chosen = choose_gid(nic.gids, nic.options.link_local);
     if (!chosen) {
         std::string listed;
-        for (const GidEntry& e : table)
+        for (const GidEntry& e : nic.gids)
             listed += (listed.empty() ? "" : ", ") + to_string(e.gid) + (e.version == RoceVersion::V2 ? " v2" : " v1");
         return fail(nic.bus, ": no routable RoCEv2 GID among {", listed,
-                    "}; pass the port's address in Options::gids (or allow link-local GIDs)");
+                    "}; pass the port's address in Options::address (or allow link-local GIDs)");
     }
-    nic.gid = table[*chosen].gid;
-    nic.ipv4_gid = is_ipv4_mapped(nic.gid);
-    hsi::AddGid command{};
-    command.gid = hsi::add_gid_bytes(nic.gid);
-    command.src_mac = hsi::add_gid_mac(nic.mac);
-    auto done = nic.rcfw->call(hsi::Opcode::ADD_GID, command);
-    if (!done) return std::unexpected(std::move(done).error());
-    nic.gid_index = static_cast<std::uint16_t>(done->xid.get());
+    nic.gid_chosen = *chosen;
+    nic.gid = nic.gids[*chosen].gid;
+    nic.gid_firmware.assign(nic.gids.size(), 0);
+    for (std::size_t i = 0; i < nic.gids.size(); ++i) {
+        const GidEntry& e = nic.gids[i];
+        const auto same = std::find_if(nic.gids.begin(), nic.gids.begin() + static_cast<std::ptrdiff_t>(i),
+                                       [&](const GidEntry& earlier) { return earlier.gid == e.gid; });
+        if (same != nic.gids.begin() + static_cast<std::ptrdiff_t>(i)) {
+            nic.gid_firmware[i] = nic.gid_firmware[static_cast<std::size_t>(same - nic.gids.begin())];
+            continue;
+        }
+        hsi::AddGid command{};
+        command.gid = hsi::add_gid_bytes(e.gid);
+        command.src_mac = hsi::add_gid_mac(nic.mac);
+        auto done = nic.rcfw->call(hsi::Opcode::ADD_GID, command);
+        if (!done) return std::unexpected(std::move(done).error());
+        nic.gid_firmware[i] = static_cast<std::uint16_t>(done->xid.get());
+        nic.added_gids.push_back(nic.gid_firmware[i]);
+    }
+    nic.gid_index = nic.gid_firmware[*chosen];
     return {};
 }
 

@@ -3,6 +3,7 @@
 #include "rig/bnxt/cq.hpp"
 
 #include <stdexcept>
+#include <thread>
 
 #include "doorbell.hpp"
 #include "rig/text.hpp"
@@ -146,6 +147,19 @@ Result<void> Cq::State::destroy_locked() {
     return {};
 }
 
+void Cq::State::set_qps(std::vector<Qp::State*> list) {
+    auto next = std::make_unique<QpList>(QpList{std::move(list)});
+    std::unique_ptr<QpList> old = std::move(qps);
+    qps = std::move(next);
+    published.store(qps.get(), std::memory_order_seq_cst);
+    // A poll that entered before the store may hold the old list: wait until it leaves.
+    // One that enters after sees the new one (poll_seq's increment and the store are both
+    // seq_cst). The wait ends at the next exit of that one poll, never starved by others.
+    const std::uint64_t seen = poll_seq.load(std::memory_order_seq_cst);
+    if (seen % 2 == 1)
+        while (poll_seq.load(std::memory_order_acquire) == seen) std::this_thread::yield();
+}
+
 void Cq::State::retire(Memory memory) {
     if (!live.exchange(false, std::memory_order_acq_rel)) return;
     std::erase(nic->cqs, this);
@@ -181,8 +195,8 @@ Result<void> Cq::destroy() {
     State& cq = *state_;
     std::lock_guard lock(cq.nic->mutex);
     if (cq.nic->closed.load(std::memory_order_acquire) || !cq.live.load(std::memory_order_acquire)) return {};
-    if (!cq.qps.empty())
-        throw std::invalid_argument("rig::bnxt::Cq::destroy: queue pair " + std::to_string(cq.qps.front()->qpn) +
+    if (!cq.qps->qps.empty())
+        throw std::invalid_argument("rig::bnxt::Cq::destroy: queue pair " + std::to_string(cq.qps->qps.front()->qpn) +
                                     " still completes on CQ " + std::to_string(cq.id) + "; destroy it first");
     return cq.destroy_locked();
 }

@@ -60,8 +60,8 @@ void DmaBuffer::fill(std::byte value) const {
 }
 
 Result<PageList> make_page_list(const pci::Function& fn, std::span<const std::uint64_t> pages,
-                                detail::PageListKind kind, std::string_view what) {
-    const auto level = detail::pbl_level(pages.size());
+                                detail::PageListKind kind, std::string_view what, hsi::PblLevel at_least) {
+    const auto level = detail::pbl_level(pages.size(), at_least);
     if (!level)
         return fail(fn.bus(), ": the ", what, " needs ", std::to_string(pages.size()),
                     " pages, more than a level-2 page list holds (262144)");
@@ -77,7 +77,7 @@ Result<PageList> make_page_list(const pci::Function& fn, std::span<const std::ui
         for (std::uint64_t j = 0; j < n; ++j) table_addresses.push_back(list.table.bus(j * hsi::pte::table_page_bytes));
         bytes.resize(n * hsi::pte::table_page_bytes);
     }
-    list.base = detail::write_page_list(pages, table_addresses, kind, bytes);
+    list.base = detail::write_page_list(pages, table_addresses, kind, bytes, at_least);
     if (n != 0) list.table.window().write(0, bytes);
     return list;
 }

@@ -60,7 +60,8 @@ struct PageList {
 // allocated and written. Error naming `what` where there is no memory, or where the list
 // is longer than level 2 holds.
 Result<PageList> make_page_list(const pci::Function& fn, std::span<const std::uint64_t> pages,
-                                detail::PageListKind kind, std::string_view what);
+                                detail::PageListKind kind, std::string_view what,
+                                hsi::PblLevel at_least = hsi::PblLevel::LVL_0);
 
 // A ring or queue of `bytes` bytes (rounded up to 4 KiB pages), filled with `poison`
 // before the device learns of it (notes/style.md), and its page list (queue kind).

@@ -1,6 +1,8 @@
 // The port's GIDs and the rule that picks one (rig/bnxt/gid.hpp; cases/bugs B19).
 #include "rig/bnxt/gid.hpp"
 
+#include <arpa/inet.h>
+
 #include <cstdio>
 
 namespace rig::bnxt {
@@ -63,9 +65,22 @@ bool is_routable(const Gid& g) {
 Gid link_local_gid(const Mac& mac) { return with_interface_id(0xfe, 0x80, mac); }
 Gid unique_local_gid(const Mac& mac) { return with_interface_id(0xfd, 0x00, mac); }
 
+std::vector<GidEntry> address_gids(const Mac& mac, const Gid& address) {
+    return {{link_local_gid(mac), RoceVersion::V2}, {address, RoceVersion::V2}};
+}
+
 std::vector<GidEntry> default_gids(const Mac& mac) {
-    return {{link_local_gid(mac), RoceVersion::V1}, {link_local_gid(mac), RoceVersion::V2},
-            {unique_local_gid(mac), RoceVersion::V1}, {unique_local_gid(mac), RoceVersion::V2}};
+    const auto x = static_cast<std::uint8_t>(1 + (mac[5] + 253) % 254);
+    return address_gids(mac, ipv4_gid(192, 0, 2, x));
+}
+
+std::optional<Gid> parse_address(std::string_view text) {
+    const std::string s(text);
+    std::array<std::uint8_t, 4> v4{};
+    if (inet_pton(AF_INET, s.c_str(), v4.data()) == 1) return ipv4_gid(v4[0], v4[1], v4[2], v4[3]);
+    Gid g{};
+    if (inet_pton(AF_INET6, s.c_str(), g.data()) == 1) return g;
+    return std::nullopt;
 }
 
 std::string to_string(const Gid& g) {

@@ -53,6 +53,11 @@ Result<void> Hwrm::too_short(hsi::ReqType type, std::uint16_t resp_len, std::siz
                 " bytes; the driver reads its first ", std::to_string(needed));
 }
 
+std::size_t Hwrm::max_request_bytes() const {
+    if (!short_supported_) return max_req_len_;
+    return std::min<std::size_t>(max_ext_req_len_ != 0 ? max_ext_req_len_ : request_.bytes(), request_.bytes());
+}
+
 std::chrono::milliseconds Hwrm::timeout(hsi::ReqType type) const {
     auto t = fixed_timeout_.value_or(default_timeout_);
     if (type == hsi::ReqType::HWRM_FUNC_RESET && !fixed_timeout_) t *= hsi::hwrm::func_reset_timeout_factor;
@@ -67,11 +72,17 @@ Result<void> Hwrm::submit(hsi::ReqType type, std::span<const std::byte> request)
     std::array<std::byte, hsi::bar0::hwrm_window_bytes> window{};
     std::size_t fill = max_req_len_;
     if (shorten) {
-        // §3.1: "any request longer than max_req_len must use short mode" (as Linux does,
-        // whether or not dev_caps_cfg advertises it); max_ext_req_len bounds it where given.
-        if ((max_ext_req_len_ != 0 && length > max_ext_req_len_) || length > request_.bytes())
+        // §3.1: "any request longer than max_req_len must use short mode", which only a
+        // firmware whose dev_caps_cfg offers it reads (Linux sends it regardless; a
+        // firmware without it would read the descriptor as a request); max_ext_req_len
+        // bounds it.
+        if (!short_supported_)
+            return fail(bus_, ": ", hwrm_name(type), " takes ", std::to_string(length), " bytes, more than the ",
+                        std::to_string(max_req_len_),
+                        "-byte window, and the firmware offers no short commands (HWRM_VER_GET dev_caps_cfg)");
+        if (length > max_request_bytes())
             return fail(bus_, ": ", hwrm_name(type), " takes ", std::to_string(length),
-                        " bytes, more than the firmware takes (", std::to_string(max_ext_req_len_),
+                        " bytes, more than the firmware takes (", std::to_string(max_request_bytes()),
                         " in a short command)");
         request_.window().write(0, request);
         hsi::HwrmShortRequest descriptor{};

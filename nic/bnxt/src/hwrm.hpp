@@ -1,6 +1,7 @@
 // nic/bnxt/src/hwrm.hpp: the HWRM channel (spec/bnxt-hsi.md §3.1): one request at a time,
 // written into the BAR0 window with 32-bit stores (or, where it is longer than the window
-// takes or the firmware requires it, as a short-mode descriptor of a request in DMA memory),
+// takes or the firmware requires it, and only where VER_GET's dev_caps_cfg offers short
+// commands, as a short-mode descriptor of a request in DMA memory),
 // submitted by the trigger, answered by DMA into the response buffer. The driver waits
 // until the response carries the request's seq_id and a non-zero resp_len, then until its
 // last byte (`valid`) reads 1, against a deadline from the clock; a response with another
@@ -11,6 +12,7 @@
 // Not thread safe: the Nic's channel lock serializes its calls.
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -49,12 +51,15 @@ public:
         Response response{};
     };
 
-    // Sends `request` (its header is filled here) and waits for its answer. Error naming
-    // the command where it timed out or its answer was rejected.
+    // Sends `request` (its header is filled here), or its first `request_bytes` (an older
+    // layout's prefix, §0), and waits for its answer. Error naming the command where it
+    // timed out or its answer was rejected, or where the request cannot be sent (longer
+    // than the window and the firmware offers no short commands, or longer than its
+    // max_ext_req_len).
     template <class Response, class Request>
-    Result<Answer<Response>> ask(hsi::ReqType type, Request request) {
+    Result<Answer<Response>> ask(hsi::ReqType type, Request request, std::size_t request_bytes = sizeof(Request)) {
         Answer<Response> answer;
-        auto got = transact(type, std::as_writable_bytes(std::span(&request, 1)),
+        auto got = transact(type, std::as_writable_bytes(std::span(&request, 1)).first(std::min(request_bytes, sizeof(Request))),
                             std::as_writable_bytes(std::span(&answer.response, 1)));
         if (!got) return std::unexpected(std::move(got).error());
         answer.error_code = got->first;
@@ -83,6 +88,9 @@ public:
     void adopt(const hsi::VerGetResponse& version);
 
     std::chrono::milliseconds timeout(hsi::ReqType type) const;
+    // The longest request the firmware takes (VER_GET: the window's max_req_win_len, or in
+    // short mode max_ext_req_len where it offers short commands).
+    std::size_t max_request_bytes() const;
 
 private:
     // The response's error_code and resp_len, its bytes copied into `response` (zero

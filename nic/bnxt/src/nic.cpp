@@ -25,6 +25,8 @@ Nic::~Nic() {
 }
 
 Result<Nic> Nic::open(const pci::Machine& machine, std::string_view bus, Options options) {
+    if (!options.address.empty() && !options.gids.empty())
+        throw std::invalid_argument("rig::bnxt::Nic::open: Options::address and Options::gids both given; give one");
     auto fn = pci::Function::take(machine, bus);
     if (!fn) return std::unexpected(std::move(fn).error());
     auto state = std::make_shared<State>(std::move(*fn), std::move(options));
@@ -69,6 +71,8 @@ const Limits& Nic::limits() const { return live(state_).limits; }
 Mac Nic::mac() const { return live(state_).mac; }
 Gid Nic::gid() const { return live(state_).gid; }
 std::uint16_t Nic::gid_index() const { return live(state_).gid_index.value_or(0); }
+const std::vector<GidEntry>& Nic::gids() const { return live(state_).gids; }
+std::size_t Nic::gid_table_index() const { return live(state_).gid_chosen; }
 Mtu Nic::mtu() const { return live(state_).mtu; }
 const std::string& Nic::firmware() const { return live(state_).firmware; }
 bool Nic::interrupts() const { return live(state_).interrupts; }

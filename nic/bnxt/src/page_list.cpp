@@ -48,8 +48,8 @@ std::vector<std::uint64_t> page_addresses(std::span<const pci::Run> runs, unsign
 }
 
 std::uint64_t write_page_list(std::span<const std::uint64_t> pages, std::span<const std::uint64_t> table_addresses,
-                              PageListKind kind, std::span<std::byte> table) {
-    const auto level = pbl_level(pages.size());
+                              PageListKind kind, std::span<std::byte> table, hsi::PblLevel at_least) {
+    const auto level = pbl_level(pages.size(), at_least);
     if (!level) throw std::invalid_argument("write_page_list: no level holds " + std::to_string(pages.size()) + " pages");
     if (table_addresses.size() != table_pages(*level, pages.size()) ||
         table.size() < table_addresses.size() * hsi::pte::table_page_bytes)

@@ -4,7 +4,21 @@
 // One pass: first the rest of a requester CQE the last call had no room for (carry), then
 // every new CQE while `out` has room, then, where a queue pair of this Cq failed, its
 // flushed entries; finally one CQ doorbell releasing what was consumed. Nothing here
-// allocates, locks or builds a string.
+// allocates, locks or builds a string. The queue pairs are the list the control path
+// published (state.hpp, Cq::State::set_qps); poll_seq brackets each pass so that a Qp is
+// not let go while a pass may hold it.
+//
+// A CQE is input from the device, and every index and code in it is checked against what
+// the driver posted before anything is reported (Linux's bnxt_qplib_cq_process_req and
+// _res_rc check the same indexes): a CQE of a type no queue of this Cq produces (only
+// REQ, RES_RC, TERMINAL and NO_OP are), a status neither table lists, a requester or
+// terminal sq_cons_idx beyond the ring or beyond the work requests posted, a requester
+// CQE that completes nothing, a responder CQE with no receive outstanding, naming another
+// RQ WQE than the oldest, for an SRQ, or longer than its receive, or a CQE for a queue
+// pair that completes on another Cq. Such a CQE is a device error: it is recorded (bytes,
+// index and why), the Cq reads no further CQE, every queue pair of the Cq fails and flushes,
+// and Cq::error and Cq::wait report it. A CQE naming a queue pair the Cq does not hold
+// (destroyed, or never) is dropped, as Linux's __clean_cq lets a destroyed QP's go.
 #include <array>
 #include <stdexcept>
 
@@ -17,10 +31,16 @@
 namespace rig::bnxt {
 namespace {
 
-Qp::State* find(const Cq::State& cq, std::uint64_t handle) {
-    for (Qp::State* qp : cq.qps)
+Qp::State* find(const QpList& list, std::uint64_t handle) {
+    for (Qp::State* qp : list.qps)
         if (qp->handle == handle) return qp;
     return nullptr;
+}
+
+bool holds(const QpList& list, const Qp::State* qp) {
+    for (const Qp::State* q : list.qps)
+        if (q == qp) return true;
+    return false;
 }
 
 // Reports the send-queue entries before sq_done_until: the signalled ones, and the last
@@ -48,8 +68,8 @@ bool report_sends(Qp::State& qp, std::span<Completion> out, std::size_t& n) {
 }
 
 // §5.5.3, §5.2.5: every entry of a failed queue pair not yet reported, with Flushed.
-void report_flushes(Cq::State& cq, std::span<Completion> out, std::size_t& n) {
-    for (Qp::State* qp : cq.qps) {
+void report_flushes(Cq::State& cq, const QpList& list, std::span<Completion> out, std::size_t& n) {
+    for (Qp::State* qp : list.qps) {
         if (!qp->failed.load(std::memory_order_acquire)) {
             // The firmware said Error (§4.5.4) and no CQE of this Cq is left to say why.
             if (!qp->notified.load(std::memory_order_acquire)) continue;
@@ -77,56 +97,87 @@ void report_flushes(Cq::State& cq, std::span<Completion> out, std::size_t& n) {
     }
 }
 
-// One CQE; false where `out` filled before the CQE was wholly reported.
-bool take(Cq::State& cq, std::span<const std::byte, hsi::cqe::bytes> bytes, std::uint8_t type_toggle,
-          std::span<Completion> out, std::size_t& n) {
+enum class Took : std::uint8_t { All, Full, Invalid };
+
+// One CQE: wholly reported (All), `out` filled first (Full, the rest in cq.carry), or
+// refused (Invalid, cq.bad.why says why).
+Took take(Cq::State& cq, const QpList& list, std::span<const std::byte, hsi::cqe::bytes> bytes,
+          std::uint8_t type_toggle, std::span<Completion> out, std::size_t& n) {
+    auto invalid = [&](const char* why) {
+        cq.bad.why = why;
+        return Took::Invalid;
+    };
+    // The send queue up to sq_cons_idx (§5.5.1): where it lies beyond the ring or beyond
+    // what was posted, nullopt.
+    auto sends_until = [](const Qp::State& qp, std::uint16_t sq_cons_idx) -> std::optional<std::uint64_t> {
+        if (sq_cons_idx >= qp.sq_size) return std::nullopt;
+        const std::uint64_t until = detail::completed_until(qp.sq_retired.load(std::memory_order_relaxed), sq_cons_idx, qp.sq_size);
+        if (until > qp.sq_posted.load(std::memory_order_acquire)) return std::nullopt;
+        return until;
+    };
     switch (static_cast<hsi::CqeType>(hsi::cqe::cqe_type.of(type_toggle))) {
         case hsi::CqeType::REQ: {
             const auto c = wire::load<hsi::CqeReq>(bytes);
-            Qp::State* qp = find(cq, c.qp_handle);
-            if (qp == nullptr || qp->failed.load(std::memory_order_relaxed)) return true;  // stale, or flushed
-            const std::uint64_t retired = qp->sq_retired.load(std::memory_order_relaxed);
-            const std::uint64_t until = detail::completed_until(retired, c.sq_cons_idx, qp->sq_size);
-            if (until == retired) return true;  // completes nothing: not a CQE of ours
-            qp->sq_done_until = until;
+            Qp::State* qp = find(list, c.qp_handle);
+            if (qp == nullptr) return Took::All;  // destroyed: its CQEs are dropped
+            if (qp->send_cq.get() != &cq) return invalid("a requester CQE for a queue pair whose sends complete elsewhere");
+            if (requester_status(c.status) == Status::Unknown) return invalid("a requester status no table lists");
+            if (qp->failed.load(std::memory_order_relaxed)) return Took::All;  // flushed already
+            const auto until = sends_until(*qp, c.sq_cons_idx);
+            if (!until) return invalid("sq_cons_idx beyond the send queue or the work requests posted");
+            if (*until == qp->sq_retired.load(std::memory_order_relaxed))
+                return invalid("a requester CQE that completes no work request");
+            qp->sq_done_until = *until;
             qp->sq_status = requester_status(c.status);
             qp->sq_code = c.status;
-            if (report_sends(*qp, out, n)) return true;
+            if (report_sends(*qp, out, n)) return Took::All;
             cq.carry = qp;
-            return false;
+            return Took::Full;
         }
         case hsi::CqeType::RES_RC: {
             const auto c = wire::load<hsi::CqeResRc>(bytes);
-            Qp::State* qp = find(cq, c.qp_handle);
-            if (qp == nullptr || qp->failed.load(std::memory_order_relaxed)) return true;
-            const std::uint64_t r = qp->rq_retired.load(std::memory_order_relaxed);
-            if (r >= qp->rq_posted.load(std::memory_order_acquire)) return true;  // no receive outstanding
-            // §5.3: receives complete in RQ order; the tag names the oldest.
-            if (hsi::cqe_res_flags::srq_or_rq_wr_id.of(c.srq_or_rq_wr_id) != r % qp->rq_size) return true;
-            const RecvEntry& e = qp->rq_shadow[r % qp->rq_size];
+            Qp::State* qp = find(list, c.qp_handle);
+            if (qp == nullptr) return Took::All;
+            if (qp->recv_cq.get() != &cq) return invalid("a responder CQE for a queue pair whose receives complete elsewhere");
             const Status status = responder_status(c.status);
+            if (status == Status::Unknown) return invalid("a responder status no table lists");
+            if (hsi::cqe_res_flags::SRQ.of(c.flags) != 0) return invalid("a responder CQE of a shared receive queue");
+            if (qp->failed.load(std::memory_order_relaxed)) return Took::All;
+            const std::uint64_t r = qp->rq_retired.load(std::memory_order_relaxed);
+            if (r >= qp->rq_posted.load(std::memory_order_acquire)) return invalid("a responder CQE with no receive outstanding");
+            // §5.3: receives complete in RQ order; the tag names the oldest.
+            if (hsi::cqe_res_flags::srq_or_rq_wr_id.of(c.srq_or_rq_wr_id) != r % qp->rq_size)
+                return invalid("a responder CQE naming another receive than the oldest outstanding");
+            const RecvEntry& e = qp->rq_shadow[r % qp->rq_size];
+            if (status == Status::Ok && c.length > e.bytes) return invalid("a receive longer than the bytes posted for it");
             std::optional<std::uint32_t> immediate;
             if (hsi::cqe_res_flags::IMM.of(c.flags) != 0) immediate = c.imm_data_or_inv_r_key.get();
             out[n++] = Completion{e.id, Op::Recv, status, c.status, c.length, immediate, qp->qpn};
             qp->rq_retired.store(r + 1, std::memory_order_release);
             if (status != Status::Ok) qp->fail();
-            return true;
+            return Took::All;
         }
         case hsi::CqeType::TERMINAL: {
             // §5.5.3: the WQEs before sq_cons_idx succeeded; the rest flush.
             const auto c = wire::load<hsi::CqeTerminal>(bytes);
-            Qp::State* qp = find(cq, c.qp_handle);
-            if (qp == nullptr || qp->failed.load(std::memory_order_relaxed)) return true;
-            qp->sq_done_until = detail::completed_until(qp->sq_retired.load(std::memory_order_relaxed), c.sq_cons_idx,
-                                                        qp->sq_size);
+            Qp::State* qp = find(list, c.qp_handle);
+            if (qp == nullptr) return Took::All;
+            if (qp->send_cq.get() != &cq) return invalid("a terminal CQE for a queue pair whose sends complete elsewhere");
+            if (qp->failed.load(std::memory_order_relaxed)) return Took::All;
+            const auto until = sends_until(*qp, c.sq_cons_idx);
+            if (!until || (c.rq_cons_idx != hsi::cqe_terminal::rq_cons_idx_none && c.rq_cons_idx >= qp->rq_size))
+                return invalid("a terminal CQE's consumer indexes beyond the queues or the work requests posted");
+            qp->sq_done_until = *until;
             qp->sq_status = Status::Ok;
             qp->sq_fail_after = true;
-            if (report_sends(*qp, out, n)) return true;
+            if (report_sends(*qp, out, n)) return Took::All;
             cq.carry = qp;
-            return false;
+            return Took::Full;
         }
+        case hsi::CqeType::NO_OP:
+            return Took::All;
         default:
-            return true;  // NO_OP, CUT_OFF (no resize here), UD kinds: nothing of ours
+            return invalid("a CQE of a type no queue of this CQ produces");  // CUT_OFF (no resize), UD, raw
     }
 }
 
@@ -147,28 +198,58 @@ void Qp::State::fail() {
 
 std::size_t Cq::poll(std::span<Completion> out) {
     State& cq = checked(state_);
+    // poll_seq odd while this pass may hold the list (Cq::State::set_qps waits for it).
+    cq.poll_seq.fetch_add(1, std::memory_order_seq_cst);
+    const QpList& list = *cq.published.load(std::memory_order_seq_cst);
     std::size_t n = 0;
-    if (cq.carry != nullptr) {
-        if (!report_sends(*cq.carry, out, n)) return n;
-        cq.carry = nullptr;
-    }
-    const pci::Window& ring = cq.entries;
     bool consumed = false;
-    while (n < out.size()) {
-        const std::uint64_t offset = std::uint64_t{cq.cons.index()} * hsi::cqe::bytes;
-        // §5.5.4: the toggle first (acquire), the rest only once it says new.
-        const std::uint8_t type_toggle = ring.read8(offset + hsi::cqe::toggle_offset, std::memory_order_acquire);
-        if (hsi::cqe::toggle.of(type_toggle) != cq.cons.phase()) break;
-        std::array<std::byte, hsi::cqe::bytes> bytes;
-        ring.read(offset, bytes);
-        cq.cons.advance();
-        consumed = true;
-        if (!take(cq, bytes, type_toggle, out, n)) break;
+    if (cq.carry != nullptr && !holds(list, cq.carry)) cq.carry = nullptr;  // destroyed meanwhile
+    if (cq.carry == nullptr || report_sends(*cq.carry, out, n)) {
+        cq.carry = nullptr;
+        const pci::Window& ring = cq.entries;
+        while (n < out.size() && !cq.device_error.load(std::memory_order_relaxed)) {
+            const std::uint64_t offset = std::uint64_t{cq.cons.index()} * hsi::cqe::bytes;
+            // §5.5.4: the toggle first (acquire), the rest only once it says new.
+            const std::uint8_t type_toggle = ring.read8(offset + hsi::cqe::toggle_offset, std::memory_order_acquire);
+            if (hsi::cqe::toggle.of(type_toggle) != cq.cons.phase()) break;
+            std::array<std::byte, hsi::cqe::bytes> bytes;
+            ring.read(offset, bytes);
+            const Took took = take(cq, list, bytes, type_toggle, out, n);
+            if (took == Took::Invalid) {
+                // A device error: the CQE stays unconsumed, the Cq reads no more, and every
+                // queue pair of it fails and flushes.
+                cq.bad.bytes = bytes;
+                cq.bad.index = cq.cons.index();
+                for (Qp::State* qp : list.qps) qp->fail();
+                cq.device_error.store(true, std::memory_order_release);
+                break;
+            }
+            cq.cons.advance();
+            consumed = true;
+            if (took == Took::Full) break;
+        }
+        if (n < out.size() && cq.flush_pending.load(std::memory_order_acquire)) report_flushes(cq, list, out, n);
     }
-    if (n < out.size() && cq.flush_pending.load(std::memory_order_acquire)) report_flushes(cq, out, n);
     // §5.5.4, §5.8.2: release the consumed entries; the epoch is the consumer's wrap parity.
     if (consumed) ring_doorbell(cq.doorbells, cq.cons.doorbell(hsi::DbType::CQ, cq.id));
+    cq.poll_seq.fetch_add(1, std::memory_order_release);
     return n;
+}
+
+std::optional<std::string> Cq::error() const {
+    if (!state_ || !state_->device_error.load(std::memory_order_acquire)) return std::nullopt;
+    const State& cq = *state_;
+    std::string bytes;
+    for (std::size_t i = 0; i < cq.bad.bytes.size(); ++i) {
+        static constexpr char digits[] = "0123456789abcdef";
+        const auto b = std::to_integer<unsigned>(cq.bad.bytes[i]);
+        if (i != 0 && i % 8 == 0) bytes += ' ';
+        bytes += digits[b >> 4];
+        bytes += digits[b & 0xF];
+    }
+    return cq.nic->bus + ": CQ " + std::to_string(cq.id) + ": the NIC wrote an invalid CQE at index " +
+           std::to_string(cq.bad.index) + " (" + cq.bad.why + "): " + bytes +
+           "; the CQ takes no more CQEs and its queue pairs are in error";
 }
 
 Result<std::size_t> Cq::wait(std::span<Completion> out, std::chrono::nanoseconds timeout, Notify notify) {
@@ -179,6 +260,7 @@ Result<std::size_t> Cq::wait(std::span<Completion> out, std::chrono::nanoseconds
     const auto deadline = nic.clock->now() + timeout;
     for (;;) {
         if (auto why = nic.fn.failed()) return fail(nic.bus, ": the NIC can no longer be reached: ", *why);
+        if (auto bad = error()) return std::unexpected(std::move(*bad));
         std::uint64_t seen = 0;
         if (nic.interrupts) {
             {

@@ -15,7 +15,6 @@ namespace {
 // §4.6.9 RC transitions, the values the minimal driver sends (§7.2 steps 6-9).
 constexpr std::uint8_t qp_access = hsi::qp_access::LOCAL_WRITE | hsi::qp_access::REMOTE_READ;  // never REMOTE_WRITE
 constexpr std::uint16_t pkey_default = 0xFFFF;
-constexpr std::uint8_t hop_limit = 64;           // B19/B22: > 1, so the packet leaves the subnet
 constexpr std::uint8_t min_rnr_timer = 12;
 constexpr std::uint16_t vlan_untagged = 0xFFF;   // Linux's VID for an untagged GID
 constexpr std::uint8_t read_depth_most = 16;     // RDMA READs in flight per direction
@@ -126,28 +125,54 @@ Result<Qp> Qp::create(const Nic& nic, Cq& send_cq, Cq& recv_cq, Depths depths) {
     qp->local = Endpoint{qp->qpn, first_psn(qp->qpn), n->gid, n->mac, n->mtu};
     qp->next_psn = qp->local.psn;
     n->qps.push_back(qp.get());
-    scq->qps.push_back(qp.get());
+    for (Cq::State* cq : {scq.get(), rcq.get()}) {
+        std::vector<Qp::State*> list = cq->qps->qps;
+        if (std::find(list.begin(), list.end(), qp.get()) == list.end()) list.push_back(qp.get());
+        cq->set_qps(std::move(list));
+    }
     scq->reserved += depths.send;
-    if (rcq != scq) rcq->qps.push_back(qp.get());
     rcq->reserved += depths.recv;
     return Qp(std::move(qp));
 }
 
-Result<void> Qp::connect(const Endpoint& peer, Retries retries) {
+Result<void> Qp::connect(const Endpoint& peer, Retries retries, const Path& path) {
     State& qp = checked(state_, "connect");
     if (retries.retry_cnt > 7 || retries.rnr_retry > 7 || retries.timeout > 31)
         throw std::invalid_argument("rig::bnxt::Qp::connect: retry counts run 0..7 and the timeout 0..31");
+    if (path.hop_limit == 0) throw std::invalid_argument("rig::bnxt::Qp::connect: a hop limit of 0 (its packets would leave no port)");
+    const auto depth = [](std::optional<std::uint8_t> asked, std::uint8_t most, const char* what) {
+        if (asked && (*asked == 0 || *asked > most))
+            throw std::invalid_argument(std::string("rig::bnxt::Qp::connect: ") + what + " " + std::to_string(*asked) +
+                                        " is not in 1.." + std::to_string(most));
+        return asked.value_or(most);
+    };
+    const std::uint8_t initiator = depth(path.max_rd_atomic, qp.initiator_depth, "max_rd_atomic");
+    const std::uint8_t responder = depth(path.max_dest_rd_atomic, qp.responder_depth, "max_dest_rd_atomic");
     Nic::State& n = *qp.nic;
     std::lock_guard lock(n.mutex);
     if (qp.state.load(std::memory_order_acquire) != QpState::Reset)
         throw std::invalid_argument("rig::bnxt::Qp::connect: queue pair " + std::to_string(qp.qpn) + " is not in RESET");
+    const std::size_t gid_entry = path.gid_index.value_or(n.gid_chosen);
+    if (gid_entry >= n.gids.size())
+        throw std::invalid_argument("rig::bnxt::Qp::connect: GID index " + std::to_string(gid_entry) +
+                                    " is not in the port's table of " + std::to_string(n.gids.size()));
+    const GidEntry& source = n.gids[gid_entry];
+    if (source.version != RoceVersion::V2)
+        return fail(n.bus, ": queue pair ", std::to_string(qp.qpn), ": GID index ", std::to_string(gid_entry), " (",
+                    to_string(source.gid), ") is RoCEv1; the driver speaks RoCEv2 only");
+    const std::uint16_t sgid_index = n.gid_firmware[gid_entry];
+    const bool ipv4 = is_ipv4_mapped(source.gid);
+    if (ipv4 != is_ipv4_mapped(peer.gid))
+        return fail(n.bus, ": queue pair ", std::to_string(qp.qpn), ": the source GID ", to_string(source.gid), " (index ",
+                    std::to_string(gid_entry), ") is ", ipv4 ? "IPv4" : "IPv6", " and the peer's ", to_string(peer.gid), " ",
+                    ipv4 ? "IPv6" : "IPv4");
     const Mtu mtu = std::min(qp.local.mtu, peer.mtu);
 
     // RESET -> INIT (mask 0x0000000D).
     hsi::ModifyQp init{};
     init.modify_mask = hsi::modify_mask::RESET_TO_INIT;
     init.qp_cid = qp.qpn;
-    init.network_type_en_sqd_async_notify_new_state = with_state(hsi::QpState::INIT, n.ipv4_gid);
+    init.network_type_en_sqd_async_notify_new_state = with_state(hsi::QpState::INIT, ipv4);
     init.access = qp_access;
     init.pkey = pkey_default;
     if (auto done = n.rcfw->call(hsi::Opcode::MODIFY_QP, init); !done) return std::unexpected(std::move(done).error());
@@ -157,19 +182,20 @@ Result<void> Qp::connect(const Endpoint& peer, Retries retries) {
     hsi::ModifyQp rtr{};
     rtr.modify_mask = hsi::modify_mask::INIT_TO_RTR;
     rtr.qp_cid = qp.qpn;
-    rtr.network_type_en_sqd_async_notify_new_state = with_state(hsi::QpState::RTR, n.ipv4_gid);
+    rtr.network_type_en_sqd_async_notify_new_state = with_state(hsi::QpState::RTR, ipv4);
     rtr.dgid = peer.gid;
-    rtr.sgid_index = n.gid_index.value_or(0);
-    rtr.hop_limit = hop_limit;
+    rtr.sgid_index = sgid_index;
+    rtr.hop_limit = path.hop_limit;
     rtr.dest_mac = peer.mac;
     rtr.path_mtu_pingpong_push_enable = static_cast<std::uint8_t>(hsi::modify_qp::path_mtu(static_cast<std::uint8_t>(mtu_code(mtu))));
     rtr.rq_psn = static_cast<std::uint32_t>(hsi::modify_qp::psn(peer.psn));
-    rtr.max_dest_rd_atomic = hsi::irrq_slots(qp.responder_depth);
+    rtr.max_dest_rd_atomic = hsi::irrq_slots(responder);
     rtr.min_rnr_timer = min_rnr_timer;
     rtr.dest_qp_id = static_cast<std::uint32_t>(hsi::modify_qp::dest_qp_id(peer.qpn));
     rtr.vlan_pcp_vlan_dei_vlan_id = static_cast<std::uint16_t>(hsi::modify_qp::vlan_id(vlan_untagged));
     if (auto done = n.rcfw->call(hsi::Opcode::MODIFY_QP, rtr); !done) return std::unexpected(std::move(done).error());
     qp.state.store(QpState::Rtr, std::memory_order_release);
+    qp.local.gid = source.gid;
     qp.mtu_bytes = bytes(mtu);
     // §4.6.9: receives posted before RTR are announced now.
     if (qp.rq_doorbell_deferred && !qp.failed.load(std::memory_order_acquire)) {
@@ -181,12 +207,12 @@ Result<void> Qp::connect(const Endpoint& peer, Retries retries) {
     hsi::ModifyQp rts{};
     rts.modify_mask = hsi::modify_mask::RTR_TO_RTS;
     rts.qp_cid = qp.qpn;
-    rts.network_type_en_sqd_async_notify_new_state = with_state(hsi::QpState::RTS, n.ipv4_gid);
+    rts.network_type_en_sqd_async_notify_new_state = with_state(hsi::QpState::RTS, ipv4);
     rts.timeout = retries.timeout;
     rts.retry_cnt = retries.retry_cnt;
     rts.rnr_retry = retries.rnr_retry;
     rts.sq_psn = static_cast<std::uint32_t>(hsi::modify_qp::psn(qp.local.psn));
-    rts.max_rd_atomic = hsi::orrq_slots(qp.initiator_depth);
+    rts.max_rd_atomic = hsi::orrq_slots(initiator);
     if (auto done = n.rcfw->call(hsi::Opcode::MODIFY_QP, rts); !done) return std::unexpected(std::move(done).error());
     qp.state.store(QpState::Rts, std::memory_order_release);
     return {};
@@ -207,12 +233,16 @@ Result<void> Qp::State::destroy_locked() {
 void Qp::State::retire(Memory memory) {
     if (!live.exchange(false, std::memory_order_acq_rel)) return;
     std::erase(nic->qps, this);
-    std::erase(send_cq->qps, this);
-    std::erase(recv_cq->qps, this);
+    // Out of both Cqs' lists, and no poll holds it once set_qps returns: from here on no
+    // completion of this Qp is reported (its CQEs still in a ring and its flushes are
+    // dropped, cq.hpp). A poller's carry of it is dropped at its next poll.
+    for (Cq::State* cq : {send_cq.get(), recv_cq.get()}) {
+        std::vector<Qp::State*> list = cq->qps->qps;
+        std::erase(list, this);
+        cq->set_qps(std::move(list));
+    }
     send_cq->reserved -= depths.send;
     recv_cq->reserved -= depths.recv;
-    if (send_cq->carry == this) send_cq->carry = nullptr;
-    if (recv_cq->carry == this) recv_cq->carry = nullptr;
     for (DmaBuffer* b : {&sq.memory, &sq.pages.table, &rq.memory, &rq.pages.table, &orrq_irrq}) {
         if (memory == Memory::KeepUntilClose) nic->kept.push_back(std::move(*b));
         b->reset();
@@ -247,6 +277,10 @@ Result<void> Qp::destroy() {
 }
 
 Endpoint Qp::endpoint() const { return checked(state_, "endpoint").local; }
+ReadDepths Qp::read_depths() const {
+    const State& qp = checked(state_, "read_depths");
+    return {qp.initiator_depth, qp.responder_depth};
+}
 QpState Qp::state() const { return state_ ? state_->state.load(std::memory_order_acquire) : QpState::Error; }
 std::uint32_t Qp::qpn() const { return state_ ? state_->qpn : 0; }
 Depths Qp::depths() const { return state_ ? state_->depths : Depths{}; }

@@ -8,10 +8,14 @@
 //    the posted counts it stores with release ordering.
 //  - A Cq's poller (one thread): its consumer position and carry, and, of each Qp whose
 //    queue completes on it, that queue's retired count (stored with release ordering, so
-//    the poster sees room) and done_until.
+//    the poster sees room) and done_until; the device error it found.
+//  - A Cq's list of queue pairs: the control path (under Nic::State::mutex) replaces it
+//    whole and frees the old list, and lets a Qp go, only once no poll that may hold them
+//    is running (QpList, Cq::State::set_qps); the poller reads it without a lock.
 //  - failed (atomic): set once by a poller or the channel; never cleared.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
@@ -75,12 +79,19 @@ struct Nic::State {
     DmaBuffer stats;
     bool fw_initialized = false;   // INITIALIZE_FW
     Nq nq;
-    std::optional<std::uint16_t> gid_index;
+    // The port's GID table (Options::gids, address_gids or default_gids), the entry chosen
+    // at open, and the firmware's index of each entry (ADD_GID at open; entries of one
+    // address share one).
+    std::vector<GidEntry> gids;
+    std::size_t gid_chosen = 0;
+    std::vector<std::uint16_t> gid_firmware;
+    std::optional<std::uint16_t> gid_index;   // the chosen GID's
+    std::vector<std::uint16_t> added_gids;    // every ADD_GID's index, in order
 
     Limits limits;
+    bool hw_retransmission = false;  // QUERY_FUNC HW_REQUESTER_RETX_ENABLED
     Mac mac{};
     Gid gid{};
-    bool ipv4_gid = false;
     Mtu mtu = Mtu::Mtu1024;
     std::string firmware;
     bool interrupts = false;
@@ -136,6 +147,19 @@ struct RecvEntry {
     std::uint32_t bytes = 0;
 };
 
+// The queue pairs completing on a Cq, as one immutable list.
+struct QpList {
+    std::vector<Qp::State*> qps;
+};
+
+// Why a CQE the NIC wrote was refused (poll.cpp): a string literal, so that the hot path
+// builds nothing.
+struct BadCqe {
+    std::array<std::byte, hsi::cqe::bytes> bytes{};
+    std::uint32_t index = 0;  // its ring index
+    const char* why = "";
+};
+
 struct Cq::State {
     std::shared_ptr<Nic::State> nic;
     std::uint32_t id = 0;
@@ -146,12 +170,23 @@ struct Cq::State {
     pci::Window entries;
     pci::Window doorbells;
     detail::RingPosition cons{1};
-    std::vector<Qp::State*> qps;  // the queue pairs completing here
+    // The queue pairs completing here: `qps` the control path's copy (under the mutex),
+    // `published` the list pollers read. poll_seq is odd while a poll runs.
+    std::unique_ptr<QpList> qps = std::make_unique<QpList>();
+    std::atomic<const QpList*> published{qps.get()};
+    std::atomic<std::uint64_t> poll_seq{0};
     std::uint32_t reserved = 0;   // their depths together
-    Qp::State* carry = nullptr;   // a requester CQE not yet wholly reported
+    Qp::State* carry = nullptr;   // a requester CQE not yet wholly reported (the poller's)
     std::atomic<bool> flush_pending{false};
     std::atomic<bool> live{false};  // from the firmware's CREATE on; a refused create leaves it false
+    // A CQE that failed the checks of poll.cpp: the device is in error and so are the
+    // Cq's queue pairs (written by the poller before `device_error`, release).
+    BadCqe bad;
+    std::atomic<bool> device_error{false};
 
+    // Under the mutex: makes `qps` the list and returns once no poll holds the old one
+    // (a poll that runs meanwhile sees the new one), then frees it.
+    void set_qps(std::vector<Qp::State*> qps);
     Result<void> destroy_locked();
     // Out of use and out of the registries; its memory freed, or kept until close where
     // the NIC may still reach it. Under the mutex.

@@ -9,14 +9,18 @@
 namespace rig::bnxt {
 namespace {
 
-// §7.4 step 4, §4.6.5.
-Result<void> delete_gid(Nic::State& nic) {
-    hsi::DeleteGid command{};
-    command.gid_index = *nic.gid_index;
-    auto done = nic.rcfw->call(hsi::Opcode::DELETE_GID, command);
-    if (!done) return std::unexpected(std::move(done).error());
+// §7.4 step 4, §4.6.5: every GID added, the last first; the first refusal is the Error.
+Result<void> delete_gids(Nic::State& nic) {
+    Result<void> first;
+    while (!nic.added_gids.empty()) {
+        hsi::DeleteGid command{};
+        command.gid_index = nic.added_gids.back();
+        nic.added_gids.pop_back();
+        auto done = nic.rcfw->call(hsi::Opcode::DELETE_GID, command);
+        if (!done && first) first = std::unexpected(std::move(done).error());
+    }
     nic.gid_index.reset();
-    return {};
+    return first;
 }
 
 // §7.4 steps 5 and 8, §3.12.
@@ -74,7 +78,7 @@ void Nic::State::teardown(std::optional<std::string>& first_error) {
         cq->retire(Memory::KeepUntilClose);
     }
 
-    if (rcfw && gid_index) note(delete_gid(*this));                                  // step 4
+    if (rcfw && !added_gids.empty()) note(delete_gids(*this));                      // step 4
     if (hwrm && nq.ring_id != hsi::ring_id_invalid) {                               // step 5
         note(ring_free(*this, nq.ring_id));
         nq.ring_id = hsi::ring_id_invalid;

@@ -1,9 +1,11 @@
 // Call records and fault injection of a simulated machine (rig/sim/faults.hpp).
 //
 // Every operation of the machine's Ops, FunctionOps and remote windows calls
-// State::call first. Without injection armed that is two atomic increments; with it, the
-// call is listed and checked against fail_at / fail_after under Injection::mutex. Once
-// failed, the machine stays failed and State::call answers false.
+// State::call first. Without a Faults on the machine that is two atomic increments and
+// nothing grows: a long-lived machine keeps no record of its calls. Once a Faults is made
+// the calls are listed too (accesses only counted); with injection armed they are checked
+// against fail_at / fail_after under Injection::mutex. Once failed, the machine stays
+// failed and State::call answers false.
 #include "rig/sim/faults.hpp"
 
 #include <array>
@@ -27,7 +29,7 @@ bool System::State::call(Operation operation, const std::string& bus) {
     Injection& in = injection;
     ++in.total;
     ++in.counts[static_cast<std::size_t>(operation)];
-    if (!is_access(operation)) {
+    if (!is_access(operation) && in.recording.load(std::memory_order_acquire)) {
         std::lock_guard lock(in.mutex);
         in.calls.push_back({operation, bus});
     }
@@ -67,7 +69,7 @@ std::optional<std::string> System::State::failed() const {
     return injection.why;
 }
 
-Faults::Faults(const System& system) : state_(system.state()) {}
+Faults::Faults(const System& system) : state_(system.state()) { state_->injection.recording = true; }
 
 std::vector<Call> Faults::calls() const {
     std::lock_guard lock(state_->injection.mutex);

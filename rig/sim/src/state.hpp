@@ -145,9 +145,10 @@ struct Slot {
 struct Injection {
     std::mutex mutex;
     std::atomic<bool> armed{false};   // something is set: take the slow path
+    std::atomic<bool> recording{false};  // a Faults watches: calls are listed
     std::atomic<bool> failed{false};
     std::string why;                  // guarded; set once failed
-    std::vector<Call> calls;
+    std::vector<Call> calls;          // guarded; only while recording
     std::array<std::atomic<std::uint64_t>, 20> counts{};
     std::atomic<std::uint64_t> total{0};
     struct FailAt {

@@ -18,7 +18,8 @@ using namespace std::chrono_literals;
 Report sample() {
     return {"switch", 4096, "0000:03:00.0", "0000:04:00.0",
             {{Path::P2p, true, "machine 1: distance switch", 4096, 0.5, true},
-             {Path::Bounce, false, "the firmware refused REGISTER_MR: status 4", 0, 0, false}}};
+             {Path::Bounce, false, "the firmware refused REGISTER_MR: status 4", 0, 0, false}},
+            ""};
 }
 
 TEST(Report, TableHasAHeadingARowPerPathAndEachReason) {
@@ -31,6 +32,18 @@ TEST(Report, TableHasAHeadingARowPerPathAndEachReason) {
               "        why: machine 1: distance switch\n"
               "bounce  refused             -         -            -  -\n"
               "        why: the firmware refused REGISTER_MR: status 4\n");
+}
+
+TEST(Report, TableOfOneSideOfTwoProcessesNamesItBelowTheHeadingAndTheJsonDoesNot) {
+    Report report = sample();
+    report.side = "this process: machine 2, the receiver, with 127.0.0.1:40312";
+    const std::string text = table(report);
+    EXPECT_EQ(text.substr(0, text.find("path ")),
+              "p2p_copy: 4 KiB from GPU memory on machine 1 to GPU memory on machine 2 (topology switch: GPU 0000:03:00.0, "
+              "NIC 0000:04:00.0 on each)\n"
+              "this process: machine 2, the receiver, with 127.0.0.1:40312\n"
+              "\n");
+    EXPECT_EQ(json(report), json(sample()));
 }
 
 TEST(Report, JsonIsTheIssuesShapeInItsOrder) {

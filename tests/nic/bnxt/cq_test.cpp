@@ -7,8 +7,12 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
 #include <atomic>
+#include <functional>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include "nic_machine.hpp"
 
@@ -267,6 +271,111 @@ TEST(Cq, ReadWithABadRkeyFailsAndFlushesWhatFollows) {
     ASSERT_EQ(receive.size(), 1u);
     EXPECT_EQ(receive[0].id, 100u);
     EXPECT_EQ(receive[0].status, Status::Flushed);
+    EXPECT_EQ(receive[0].code, 0u);  // flushed by the driver (P5 writes no FLUSHED CQE)
+}
+
+// ---- a hostile device: CQEs that no queue of the Cq can have produced ----
+
+// Polls `cq` until it holds `n` completions or reports a device error (and nothing more
+// is left), within a generous deadline.
+std::vector<Completion> poll_until(Cq& cq, std::size_t n) {
+    std::vector<Completion> out;
+    std::array<Completion, 16> batch;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    while (out.size() < n && std::chrono::steady_clock::now() < deadline) {
+        const std::size_t got = cq.poll(batch);
+        out.insert(out.end(), batch.begin(), batch.begin() + static_cast<std::ptrdiff_t>(got));
+        if (got == 0 && cq.error()) break;
+        if (got == 0) std::this_thread::yield();
+    }
+    return out;
+}
+
+struct HostileCqe {
+    std::string name;
+    std::function<void(std::span<std::byte, 32>)> rewrite;
+    std::string why;
+};
+
+std::vector<HostileCqe> hostile_cqes() {
+    auto put16 = [](std::span<std::byte, 32> c, std::size_t at, std::uint16_t v) {
+        c[at] = std::byte(v & 0xFF);
+        c[at + 1] = std::byte(v >> 8);
+    };
+    return {
+        // §5.5.1: sq_cons_idx 5 after one send posted: four work requests never posted.
+        {"SqConsIdxBeyondThePosted", [=](auto c) { put16(c, 8, 5); },
+         "sq_cons_idx beyond the send queue or the work requests posted"},
+        {"SqConsIdxBeyondTheRing", [=](auto c) { put16(c, 8, 0xFFFF); },
+         "sq_cons_idx beyond the send queue or the work requests posted"},
+        {"RequesterCqeCompletingNothing", [=](auto c) { put16(c, 8, 0); }, "a requester CQE that completes no work request"},
+        {"UnknownStatus", [](auto c) { c[25] = std::byte{0x55}; }, "a requester status no table lists"},
+        {"UdResponderType", [](auto c) { c[24] = std::byte{static_cast<std::uint8_t>(2 << 1)}; },
+         "a CQE of a type no queue of this CQ produces"},
+        {"TerminalBeyondThePosted", [=](auto c) { c[24] = std::byte{0xE << 1}; c[25] = std::byte{0}; put16(c, 8, 9); },
+         "a terminal CQE's consumer indexes beyond the queues or the work requests posted"},
+    };
+}
+
+class Hostile : public ::testing::TestWithParam<HostileCqe> {};
+INSTANTIATE_TEST_SUITE_P(Cq, Hostile, ::testing::ValuesIn(hostile_cqes()), [](const auto& p) { return p.param.name; });
+
+// The CQE of one signalled send, rewritten: no completion is made up from it (before,
+// poll reported work requests never posted, id 0 and OK, and the queue refused every
+// post after); the Cq is in error naming the CQE, the Qp is in Error, the send is Flushed.
+TEST_P(Hostile, RequesterCqeTheDriverDidNotPostForIsADeviceError) {
+    Pair p;
+    Region ra = host(*p.sa.nic, 4096), rb = host(*p.sb.nic, 4096);
+    ASSERT_TRUE(p.sb.qp->recv(rb, 0, 64, 1));
+    p.a.faults.rewrite_cqes(GetParam().rewrite);
+    ASSERT_TRUE(p.sa.qp->send(ra, 0, 64, 7));
+    const auto got = poll_until(*p.sa.send_cq, 2);
+    ASSERT_EQ(got.size(), 1u);
+    EXPECT_EQ(got[0].id, 7u);
+    EXPECT_EQ(got[0].status, Status::Flushed);
+    EXPECT_EQ(p.sa.qp->state(), QpState::Error);
+    const auto error = p.sa.send_cq->error();
+    ASSERT_TRUE(error);
+    EXPECT_EQ(error->rfind("0000:04:00.0: CQ " + std::to_string(p.sa.send_cq->id()) +
+                               ": the NIC wrote an invalid CQE at index 0 (" + GetParam().why + "): ",
+                           0),
+              0u)
+        << *error;
+    std::array<Completion, 4> out;
+    auto w = p.sa.send_cq->wait(out, std::chrono::milliseconds(1));
+    ASSERT_FALSE(w);
+    EXPECT_EQ(w.error(), *error);
+}
+
+TEST(Cq, ResponderCqeNamingAnotherReceiveIsADeviceError) {
+    Pair p;
+    Region ra = host(*p.sa.nic, 4096), rb = host(*p.sb.nic, 4096);
+    ASSERT_TRUE(p.sb.qp->recv(rb, 0, 64, 1));
+    ASSERT_TRUE(p.sb.qp->recv(rb, 64, 64, 2));
+    p.b.faults.rewrite_cqes([](std::span<std::byte, 32> c) { c[28] = std::byte{1}; });  // wr_id 1, the second
+    ASSERT_TRUE(p.sa.qp->send(ra, 0, 8, 3));
+    const auto got = poll_until(*p.sb.recv_cq, 3);
+    ASSERT_EQ(got.size(), 2u);
+    EXPECT_EQ(got[0].id, 1u);
+    EXPECT_EQ(got[0].status, Status::Flushed);
+    EXPECT_EQ(got[1].id, 2u);
+    EXPECT_EQ(got[1].status, Status::Flushed);
+    ASSERT_TRUE(p.sb.recv_cq->error());
+    EXPECT_NE(p.sb.recv_cq->error()->find("(a responder CQE naming another receive than the oldest outstanding)"),
+              std::string::npos);
+}
+
+TEST(Cq, ReceiveLongerThanItsBytesIsADeviceError) {
+    Pair p;
+    Region ra = host(*p.sa.nic, 4096), rb = host(*p.sb.nic, 4096);
+    ASSERT_TRUE(p.sb.qp->recv(rb, 0, 64, 1));
+    p.b.faults.rewrite_cqes([](std::span<std::byte, 32> c) { c[1] = std::byte{0x10}; });  // length 4096 + 8
+    ASSERT_TRUE(p.sa.qp->send(ra, 0, 8, 3));
+    const auto got = poll_until(*p.sb.recv_cq, 2);
+    ASSERT_EQ(got.size(), 1u);
+    EXPECT_EQ(got[0].status, Status::Flushed);
+    ASSERT_TRUE(p.sb.recv_cq->error());
+    EXPECT_NE(p.sb.recv_cq->error()->find("(a receive longer than the bytes posted for it)"), std::string::npos);
 }
 
 TEST(Cq, ReadBeyondThePeersRegionFailsWithRemoteAccess) {
@@ -303,6 +412,7 @@ TEST(Cq, MessageLongerThanTheReceiveFailsBothSides) {
     EXPECT_EQ(received[0].status, Status::LocalLength) << to_string(received[0].status);
     EXPECT_EQ(received[1].id, 2u);
     EXPECT_EQ(received[1].status, Status::Flushed) << to_string(received[1].status);
+    EXPECT_EQ(received[1].code, 0u);  // the driver's software flush: the NIC wrote no CQE for it
     EXPECT_EQ(p.sb.qp->state(), QpState::Error);
     const auto sent = take(*p.sa.send_cq, 1);
     ASSERT_EQ(sent.size(), 1u);

@@ -59,11 +59,29 @@ TEST(NicGid, UnspecifiedLoopbackAndMulticastAreNotRoutable) {
     EXPECT_TRUE(is_routable(Gid{0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1}));
 }
 
-TEST(NicGid, DefaultTableOffersTheUniqueLocalV2Address) {
+TEST(NicGid, DefaultTableIsLinkLocalThenADocumentationAddress) {
     const auto table = default_gids(mac);
-    ASSERT_EQ(table.size(), 4u);
-    EXPECT_EQ(choose_gid(table), 3u);
-    EXPECT_EQ(to_string(table[3].gid), "fd00::211:22ff:fe33:4455");
+    ASSERT_EQ(table.size(), 2u);
+    EXPECT_EQ(table[0], (GidEntry{link_local_gid(mac), RoceVersion::V2}));
+    EXPECT_EQ(table[1], (GidEntry{ipv4_gid(192, 0, 2, 0x55), RoceVersion::V2}));  // RFC 5737 TEST-NET-1
+    EXPECT_EQ(choose_gid(table), 1u);
+}
+
+TEST(NicGid, DefaultAddressStaysAHostOfTheDocumentationBlock) {
+    EXPECT_EQ(to_string(default_gids(Mac{2, 0, 0, 0, 0, 0x01})[1].gid), "::ffff:192.0.2.1");
+    EXPECT_EQ(to_string(default_gids(Mac{2, 0, 0, 0, 0, 0xFE})[1].gid), "::ffff:192.0.2.254");
+    EXPECT_EQ(to_string(default_gids(Mac{2, 0, 0, 0, 0, 0x00})[1].gid), "::ffff:192.0.2.254");
+    EXPECT_EQ(to_string(default_gids(Mac{2, 0, 0, 0, 0, 0xFF})[1].gid), "::ffff:192.0.2.1");
+}
+
+TEST(NicGid, AddressesParseAsGids) {
+    EXPECT_EQ(parse_address("10.0.0.1"), ipv4_gid(10, 0, 0, 1));
+    EXPECT_EQ(parse_address("::ffff:10.0.0.1"), ipv4_gid(10, 0, 0, 1));
+    EXPECT_EQ(parse_address("fd93::1"), fd93_1());
+    EXPECT_FALSE(parse_address(""));
+    EXPECT_FALSE(parse_address("10.0.0"));
+    EXPECT_FALSE(parse_address("10.0.0.1 "));
+    EXPECT_FALSE(parse_address("host.example"));
 }
 
 TEST(NicGid, LinkLocalGidIsTheModifiedEui64) {

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -42,7 +43,10 @@ TEST(Nic, OpenBringsTheNicUpAndCloseGivesEverythingBack) {
     ASSERT_TRUE(nic) << nic.error();
     EXPECT_EQ(nic->bus(), nic_bus);
     EXPECT_EQ(nic->mac(), (Mac{0x02, 0, 0, 0, 0, 0x01}));
-    EXPECT_EQ(to_string(nic->gid()), "fd00::ff:fe00:1");
+    // The default address, of RFC 5737's documentation block, at index 1 after the
+    // link-local GID, as rxe lays out a port's GIDs.
+    EXPECT_EQ(to_string(nic->gid()), "::ffff:192.0.2.1");
+    EXPECT_EQ(nic->gid_index(), 1u);
     EXPECT_EQ(nic->limits().max_qp, 1024u);
     EXPECT_EQ(nic->limits().max_qp_wr, 4095u);  // QUERY_FUNC's 4096, less the ring's spare entry
     EXPECT_EQ(nic->limits().max_inline_data, 96u);
@@ -126,6 +130,42 @@ TEST(Nic, GivenIpv4AddressIsTheGid) {
     auto nic = m.open(o);
     ASSERT_TRUE(nic) << nic.error();
     EXPECT_EQ(nic->gid(), ipv4_gid(10, 0, 0, 1));
+    EXPECT_EQ(nic->gid_index(), 1u);
+}
+
+TEST(Nic, AddressOptionIsTheGidAtIndexOneAfterTheLinkLocalOne) {
+    SimMachine m("sim0");
+    Options o;
+    o.address = "10.77.0.4";
+    auto nic = m.open(o);
+    ASSERT_TRUE(nic) << nic.error();
+    EXPECT_EQ(to_string(nic->gid()), "::ffff:10.77.0.4");
+    EXPECT_EQ(nic->gid_index(), 1u);
+    o.address = "2001:db8::7";
+    ASSERT_TRUE(nic->close());
+    auto v6 = m.open(o);
+    ASSERT_TRUE(v6) << v6.error();
+    EXPECT_EQ(to_string(v6->gid()), "2001:db8::7");
+    EXPECT_EQ(v6->gid_index(), 1u);
+}
+
+TEST(Nic, AddressOptionThatIsNoAddressIsAnErrorNamingIt) {
+    SimMachine m("sim0");
+    Options o;
+    o.address = "10.77.0";
+    auto nic = m.open(o);
+    ASSERT_FALSE(nic);
+    EXPECT_EQ(nic.error(), "0000:04:00.0: Options::address \"10.77.0\" is neither an IPv4 nor an IPv6 address "
+                           "(numeric, as \"10.0.0.1\" or \"2001:db8::1\")");
+    expect_all_given_back(m);
+}
+
+TEST(Nic, AddressAndGidsTogetherThrow) {
+    SimMachine m("sim0");
+    Options o;
+    o.address = "10.0.0.1";
+    o.gids = {{ipv4_gid(10, 0, 0, 1), RoceVersion::V2}};
+    EXPECT_THROW((void)m.open(o), std::invalid_argument);
 }
 
 // B19: a port whose only GIDs are link-local does not come up on index 0.
@@ -138,7 +178,7 @@ TEST(Nic, OnlyLinkLocalGidsIsAnErrorUnlessAllowed) {
     ASSERT_FALSE(refused);
     EXPECT_EQ(refused.error(),
               "0000:04:00.0: no routable RoCEv2 GID among {fe80::ff:fe00:1 v1, fe80::ff:fe00:1 v2}; pass the port's "
-              "address in Options::gids (or allow link-local GIDs)");
+              "address in Options::address (or allow link-local GIDs)");
     expect_all_given_back(m);
     o.link_local = LinkLocal::Allow;
     auto allowed = m.open(o);
@@ -163,7 +203,8 @@ std::vector<BringUpFault> bring_up_faults() {
     // Every HWRM and RCFW command of bring-up, refused.
     for (ReqType t : {ReqType::HWRM_VER_GET, ReqType::HWRM_FUNC_RESET, ReqType::HWRM_FUNC_QCAPS,
                       ReqType::HWRM_FUNC_DRV_RGTR, ReqType::HWRM_FUNC_QCFG, ReqType::HWRM_FUNC_BACKING_STORE_QCAPS,
-                      ReqType::HWRM_FUNC_BACKING_STORE_CFG, ReqType::HWRM_RING_ALLOC, ReqType::HWRM_STAT_CTX_ALLOC})
+                      ReqType::HWRM_QUEUE_QPORTCFG, ReqType::HWRM_FUNC_BACKING_STORE_CFG, ReqType::HWRM_RING_ALLOC,
+                      ReqType::HWRM_STAT_CTX_ALLOC})
         all.push_back({"Refused" + words(t), [t](auto& f) { f.refuse(t, HwrmError::RESOURCE_ALLOC_ERROR); },
                        bus + "the firmware refused " + words(t) + " (status 4: RESOURCE_ALLOC_ERROR)"});
     for (Opcode o : {Opcode::QUERY_FUNC, Opcode::QUERY_VERSION, Opcode::INITIALIZE_FW, Opcode::ADD_GID})
@@ -207,6 +248,136 @@ TEST_P(BringUp, FaultIsAnErrorNamingTheCommandAndEverythingIsGivenBack) {
     s.m.faults.clear();
     auto again = s.m.open(s.options());
     EXPECT_TRUE(again) << again.error();
+}
+
+// A firmware of other capabilities (sim::Options), and what open makes of it.
+SimMachine with(sim::Options o) { return SimMachine("sim0", Iommu::Off, 1, Thread::Own, std::move(o)); }
+
+// Linux's iboe_get_mtu: the port MTU less 96 bytes of RoCEv2 headers (GRH 40, UDP 8, BTH
+// 12, XRC 4, AtomicETH 28, ICRC 4) is the largest path MTU: 1120 carries 1024, 1119 not.
+TEST(Nic, PathMtuLeavesRoomForNinetySixBytesOfHeaders) {
+    for (auto [port, path] : {std::pair{1120, Mtu::Mtu1024}, std::pair{1119, Mtu::Mtu512}, std::pair{1500, Mtu::Mtu1024},
+                              std::pair{4192, Mtu::Mtu4096}, std::pair{4191, Mtu::Mtu2048}}) {
+        sim::Options o;
+        o.port_mtu = static_cast<std::uint16_t>(port);
+        SimMachine m = with(o);
+        auto nic = m.open();
+        ASSERT_TRUE(nic) << nic.error();
+        EXPECT_EQ(nic->mtu(), path) << port;
+    }
+}
+
+// A function whose QUERY_FUNC limits leave no room for one queue pair with one work
+// request and its completion is refused at open, with the figures, not at each create.
+TEST(Nic, QueryFuncLimitsOfZeroOrOneAreRefusedAtOpen) {
+    sim::Options o;
+    o.limits.max_qp_wr = 1;
+    o.limits.max_cqe = 0;
+    SimMachine m = with(o);
+    auto nic = m.open();
+    ASSERT_FALSE(nic);
+    EXPECT_EQ(nic.error(), "0000:04:00.0: QUERY_FUNC reports max_qp_wr 1, max_cqe 0: the function cannot hold one "
+                           "queue pair with one work request and its completion (max_qp_wr and max_cqe count the "
+                           "ring's spare entry, so each must be at least 2)");
+    expect_all_given_back(m);
+    sim::Options two;
+    two.limits.max_qp_wr = 2;
+    two.limits.max_cqe = 2;
+    SimMachine n = with(two);
+    auto fits = n.open();
+    ASSERT_TRUE(fits) << fits.error();
+    EXPECT_EQ(fits->limits().max_qp_wr, 1u);
+}
+
+// bnxt_hwrm_func_backing_store_cfg: where max_ext_req_len is below the 336-byte request, the
+// first 256 (BNXT_BACKING_STORE_CFG_LEGACY_LEN) go; the model refuses the longer one.
+TEST(Nic, BackingStoreCfgIsSentAtTheLegacyLengthWhereTheFirmwareTakesNoMore) {
+    sim::Options o;
+    o.max_ext_req_len = 256;
+    SimMachine m = with(o);
+    auto nic = m.open();
+    ASSERT_TRUE(nic) << nic.error();
+    EXPECT_EQ(m.faults.counters().bad_descriptors, 0u);
+}
+
+// §3.1: short mode only where VER_GET's dev_caps_cfg offers it; a firmware without it
+// cannot take the 256 bytes of BACKING_STORE_CFG, and open says so.
+TEST(Nic, ARequestLongerThanTheWindowWithoutShortCommandsIsAnError) {
+    sim::Options o;
+    o.short_commands = false;
+    SimMachine m = with(o);
+    auto nic = m.open();
+    ASSERT_FALSE(nic);
+    EXPECT_EQ(nic.error(), "0000:04:00.0: HWRM_FUNC_BACKING_STORE_CFG takes 256 bytes, more than the 128-byte window, "
+                           "and the firmware offers no short commands (HWRM_VER_GET dev_caps_cfg)");
+    expect_all_given_back(m);
+}
+
+// Linux's bnxt_alloc_ctx_mem: fast-path TQM rings as QCAPS counts them, or as many as
+// QUEUE_QPORTCFG's queues where it gives 0; the model refuses rings beyond those.
+TEST(Nic, TqmRingsAreAsManyAsTheFirmwareSays) {
+    for (auto [qcaps, queues] : {std::pair{0, 4}, std::pair{0, 1}, std::pair{3, 8}}) {
+        sim::Options o;
+        o.backing_store.tqm_fp_rings_count = static_cast<std::uint8_t>(qcaps);
+        o.cos_queues = static_cast<std::uint8_t>(queues);
+        SimMachine m = with(o);
+        auto nic = m.open();
+        EXPECT_TRUE(nic) << qcaps << " " << queues << ": " << nic.error();
+    }
+}
+
+// Linux's MRAV_RESERVATION_SPLIT (bnxt_hwrm_func_backing_store_cfg): with units, the MRs in
+// units in the upper half; the model refuses either form where the other is due.
+TEST(Nic, MravIsSplitWhereTheFirmwareGivesUnits) {
+    for (std::uint16_t units : {0, 1, 4}) {
+        sim::Options o;
+        o.backing_store.mrav_num_entries_units = units;
+        SimMachine m = with(o);
+        auto nic = m.open();
+        ASSERT_TRUE(nic) << units << ": " << nic.error();
+        auto r = Region::host(*nic, 4096);
+        EXPECT_TRUE(r) << units << ": " << r.error();
+    }
+}
+
+// Linux's bnxt_qplib_init_rcfw: INITIALIZE_FW carries HW_REQUESTER_RETX_SUPPORTED where
+// QUERY_FUNC reports the hardware's requester retransmission, and not elsewhere; the model
+// refuses either mismatch (INVALID_PARAMETER).
+TEST(Nic, InitializeFwSaysHardwareRetransmissionWhereQueryFuncReportsIt) {
+    for (bool retx : {false, true}) {
+        sim::Options o;
+        o.hw_retransmission = retx;
+        SimMachine m = with(o);
+        auto nic = m.open();
+        EXPECT_TRUE(nic) << retx << ": " << nic.error();
+    }
+}
+
+// A firmware asking for more context memory than the driver gives is refused before any
+// of it is allocated (262,144 TQM entries on 9 rings took 9.2 GiB and 13.9 s before): a
+// table beyond a level-2 page list, or all of them beyond Options::max_context_bytes.
+TEST(Nic, BackingStoreAskingForMoreThanTheDriverGivesIsRefusedWithTheFigures) {
+    sim::Options o;
+    o.backing_store.tqm_min_entries_per_ring = 262144;
+    o.backing_store.tqm_max_entries_per_ring = 262144;
+    o.backing_store.tqm_entry_size = 8192;
+    SimMachine m = with(o);
+    auto nic = m.open();
+    ASSERT_FALSE(nic);
+    EXPECT_EQ(nic.error().rfind("0000:04:00.0: HWRM_FUNC_BACKING_STORE_QCAPS asks for 262144 TQM slow-path entries of "
+                                "8192 bytes (2 GiB), more than a level-2 page list of 4 KiB pages holds (1 GiB)", 0),
+              0u)
+        << nic.error();
+    expect_all_given_back(m);
+    o.backing_store.tqm_min_entries_per_ring = 65536;
+    o.backing_store.tqm_max_entries_per_ring = 65536;
+    o.backing_store.tqm_entry_size = 4096;
+    SimMachine n = with(o);
+    auto big = n.open();
+    ASSERT_FALSE(big);
+    EXPECT_EQ(big.error().rfind("0000:04:00.0: HWRM_FUNC_BACKING_STORE_QCAPS asks for ", 0), 0u) << big.error();
+    EXPECT_NE(big.error().find("TQM fast-path 65536 x 4096 bytes"), std::string::npos) << big.error();
+    EXPECT_NE(big.error().find("more than Options::max_context_bytes (256 MiB)"), std::string::npos) << big.error();
 }
 
 TEST(Nic, VerGetIsRetriedWhileItTimesOut) {

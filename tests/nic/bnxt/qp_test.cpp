@@ -6,6 +6,10 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
+#include <atomic>
+#include <thread>
+
 #include "nic_machine.hpp"
 
 namespace rig::bnxt::test {
@@ -301,6 +305,149 @@ TEST(Qp, ConnectRefusedByTheFirmwareIsAnErrorNamingTheStep) {
     EXPECT_EQ(p.sa.qp->state(), QpState::Reset);
 }
 
+// §4.6.9 as verbs' ibv_qp_attr carries it: the source GID entry, the hop limit and the
+// READ depths a connect asks for are what the firmware holds afterwards (QUERY_QP's view),
+// and two queue pairs speaking from GIDs other than the ones chosen at open (their
+// link-local ones: RoCEv2 over IPv6) exchange a SEND and a READ.
+TEST(Qp, ConnectSetsThePathsGidHopLimitAndReadDepths) {
+    PairOptions o;
+    o.connect = false;
+    Pair p(o);
+    const auto& table = p.sa.nic->gids();
+    ASSERT_EQ(table.size(), 2u);  // default_gids: link-local, ::ffff:192.0.2.1
+    EXPECT_EQ(p.sa.nic->gid_table_index(), 1u);
+    EXPECT_EQ(table[1].gid, p.sa.nic->gid());
+    EXPECT_EQ(p.sa.qp->read_depths().initiator, 16);  // the model's 16, at the driver's most 16
+    EXPECT_EQ(p.sa.qp->read_depths().responder, 16);
+    Path path;
+    path.gid_index = 0;  // fe80::ff:fe00:1 and fe80::ff:fe00:2, RoCEv2
+    path.hop_limit = 1;
+    path.max_rd_atomic = 1;
+    path.max_dest_rd_atomic = 1;
+    Endpoint eb = p.sb.qp->endpoint();
+    eb.gid = p.sb.nic->gids()[0].gid;
+    ASSERT_TRUE(p.sa.qp->connect(eb, {}, path));
+    EXPECT_EQ(p.sa.qp->endpoint().gid, link_local_gid(p.sa.nic->mac()));
+    Path other;
+    other.gid_index = 0;
+    ASSERT_TRUE(p.sb.qp->connect(p.sa.qp->endpoint(), {}, other));
+    EXPECT_EQ(p.sb.qp->endpoint().gid, eb.gid);
+
+    const auto a = p.a.faults.query_qp(p.sa.qp->qpn());
+    ASSERT_TRUE(a);
+    EXPECT_EQ(p.a.faults.gid(a->sgid_index.get()), link_local_gid(p.sa.nic->mac()));
+    EXPECT_NE(a->sgid_index.get(), p.sa.nic->gid_index());
+    EXPECT_EQ(a->hop_limit, 1);
+    EXPECT_EQ(a->max_rd_atomic, 2);       // orrq_slots(1)
+    EXPECT_EQ(a->max_dest_rd_atomic, 4);  // irrq_slots(1)
+    EXPECT_EQ(a->dgid, eb.gid);
+    const auto b = p.b.faults.query_qp(p.sb.qp->qpn());
+    ASSERT_TRUE(b);
+    EXPECT_EQ(p.b.faults.gid(b->sgid_index.get()), eb.gid);
+    EXPECT_EQ(b->hop_limit, 64);
+    EXPECT_EQ(b->max_rd_atomic, 17);       // orrq_slots(16)
+    EXPECT_EQ(b->max_dest_rd_atomic, 34);  // irrq_slots(16)
+    EXPECT_EQ(b->dgid, link_local_gid(p.sa.nic->mac()));
+
+    Region ra = host(*p.sa.nic, 4096), rb = host(*p.sb.nic, 4096);
+    const auto data = pattern(2000, 3);
+    ra.write(0, data);
+    ASSERT_TRUE(p.sb.qp->recv(rb, 0, 4096, 1));
+    ASSERT_TRUE(p.sa.qp->send(ra, 0, 2000, 2));
+    const auto sent = take(*p.sa.send_cq, 1);
+    ASSERT_EQ(sent.size(), 1u);
+    expect_completion(sent[0], 2, Op::Send, Status::Ok, 2000);
+    const auto got = take(*p.sb.recv_cq, 1);
+    ASSERT_EQ(got.size(), 1u);
+    expect_completion(got[0], 1, Op::Recv, Status::Ok, 2000);
+    EXPECT_EQ(read_back(rb, 0, 2000), data);
+    ASSERT_TRUE(p.sb.qp->read(rb, 2048, ra.remote(0), 2000, 3));
+    const auto read = take(*p.sb.send_cq, 1);
+    ASSERT_EQ(read.size(), 1u);
+    expect_completion(read[0], 3, Op::Read, Status::Ok, 2000);
+    EXPECT_EQ(read_back(rb, 2048, 2000), data);
+}
+
+// A RoCEv2 packet is IPv4 or IPv6 from end to end: a source GID of one family and a peer's
+// of the other cannot be connected (perftest refuses such a pair too).
+TEST(Qp, ConnectFromAGidOfTheOtherIpFamilyIsAnErrorNamingBoth) {
+    PairOptions o;
+    o.connect = false;
+    Pair p(o);
+    Path path;
+    path.gid_index = 0;  // fe80::ff:fe00:1; the peer's endpoint carries ::ffff:192.0.2.2
+    const auto commands = p.a.faults.counters().rcfw_commands;
+    auto r = p.sa.qp->connect(p.sb.qp->endpoint(), {}, path);
+    ASSERT_FALSE(r);
+    EXPECT_EQ(r.error(), "0000:04:00.0: queue pair " + std::to_string(p.sa.qp->qpn()) +
+                             ": the source GID fe80::ff:fe00:1 (index 0) is IPv6 and the peer's ::ffff:192.0.2.2 IPv4");
+    EXPECT_EQ(p.a.faults.counters().rcfw_commands, commands);
+    EXPECT_EQ(p.sa.qp->state(), QpState::Reset);
+}
+
+// Queue pairs naming one GID entry share its firmware entry, which open added (connect
+// adds none), and close deletes every entry open added.
+TEST(Qp, QueuePairsOfOneGidEntryShareItsFirmwareEntryAndCloseDeletesIt) {
+    PairOptions o;
+    o.connect = false;
+    Pair p(o);
+    auto cq = Cq::create(*p.sa.nic, 8);
+    ASSERT_TRUE(cq) << cq.error();
+    auto second = Qp::create(*p.sa.nic, *cq, *cq, Depths{4, 4});
+    ASSERT_TRUE(second) << second.error();
+    Path path;
+    path.gid_index = 0;
+    Endpoint eb = p.sb.qp->endpoint();
+    eb.gid = p.sb.nic->gids()[0].gid;  // link-local to link-local
+    ASSERT_TRUE(p.sa.qp->connect(eb, {}, path));
+    const auto commands = p.a.faults.counters().rcfw_commands;
+    ASSERT_TRUE(second->connect(eb, {}, path));
+    EXPECT_EQ(p.a.faults.counters().rcfw_commands, commands + 3);  // the three MODIFY_QPs, no ADD_GID
+    const auto first_index = p.a.faults.query_qp(p.sa.qp->qpn())->sgid_index.get();
+    EXPECT_EQ(p.a.faults.query_qp(second->qpn())->sgid_index.get(), first_index);
+    const std::uint16_t chosen = p.sa.nic->gid_index();
+    ASSERT_TRUE(p.a.faults.gid(first_index));
+    ASSERT_TRUE(p.a.faults.gid(chosen));
+    ASSERT_TRUE(p.sa.nic->close());
+    EXPECT_FALSE(p.a.faults.gid(first_index));
+    EXPECT_FALSE(p.a.faults.gid(chosen));
+}
+
+TEST(Qp, ConnectFromARoceV1GidIsAnErrorNamingTheEntry) {
+    PairOptions o;
+    o.connect = false;
+    o.nic.gids = {{link_local_gid(Mac{0x02, 0, 0, 0, 0, 0x01}), RoceVersion::V1}, {ipv4_gid(10, 0, 0, 1), RoceVersion::V2}};
+    Pair p(o);
+    Path path;
+    path.gid_index = 0;
+    const auto commands = p.a.faults.counters().rcfw_commands;
+    auto r = p.sa.qp->connect(p.sb.qp->endpoint(), {}, path);
+    ASSERT_FALSE(r);
+    EXPECT_EQ(r.error(), "0000:04:00.0: queue pair " + std::to_string(p.sa.qp->qpn()) +
+                             ": GID index 0 (fe80::ff:fe00:1) is RoCEv1; the driver speaks RoCEv2 only");
+    EXPECT_EQ(p.a.faults.counters().rcfw_commands, commands);
+    EXPECT_EQ(p.sa.qp->state(), QpState::Reset);
+}
+
+TEST(Qp, ConnectWithAPathOutsideItsRangesThrows) {
+    PairOptions o;
+    o.connect = false;
+    Pair p(o);
+    const Endpoint eb = p.sb.qp->endpoint();
+    const auto bad = [&](auto change) {
+        Path path;
+        change(path);
+        return [&p, eb, path] { (void)p.sa.qp->connect(eb, {}, path); };
+    };
+    EXPECT_THROW(bad([](Path& x) { x.gid_index = 2; })(), std::invalid_argument);
+    EXPECT_THROW(bad([](Path& x) { x.hop_limit = 0; })(), std::invalid_argument);
+    EXPECT_THROW(bad([](Path& x) { x.max_rd_atomic = 0; })(), std::invalid_argument);
+    EXPECT_THROW(bad([](Path& x) { x.max_rd_atomic = 17; })(), std::invalid_argument);
+    EXPECT_THROW(bad([](Path& x) { x.max_dest_rd_atomic = 17; })(), std::invalid_argument);
+    EXPECT_EQ(p.sa.qp->state(), QpState::Reset);
+    EXPECT_TRUE(p.sa.qp->connect(eb));
+}
+
 TEST(Qp, CloseDestroysWhatTheCallerLeft) {
     Pair p;
     ASSERT_TRUE(p.sa.nic->close());
@@ -311,6 +458,60 @@ TEST(Qp, CloseDestroysWhatTheCallerLeft) {
     EXPECT_TRUE(p.sa.send_cq->destroy());
     std::array<Completion, 1> out;
     EXPECT_THROW((void)p.sa.send_cq->poll(out), std::invalid_argument);
+}
+
+// Users destroy queue pairs on error paths while a progress thread polls their Cqs: a
+// poller thread polls both Cqs without pause while this thread, round after round,
+// creates a Qp on them, posts receives, connects it or not, and destroys it. The Cqs'
+// first Qp has failed, so every poll walks the list for flushes (Cq::poll's
+// report_flushes against Qp::State::retire was a data race; ThreadSanitizer watches).
+// After each destroy no completion of the destroyed Qp is reported.
+TEST(Qp, DestroyWhileAnotherThreadPollsItsCqs) {
+    PairOptions o;
+    o.depths = {8, 8};
+    o.cq_depth = 64;
+    Pair p(o);
+    Region ra = host(*p.sa.nic, 8192), rb = host(*p.sb.nic, 8192);
+    ASSERT_TRUE(p.sa.qp->read(ra, 0, Remote{rb.address(), rb.rkey() ^ 0x100}, 8, 1));  // fails: REMOTE_ACCESS
+    ASSERT_EQ(take(*p.sa.send_cq, 1).size(), 1u);
+    ASSERT_EQ(p.sa.qp->state(), QpState::Error);
+
+    std::atomic<bool> stop{false};
+    std::atomic<std::uint32_t> destroyed_qpn{0};
+    std::atomic<std::uint64_t> completions{0}, of_destroyed{0};
+    std::thread poller([&] {
+        std::array<Completion, 16> out;
+        while (!stop.load(std::memory_order_acquire)) {
+            for (Cq* cq : {&*p.sa.send_cq, &*p.sa.recv_cq}) {
+                // Read before the poll: a completion of a Qp destroyed before it began.
+                const std::uint32_t gone = destroyed_qpn.load(std::memory_order_acquire);
+                const std::size_t n = cq->poll(out);
+                completions += n;
+                for (std::size_t i = 0; i < n; ++i)
+                    if (gone != 0 && out[i].qpn == gone) ++of_destroyed;
+            }
+        }
+    });
+    constexpr int rounds = 200;
+    for (int round = 0; round < rounds; ++round) {
+        auto qp = Qp::create(*p.sa.nic, *p.sa.send_cq, *p.sa.recv_cq, {4, 4});
+        ASSERT_TRUE(qp) << qp.error();
+        for (std::uint64_t i = 0; i < 3; ++i) ASSERT_TRUE(qp->recv(ra, 64 * i, 64, 1000 + i));
+        if (round % 2 == 1) {
+            // A peer that does not exist: connected, then failing its send (retry count 0).
+            Endpoint nowhere = p.sb.qp->endpoint();
+            nowhere.qpn = 0xABCDE;
+            ASSERT_TRUE(qp->connect(nowhere, Retries{1, 0, 0}));
+            ASSERT_TRUE(qp->send(ra, 0, 8, 2000));
+        }
+        const std::uint32_t qpn = qp->qpn();
+        ASSERT_TRUE(qp->destroy());
+        destroyed_qpn.store(qpn, std::memory_order_release);
+    }
+    stop.store(true, std::memory_order_release);
+    poller.join();
+    EXPECT_EQ(of_destroyed.load(), 0u);
+    EXPECT_EQ(p.a.faults.counters().epoch_faults, 0u);
 }
 
 }  // namespace

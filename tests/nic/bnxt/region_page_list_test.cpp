@@ -147,6 +147,27 @@ TEST(RegionPageList, TranslationThroughEachLevelGivesEveryPage) {
     }
 }
 
+// Linux's bnxt_alloc_ctx_pg_tbls forces level 2 on the QP, SRQ, CQ, MRAV and slow-path TQM
+// tables and level 1 on the rest, however few pages they have: one page at level 2 is a
+// PDE page naming one PTE page naming it; at level 1 a PTE page naming it.
+TEST(RegionPageList, AForcedLevelDescribesEvenOnePage) {
+    const std::vector<std::uint64_t> pages = {0xA000};
+    EXPECT_EQ(*pbl_level(1, hsi::PblLevel::LVL_2), hsi::PblLevel::LVL_2);
+    EXPECT_EQ(table_pages(hsi::PblLevel::LVL_2, 1), 2u);
+    std::vector<std::byte> table(2 * 4096);
+    EXPECT_EQ(write_page_list(pages, std::vector<std::uint64_t>{0x50000, 0x60000}, PageListKind::Region, table,
+                              hsi::PblLevel::LVL_2),
+              0x50000u);
+    EXPECT_EQ(entry(table, 0), 0x60001u);        // PDE 0 -> the PTE page
+    EXPECT_EQ(entry(table, 512), 0xA001u);       // PTE 0 -> the page
+    std::vector<std::byte> one(4096);
+    EXPECT_EQ(write_page_list(pages, std::vector<std::uint64_t>{0x70000}, PageListKind::Region, one, hsi::PblLevel::LVL_1),
+              0x70000u);
+    EXPECT_EQ(entry(one, 0), 0xA001u);
+    // Forced below what the pages need: the pages decide.
+    EXPECT_EQ(*pbl_level(600, hsi::PblLevel::LVL_1), hsi::PblLevel::LVL_2);
+}
+
 TEST(RegionPageList, TooManyTablePagesForTheLevelThrows) {
     const std::vector<std::uint64_t> pages = {0x1000, 0x2000};
     const std::vector<std::uint64_t> tables = {0x5000, 0x6000};

@@ -5,8 +5,8 @@
 // that listens) exchange, in this order; in each pair the sender writes first:
 //
 //   sender                                    receiver
-//   Hello    {role, job}                 ->
-//                                        <-   Hello    {role, job}
+//   Hello    {role, job, cable_port}     ->
+//                                        <-   Hello    {role, job, cable_port}
 //   QueuePair {endpoint, read depths}    ->
 //                                        <-   QueuePair {...}
 //        each side connects its queue pair to the other's (RTR, RTS)
@@ -17,7 +17,9 @@
 //        no transfer where either side did not open the path
 //     Mode::SendRecv:                    <-   Ready {path}   (its first receives are posted)
 //        the sender sends; the receiver reposts as completions arrive
-//     Mode::Read, Path::P2p:                  the receiver reads the sender's region
+//     Mode::Read, Path::P2p:                  the receiver reads the sender's region,
+//                                        <-   Consumed {path, chunks}: read so far, as
+//        often as the receiver chooses and once all are read (the sender's progress)
 //     Mode::Read, Path::Bounce: the sender's host slots are reused, so the two keep
 //     count, each message cumulative and sent as often as its side chooses:
 //       Staged   {path, chunks}          ->   chunks [0, chunks) are in the sender's slots
@@ -33,12 +35,14 @@
 // A Hello whose job differs from the receiver's own is answered with a Failure naming the
 // differences (differences()).
 //
-// Nothing here is simulator-specific: an endpoint is what a RoCEv2 queue pair on any NIC
-// needs (IBA 9.7, the connected service's QPN and PSN; the GID and MAC of the port), and a
-// region is what an RDMA READ names (address, rkey, length).
+// Nothing here is simulator-specific but the Hello's optional cable_port, which a side
+// without a datagram cable neither sends nor needs: an endpoint is what a RoCEv2 queue
+// pair on any NIC needs (IBA 9.7, the connected service's QPN and PSN; the GID and MAC of
+// the port), and a region is what an RDMA READ names (address, rkey, length).
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <variant>
 #include <vector>
@@ -64,9 +68,14 @@ struct Job {
     friend bool operator==(const Job&, const Job&) = default;
 };
 
+// `cable_port`: where a simulated side's port takes its Ethernet frames, a datagram cable
+// (one frame per UDP datagram) at this UDP port of the address the connection reaches it
+// at. Absent (a side without such a cable, or a peer that does not send it): the UDP port
+// of the same number as its end of the connection.
 struct Hello {
     Role role = Role::Sender;
     Job job;
+    std::optional<std::uint16_t> cable_port;
     friend bool operator==(const Hello&, const Hello&) = default;
 };
 

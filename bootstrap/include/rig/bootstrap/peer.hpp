@@ -7,7 +7,8 @@
 //   bytes 8-11  payload length in bytes, big-endian, at most max_message_bytes
 //   payload     one JSON object (RFC 8259, UTF-8) whose "type" names the message:
 //     {"type":"hello","role":"sender"|"receiver",
-//      "job":{"size":N,"chunk":N,"depth":N,"mode":"send"|"read","choice":"both"|"auto"|"p2p"|"bounce"}}
+//      "job":{"size":N,"chunk":N,"depth":N,"mode":"send"|"read","choice":"both"|"auto"|"p2p"|"bounce"},
+//      "cable_port":N}  (optional, 1 to 65535)
 //     {"type":"queue_pair","qpn":N,"psn":N,"gid":"::ffff:10.77.0.1","mac":"02:00:00:00:00:01",
 //      "mtu":256|512|1024|2048|4096,"max_qp_rd_atom":N,"max_qp_init_rd_atom":N}
 //     {"type":"path","path":"p2p"|"bounce","opened":true|false,"reason":"...",
@@ -18,7 +19,7 @@
 //     {"type":"error","message":"..."}
 //   Numbers are JSON integers (64-bit values exact: address, checksum); QPN and PSN are
 //   below 2^24, rkey below 2^32, size, chunk and depth above 0. Fields a version-1 reader
-//   does not know are ignored; every field above is required.
+//   does not know are ignored; every field above is required but "cable_port".
 //
 // A peer that is not speaking this protocol gets an Error naming its address and what was
 // wrong, and nothing of its message is taken further: another magic or version, a length
@@ -27,6 +28,10 @@
 // or mistyped field ("in the \"queue_pair\" message, \"qpn\" is \"x\", not an unsigned
 // integer"), a peer that closes the connection or resets it in the middle, or one that
 // does not send a header or the payload it announced within the timeout.
+//
+// After any error of a send or receive the Peer closes the connection, so that the peer
+// sees it end and nothing of a broken exchange stays connected; every later send and
+// receive is an Error naming the peer and the first error.
 //
 // Thread safety: one thread at a time.
 #pragma once
@@ -72,15 +77,26 @@ public:
     // (the rest of it under the timeout), as receive().
     Result<std::optional<Message>> poll(Timeout wait);
 
+    // Closes the connection now (the destructor does it otherwise); later sends and
+    // receives are Errors.
     void close() { stream_.close(); }
+    // Whether the connection is closed: by close(), or after an error (which error() returns).
+    bool closed() const { return stream_.closed(); }
+    const std::string& error() const { return error_; }
     // The stream back, to speak another protocol on it or to change the timeout.
     Stream stream() && { return std::move(stream_); }
 
 private:
     // The message, which must be of type `expected` unless it is null.
     Result<Message> receive_as(const char* expected);
+    Result<Message> read_message(const char* expected);
+    // Closes the stream and keeps `error` for later calls; returns it.
+    std::unexpected<std::string> broken(std::string error);
+    // The Error of a call on a closed connection.
+    std::unexpected<std::string> refused(std::string_view what) const;
     Stream stream_;
     Timeout timeout_;
+    std::string error_;  // the first error, after which the connection was closed
 };
 
 }  // namespace rig::bootstrap

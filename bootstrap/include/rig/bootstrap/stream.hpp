@@ -58,6 +58,8 @@ public:
 
     // The other end, "127.0.0.1:40312" or "[::1]:40312": every error message starts with it.
     const std::string& peer() const { return peer_; }
+    // This end, in the same form: the local address and port the connection uses.
+    const std::string& local() const { return local_; }
 
     // Writes all of `bytes`, `what` naming them for errors ("the local address"). The bytes
     // leave in one send(2) where the socket buffer takes them: the tools of rdma-core and
@@ -82,9 +84,9 @@ public:
 
 private:
     friend class Listener;
-    Stream(int fd, std::string peer) : fd_(fd), peer_(std::move(peer)) {}
+    Stream(int fd, std::string peer, std::string local) : fd_(fd), peer_(std::move(peer)), local_(std::move(local)) {}
     int fd_ = -1;
-    std::string peer_;
+    std::string peer_, local_;
 };
 
 class Listener {

@@ -1,7 +1,10 @@
-// Test-only fault injection (testing/faults.hpp) and the plan the Firmware consults.
+// Test-only fault injection (testing/faults.hpp), the plan the Firmware consults, and the
+// test-only views of the framing (testing/frames.hpp).
 #include "rig/bnxt/sim/testing/faults.hpp"
 
+#include "crc32.hpp"
 #include "impl.hpp"
+#include "rig/bnxt/sim/testing/frames.hpp"
 
 namespace rig::bnxt::sim {
 
@@ -30,11 +33,27 @@ void FaultPlan::plan_frame_drops(unsigned count) {
     std::lock_guard lock(mutex_);
     frame_drops_ += count;
 }
+void FaultPlan::plan_cqe_rewrite(std::function<void(std::span<std::byte, 32>)> rewrite, unsigned times) {
+    std::lock_guard lock(mutex_);
+    cqe_rewrite_ = std::move(rewrite);
+    cqe_rewrites_ = times;
+    cqe_rewrite_armed_ = times > 0 && cqe_rewrite_;
+}
+void FaultPlan::rewrite_cqe(std::span<std::byte, 32> cqe) {
+    if (!cqe_rewrite_armed_.load(std::memory_order_acquire)) return;
+    std::lock_guard lock(mutex_);
+    if (cqe_rewrites_ == 0 || !cqe_rewrite_) return;
+    cqe_rewrite_(cqe);
+    if (cqe_rewrites_ != testing::Faults::always && --cqe_rewrites_ == 0) cqe_rewrite_armed_ = false;
+}
 void FaultPlan::clear() {
     std::lock_guard lock(mutex_);
     hwrm_.clear();
     rcfw_.clear();
     frame_drops_ = 0;
+    cqe_rewrite_ = {};
+    cqe_rewrites_ = 0;
+    cqe_rewrite_armed_ = false;
 }
 std::optional<PlannedFault> FaultPlan::take_hwrm(std::uint16_t type) {
     std::lock_guard lock(mutex_);
@@ -76,12 +95,40 @@ void Faults::stale(hsi::Opcode opcode, unsigned times) {
     impl_->faults.plan_rcfw(opcode, {FaultKind::stale, 0, times});
 }
 void Faults::drop_frames(unsigned count) { impl_->faults.plan_frame_drops(count); }
+void Faults::receive(std::span<const std::byte> frame) {
+    std::vector<detail::Frame> frames(1);
+    frames[0].assign(frame.begin(), frame.end());
+    impl_->deliver(frames, detail::Event::from_wire);
+}
+void Faults::rewrite_cqes(std::function<void(std::span<std::byte, 32>)> rewrite, unsigned times) {
+    impl_->faults.plan_cqe_rewrite(std::move(rewrite), times);
+}
 void Faults::clear() { impl_->faults.clear(); }
+
+std::optional<std::uint32_t> icrc(std::span<const std::byte> frame) { return detail::icrc(frame); }
+std::uint32_t crc32(std::span<const std::byte> bytes) { return detail::crc32(bytes); }
+static_assert(static_cast<int>(Crc32Path::pclmulqdq) == static_cast<int>(detail::Crc32Path::pclmulqdq) &&
+              static_cast<int>(Crc32Path::vpclmulqdq) == static_cast<int>(detail::Crc32Path::vpclmulqdq));
+std::optional<std::uint32_t> crc32(std::span<const std::byte> bytes, Crc32Path path) {
+    if (static_cast<int>(path) > static_cast<int>(detail::crc32_best())) return std::nullopt;
+    return ~detail::crc32_update(~0u, bytes, static_cast<detail::Crc32Path>(path));
+}
+Crc32Path crc32_best() { return static_cast<Crc32Path>(detail::crc32_best()); }
 
 Counters Faults::counters() const {
     std::lock_guard step_lock(impl_->step_mutex);
     std::lock_guard lock(impl_->inbox_mutex);
     return impl_->counters;
+}
+
+std::optional<hsi::QueryQpSb> Faults::query_qp(std::uint32_t qpn) const {
+    std::lock_guard step_lock(impl_->step_mutex);
+    return impl_->firmware.describe_qp(qpn);
+}
+
+std::optional<std::array<std::uint8_t, 16>> Faults::gid(std::uint16_t index) const {
+    std::lock_guard step_lock(impl_->step_mutex);
+    return impl_->firmware.gid(index);
 }
 
 }  // namespace testing

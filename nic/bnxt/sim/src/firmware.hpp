@@ -10,13 +10,16 @@
 #include <array>
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <expected>
 #include <functional>
 #include <map>
 #include <mutex>
 #include <optional>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "dma.hpp"
@@ -33,6 +36,17 @@ namespace rig::bnxt::sim::detail {
 using Bytes = std::vector<std::byte>;
 using Nanoseconds = std::chrono::nanoseconds;
 
+// Options::address as a GID (IPv4-mapped for IPv4); nullopt for "". Throws
+// std::invalid_argument naming the text where it is neither a numeric IPv4 nor IPv6 address.
+std::optional<Gid> parse_address(const std::string& text);
+// "::ffff:10.0.0.1", "fe80::1": a GID for a message.
+std::string address_text(const Gid& gid);
+// §5.8.3, §5.8.4 (mainline numbering): DPI n is the 4 KiB page n above the privileged
+// doorbell page at BAR2 + 0x10000, DPI 0 the privileged page itself; BAR2's 128 KiB hold
+// 16 of them (QUERY_FUNC max_dpi).
+inline constexpr std::uint32_t dpi_pages = 16;
+inline constexpr std::uint32_t max_pd = 0x10000;  // QUERY_FUNC max_pd
+
 // Faults a test planned (testing::Faults). Shared between the test's thread and the
 // step, so it locks.
 enum class FaultKind { refuse, drop, stale, truncate };
@@ -46,13 +60,19 @@ public:
     void plan_hwrm(hsi::ReqType type, PlannedFault f);
     void plan_rcfw(hsi::Opcode op, PlannedFault f);
     void plan_frame_drops(unsigned count);
+    void plan_cqe_rewrite(std::function<void(std::span<std::byte, 32>)> rewrite, unsigned times);
     void clear();
     std::optional<PlannedFault> take_hwrm(std::uint16_t type);
     std::optional<PlannedFault> take_rcfw(std::uint8_t op);
     bool take_frame_drop();
+    // Applies a planned rewrite to a CQE about to be written (its toggle is set after).
+    void rewrite_cqe(std::span<std::byte, 32> cqe);
 
 private:
     std::mutex mutex_;
+    std::function<void(std::span<std::byte, 32>)> cqe_rewrite_;
+    unsigned cqe_rewrites_ = 0;
+    std::atomic<bool> cqe_rewrite_armed_{false};  // read without the mutex on every CQE
     std::multimap<std::uint16_t, PlannedFault> hwrm_;
     std::multimap<std::uint8_t, PlannedFault> rcfw_;
     std::atomic<unsigned> frame_drops_{0};  // read without the mutex on every frame sent
@@ -67,8 +87,34 @@ struct Event {
     std::uint64_t value = 0;
     Bytes bytes;              // hwrm: the window; cmdq_init: the mailbox
     Frame frame;              // frame
+    std::uint64_t offset = 0;  // doorbell: its BAR2 offset
     static constexpr std::uint64_t from_wire = 1;
     bool is_from_wire() const { return kind == Kind::frame && value == from_wire; }
+};
+
+// The host's side of the port's neighbour table (Nic::resolve, neighbour.cpp): the lookups
+// waiting for an answer and the answers the port took for them. The port records an ARP
+// reply or neighbour advertisement only for an address a lookup asked for. Shared between
+// the model's step and resolve's thread: it locks.
+class Neighbours {
+public:
+    // A lookup of `address` begins; it waits (wait) until it ends (forget).
+    void ask(const Gid& address);
+    void forget(const Gid& address);
+    // From the step: `address` is at `mac`, where a lookup asked for it. Whether one did.
+    bool answer(const Gid& address, const Mac& mac);
+    // The answer for `address`, waited for until `deadline` (steady clock).
+    std::optional<Mac> wait(const Gid& address, std::chrono::steady_clock::time_point deadline);
+
+private:
+    struct Lookup {
+        Gid address;
+        std::optional<Mac> mac;
+        unsigned askers = 0;
+    };
+    std::mutex mutex_;
+    std::condition_variable answered_;
+    std::vector<Lookup> lookups_;
 };
 
 // Where the Firmware's frames are built and where they go (implemented by the Nic): a
@@ -102,6 +148,7 @@ enum class CqArm { none, solicited, all };
 struct Cq {
     std::uint32_t id = 0;
     std::uint64_t handle = 0;
+    std::uint32_t dpi = 0;  // the doorbell page it is rung through (§5.8.4)
     PageList memory;
     std::uint32_t size = 0;  // CQEs
     std::uint16_t nq = 0;    // cnq_id
@@ -189,6 +236,7 @@ struct Qp {
     std::uint32_t qpn = 0;
     std::uint64_t handle = 0;
     std::uint32_t pd = 0;
+    std::uint32_t dpi = 0;    // the doorbell page it is rung through (§5.8.4)
     std::uint32_t flags = 0;  // qp_flags
     hsi::QpState state = hsi::QpState::RESET;
     std::uint32_t scq = 0;
@@ -234,6 +282,7 @@ struct Qp {
     Position sq_consumer;
     std::deque<SendWork> sending;
     bool sq_stopped = false;  // a WQE failed: take no more
+    bool error_cqe = false;   // a REQ CQE with an error status was written (since RESET)
     std::uint32_t next_psn = 0;  // PSN of the next WQE taken
     std::uint32_t sent_end = 0;  // the PSN after the last packet sent (READ: after its responses)
     std::uint32_t in_flight = 0;  // packets sent and not acknowledged
@@ -261,8 +310,8 @@ struct Qp {
 
 class Firmware {
 public:
-    Firmware(const Options& options, const Clock& clock, testing::Counters& counters, FaultPlan& faults,
-             Transmitter& transmitter);
+    Firmware(const Options& options, const Clock& clock, testing::Counters& counters, RxCounters& rx,
+             FaultPlan& faults, Transmitter& transmitter, Neighbours& neighbours);
 
     void attach(rig::sim::Port* port) { bus_.attach(port); }
     // Leaves a frame event's buffer in `event` (the Nic reuses it).
@@ -272,12 +321,31 @@ public:
     bool timers_pending() const;
     // Back to the state after power-on (FLR).
     void power_on();
+    // What QUERY_QP would answer for `qpn` (testing::Faults::query_qp); nullopt: no such QP.
+    std::optional<hsi::QueryQpSb> describe_qp(std::uint32_t qpn);
+    // The GID at firmware index `index` (testing::Faults::gid); nullopt: none there.
+    std::optional<std::array<std::uint8_t, 16>> gid(std::uint16_t index) const;
+    // The port's addresses (neighbour.cpp): its GIDs, then Options::address. The IPv4 one
+    // an ARP request goes from (0.0.0.0 where none); the IPv6 one a neighbour solicitation
+    // for `target` goes from (link-local for a link-local target), :: where none.
+    bool own_address(const Gid& address) const;
+    std::optional<Mac> mac_of(const Gid& address) const;  // of an own address
+    Gid ipv4_source() const;
+    Gid ipv6_source(const Gid& target) const;
+    // The request that asks for `target`'s MAC: ARP for an IPv4-mapped GID, else a
+    // neighbour solicitation (Nic::resolve sends it).
+    Frame neighbour_request(const Gid& target);
 
 private:
     // hwrm.cpp: §3.
     void hwrm(Bytes window);
     Bytes hwrm_execute(std::span<const std::byte> request, hsi::HwrmError& error);
+    // The bring-up order (hwrm.cpp): the error a command gets before its turn, or SUCCESS.
+    hsi::HwrmError out_of_order(hsi::ReqType type) const;
     void function_reset();
+    // backing_store.cpp: §3.11 HWRM_FUNC_BACKING_STORE_QCAPS and _CFG.
+    Bytes backing_store_qcaps() const;
+    hsi::HwrmError backing_store_cfg(std::span<const std::byte> request);
 
     // rcfw.cpp: §4 channel.
     void cmdq_init(std::span<const std::byte> mailbox);
@@ -304,11 +372,11 @@ private:
     // qp.cpp: MODIFY_QP (§4.6.9) and the error state (§5.7.4).
     Answer modify_qp(std::span<const std::byte> c);
     void enter_error(Qp& qp, bool notify, hsi::ReqErrStateReason req, hsi::ResErrStateReason res);
-    void flush(Qp& qp);
+    void stop_queues(Qp& qp);
     void reset_queues(Qp& qp);
 
     // rings.cpp: doorbells (§5.8), NQ entries (§5.6), CQEs (§5.5).
-    void doorbell(std::uint64_t value);
+    void doorbell(std::uint64_t value, std::uint64_t offset);
     bool nq_post(NqRing& nq, std::span<const std::byte, 16> entry);
     void nq_interrupt_if_pending(NqRing& nq);
     bool cq_post(Cq& cq, std::span<const std::byte, 32> cqe, bool solicited);
@@ -348,8 +416,17 @@ private:
     void restart_retry_timer(Qp& qp);
     void on_retry_timeout(Qp& qp);
 
-    // responder.cpp: inbound packets.
+    // responder.cpp: inbound packets; frames.cpp: the port's checks of what arrives.
     void frame(std::span<const std::byte> bytes);
+    // The QP a RoCE frame is for, its packet decoded into `p`; nullptr where it is dropped
+    // (counted in rx_, and frames_dropped).
+    Qp* accept(const std::expected<Packet, Malformed>& p);
+    void drop(std::uint64_t RxCounters::*reason);
+    // neighbour.cpp: an ARP or ICMPv6 frame, which the port takes itself (answered,
+    // recorded for Neighbours, or dropped and counted): whether `bytes` was one.
+    bool neighbour(std::span<const std::byte> bytes);
+    bool arp(std::span<const std::byte> bytes);
+    bool icmpv6(std::span<const std::byte> bytes);
     void respond(Qp& qp, Packet& p);
     void on_send(Qp& qp, Packet& p);
     void on_write(Qp& qp, Packet& p);
@@ -375,12 +452,24 @@ private:
     const Options& options_;
     const Clock& clock_;
     testing::Counters& counters_;
+    RxCounters& rx_;
     FaultPlan& faults_;
     Transmitter& transmitter_;
+    Neighbours& neighbours_;
     Bus bus_;
+    std::optional<Gid> address_;  // Options::address
 
     // §3 state.
-    bool driver_registered_ = false;
+    bool version_known_ = false;     // HWRM_VER_GET answered since power-on
+    bool driver_registered_ = false;  // FUNC_DRV_RGTR, until DRV_UNRGTR or FUNC_RESET
+    // What BACKING_STORE_CFG gave (§3.11): the RoCE objects of each kind the context
+    // memory holds beside the L2 share; nothing until a CFG succeeded.
+    struct ContextMemory {
+        bool configured = false;
+        std::uint32_t qps = 0;
+        std::uint32_t cqs = 0;
+        std::uint32_t mrs = 0;
+    } context_;
     std::map<std::uint16_t, NqRing> rings_;
     std::map<std::uint32_t, bool> stat_ctxs_;  // id -> in use by INITIALIZE_FW
     std::uint16_t next_ring_id_ = 0;
@@ -394,6 +483,7 @@ private:
         std::uint16_t creq = 0;
         std::uint16_t consumer = 0;  // free-running slot count, mod 2^16
         std::uint16_t producer = 0;
+        bool reset = false;          // a producer write with RESET came since the latch
         bool initialized = false;    // INITIALIZE_FW succeeded
         std::uint32_t stat_ctx = 0;
     } channel_;

@@ -3,6 +3,25 @@
 // resp_addr: every byte with `valid` = 0, then the `valid` byte = 1 (§3.1 "Model
 // procedure"). A response carries the request's req_type and seq_id and resp_len = its
 // size. Commands of §3.5 that the model does not implement answer CMD_NOT_SUPPORTED.
+//
+// Short mode (§3.1) only where VER_GET advertises it (Options::short_commands): a firmware
+// without it reads the 16-byte descriptor as a request, whose cmpl_ring (the signature)
+// makes it INVALID_PARAMS, answered at "resp_addr" (the descriptor's req_addr). A short
+// request longer than max_ext_req_len is answered INVALID_PARAMS from its header alone.
+//
+// The bring-up order the firmware holds the driver to (Linux's bnxt_fw_init_one_p1 / _p2
+// and bnxt_open send the commands in it), each refusal with its status [UNCERTAIN: the
+// public sources give the order, not the status of a command sent out of it]:
+//   - before HWRM_VER_GET tells the firmware the driver's interface version, every other
+//     command: FAIL;
+//   - before HWRM_FUNC_DRV_RGTR, the commands that take resources of the function
+//     (FUNC_CFG, RING_ALLOC/FREE, STAT_CTX_ALLOC/FREE): RESOURCE_ACCESS_DENIED; what Linux
+//     sends before registering (FUNC_RESET, FUNC_QCAPS, FUNC_QCFG, QUEUE_QPORTCFG and the
+//     backing store, from bnxt_hwrm_func_qcaps) is accepted;
+//   - before HWRM_FUNC_BACKING_STORE_CFG gave the chip its context memory, RING_ALLOC and
+//     STAT_CTX_ALLOC: RESOURCE_ALLOC_ERROR (§3.11: "before any ring can be created").
+// FUNC_RESET forgets the registration and the context memory; a Function Level Reset
+// (power_on) forgets VER_GET too.
 #include <algorithm>
 
 #include "firmware.hpp"
@@ -15,7 +34,6 @@ using hsi::ReqType;
 
 namespace {
 
-constexpr std::size_t max_ext_req_len = 4096;  // the longest short-mode request the model fetches
 constexpr std::uint32_t nq_max_length = 1u << 17;  // §3.12: Linux's NQ size, the largest the model takes
 
 template <class Response>
@@ -33,14 +51,16 @@ void Firmware::hwrm(Bytes window) {
     ++counters_.hwrm_commands;
     Bytes request = std::move(window);
     const auto descriptor = load<hsi::HwrmShortRequest>(request);
-    if (descriptor.signature == hsi::hwrm::short_signature) {
+    bool too_long = false;
+    if (options_.short_commands && descriptor.signature == hsi::hwrm::short_signature) {
         // §3.1 short mode: the full request lives in DMA memory.
         const std::size_t size = descriptor.size;
-        if (size < sizeof(hsi::HwrmRequestHeader) || size > max_ext_req_len) {
+        if (size < sizeof(hsi::HwrmRequestHeader)) {
             ++counters_.bad_descriptors;  // no response address to answer on
             return;
         }
-        request.assign(size, std::byte{0});
+        too_long = size > options_.max_ext_req_len;
+        request.assign(too_long ? sizeof(hsi::HwrmRequestHeader) : size, std::byte{0});
         if (!bus_.read(descriptor.req_addr, request)) return;  // counted; nowhere to answer
     }
     const auto header = load<hsi::HwrmRequestHeader>(request);
@@ -51,9 +71,13 @@ void Firmware::hwrm(Bytes window) {
     Bytes out;
     if (fault && fault->kind == FaultKind::refuse) {
         error = static_cast<HwrmError>(fault->code);
-    } else if (header.cmpl_ring != hsi::hwrm::cmpl_ring_none || header.target_id != hsi::hwrm::target_id_self) {
+    } else if (too_long || header.cmpl_ring != hsi::hwrm::cmpl_ring_none ||
+               header.target_id != hsi::hwrm::target_id_self) {
         // The model has no completion rings and no other functions to act for.
         error = HwrmError::INVALID_PARAMS;
+    } else if (const HwrmError order = out_of_order(static_cast<ReqType>(header.req_type.get()));
+               order != HwrmError::SUCCESS) {
+        error = order;
     } else {
         out = hwrm_execute(request, error);
     }
@@ -75,12 +99,31 @@ void Firmware::hwrm(Bytes window) {
     bus_.write(header.resp_addr + out.size() - 1, std::span(&valid, 1));
 }
 
+HwrmError Firmware::out_of_order(ReqType type) const {
+    if (type == ReqType::HWRM_VER_GET) return HwrmError::SUCCESS;
+    if (!version_known_) return HwrmError::FAIL;
+    switch (type) {
+        case ReqType::HWRM_FUNC_CFG:
+        case ReqType::HWRM_RING_FREE:
+        case ReqType::HWRM_STAT_CTX_FREE:
+            return driver_registered_ ? HwrmError::SUCCESS : HwrmError::RESOURCE_ACCESS_DENIED;
+        case ReqType::HWRM_RING_ALLOC:
+        case ReqType::HWRM_STAT_CTX_ALLOC:
+            if (!driver_registered_) return HwrmError::RESOURCE_ACCESS_DENIED;
+            return context_.configured ? HwrmError::SUCCESS : HwrmError::RESOURCE_ALLOC_ERROR;
+        default:
+            return HwrmError::SUCCESS;
+    }
+}
+
 Bytes Firmware::hwrm_execute(std::span<const std::byte> request, HwrmError& error) {
     const auto header = load<hsi::HwrmRequestHeader>(request);
     const auto& limits = options_.limits;
     switch (static_cast<ReqType>(header.req_type.get())) {
         case ReqType::HWRM_VER_GET: {
-            // §3.6 model semantics: always succeed, chip 0x1750, HSI 1.10.3, direct mode.
+            // §3.6 model semantics: always succeed, chip 0x1750, HSI 1.10.3; short mode
+            // where Options::short_commands.
+            version_known_ = true;
             hsi::VerGetResponse r{};
             r.hwrm_intf_maj_8b = 1;
             r.hwrm_intf_min_8b = 10;
@@ -99,7 +142,10 @@ Bytes Firmware::hwrm_execute(std::span<const std::byte> request, HwrmError& erro
             r.hwrm_intf_patch = 129;
             r.hwrm_fw_major = 230;
             r.roce_fw = {230, 0, 0, 0};
-            r.max_ext_req_len = 0;  // no short mode advertised (dev_caps_cfg = 0)
+            if (options_.short_commands) {
+                r.dev_caps_cfg = static_cast<std::uint32_t>(hsi::ver_get::SHORT_CMD_SUPPORTED(1));
+                r.max_ext_req_len = options_.max_ext_req_len;
+            }
             r.max_req_timeout = hsi::hwrm::max_timeout_ms;
             return response(r);
         }
@@ -133,8 +179,8 @@ Bytes Firmware::hwrm_execute(std::span<const std::byte> request, HwrmError& erro
             r.fid = 0;
             r.mac_address = options_.mac;
             r.alloc_cmpl_rings = limits.max_rings;
-            r.admin_mtu = 9000;
-            r.mru = 9000;
+            r.admin_mtu = options_.port_mtu;
+            r.mru = options_.port_mtu;
             r.alloc_msix = static_cast<std::uint16_t>(options_.msix_vectors);
             r.l2_doorbell_bar_size_kb = static_cast<std::uint16_t>(hsi::bar2::doorbell_page_pf / 1024);
             return response(r);
@@ -149,29 +195,18 @@ Bytes Firmware::hwrm_execute(std::span<const std::byte> request, HwrmError& erro
         case ReqType::HWRM_FUNC_DRV_UNRGTR:
             driver_registered_ = false;
             return empty_response();
-        case ReqType::HWRM_FUNC_BACKING_STORE_QCAPS: {
-            // §3.11: small plausible numbers; the model keeps its own context memory.
-            hsi::BackingStoreQcapsResponse r{};
-            r.qp_max_entries = limits.max_qp + 64;
-            r.qp_min_qp1_entries = 1;
-            r.qp_max_l2_entries = 64;
-            r.qp_entry_size = 832;
-            r.srq_max_entries = 0;
-            r.cq_max_l2_entries = 64;
-            r.cq_max_entries = limits.max_cq + 64;
-            r.cq_entry_size = 64;
-            r.stat_max_entries = limits.max_stat_ctx;
-            r.stat_entry_size = 160;
-            r.mrav_max_entries = limits.max_mr;
-            r.mrav_entry_size = 128;
-            r.mrav_num_entries_units = 1;
-            r.tim_max_entries = limits.max_qp + 64;
-            r.tim_entry_size = 16;
+        case ReqType::HWRM_FUNC_BACKING_STORE_QCAPS:
+            return backing_store_qcaps();
+        case ReqType::HWRM_FUNC_BACKING_STORE_CFG:
+            error = backing_store_cfg(request);
+            return error == HwrmError::SUCCESS ? empty_response() : Bytes{};
+        case ReqType::HWRM_QUEUE_QPORTCFG: {
+            // One port, TX and RX alike: queue ids 0..n-1, every queue lossy.
+            hsi::QueueQportcfgResponse r{};
+            r.max_configurable_queues = std::min(options_.cos_queues, hsi::queue_qportcfg::max_queues);
+            for (std::uint8_t q = 0; q < r.max_configurable_queues; ++q) r.queue_id_service_profile[2u * q] = q;
             return response(r);
         }
-        case ReqType::HWRM_FUNC_BACKING_STORE_CFG:
-            // §3.11: accepted, contents unused (the model keeps its own state).
-            return empty_response();
         case ReqType::HWRM_RING_ALLOC: {
             const auto q = load<hsi::RingAllocRequest>(request);
             // §3.12: the model has NQ-type rings only (no L2 rings: a gap, stated).
@@ -251,7 +286,7 @@ Bytes Firmware::hwrm_execute(std::span<const std::byte> request, HwrmError& erro
             return empty_response();
         }
         default:
-            // QUEUE_QPORTCFG, FUNC_RESOURCE_QCAPS, BACKING_STORE_QCFG and everything else.
+            // FUNC_RESOURCE_QCAPS, BACKING_STORE_QCFG and everything else.
             error = HwrmError::CMD_NOT_SUPPORTED;
             return {};
     }
@@ -266,10 +301,12 @@ void Firmware::function_reset() {
     rings_.clear();
     stat_ctxs_.clear();
     driver_registered_ = false;
+    context_ = ContextMemory{};
 }
 
 void Firmware::power_on() {
     function_reset();
+    version_known_ = false;
     next_ring_id_ = 0;
     next_stat_ctx_ = 0;
     next_cq_ = 0;

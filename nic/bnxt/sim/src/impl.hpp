@@ -12,7 +12,8 @@
 //
 // Locks: `inbox_mutex` guards the inbox, the register file and the BAR-side counters
 // (bar_width_faults, bar_unmapped, frames_received); `step_mutex` guards the Firmware,
-// the outbox, the spares and every other counter; `link_mutex` guards which link the Nic
+// the outbox, the spares, `rx` and every other counter (resolve sends its requests under
+// it, as a step sends; `neighbours` locks itself); `link_mutex` guards which link the Nic
 // is plugged into. Orders: a step takes step_mutex, then inbox_mutex briefly; a BAR
 // access takes inbox_mutex only; frames leaving take link_mutex (released), then the
 // cable's mutex, then the peer's inbox_mutex; plugging takes the link_mutexes, then the
@@ -65,12 +66,16 @@ struct Nic::Impl final : detail::Transmitter {
     void pace();
     static bool pause_peer(std::uint32_t backlog);
     void drained(std::uint32_t frames);  // frames from the wire were handled
+    // Nic::resolve: sends the request (under step_mutex, as a step sends) and waits.
+    rig::Result<detail::Mac> resolve(const detail::Gid& gid, std::chrono::milliseconds timeout);
 
     Options options;
     SteadyClock steady;
     const Clock& clock;
     testing::Counters counters;
+    RxCounters rx;  // step_mutex, as counters
     detail::FaultPlan faults;
+    detail::Neighbours neighbours;
 
     std::mutex inbox_mutex;
     std::condition_variable inbox_cv;

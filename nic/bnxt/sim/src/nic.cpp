@@ -2,6 +2,7 @@
 // of events, stepping, and the worker thread. What the events do lives in the Firmware.
 #include "rig/bnxt/sim/nic.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <stdexcept>
 #include <thread>
@@ -38,7 +39,9 @@ std::uint64_t all_ones(unsigned width) { return width >= 8 ? ~std::uint64_t{0} :
 }  // namespace
 
 Nic::Impl::Impl(Options o)
-    : options(std::move(o)), clock(options.clock ? *options.clock : steady), firmware(options, clock, counters, faults, *this) {}
+    : options(std::move(o)),
+      clock(options.clock ? *options.clock : steady),
+      firmware(options, clock, counters, rx, faults, *this, neighbours) {}
 
 void Nic::Impl::post(Event event) {
     inbox.push_back(std::move(event));
@@ -213,7 +216,7 @@ void Nic::write(unsigned bar, std::uint64_t offset, unsigned width, std::uint64_
             ++m.counters.bar_width_faults;
             return;
         }
-        m.post(Event{Event::Kind::doorbell, value, {}, {}});
+        m.post(Event{Event::Kind::doorbell, value, {}, {}, offset});
         return;
     }
     if (bar != hsi::bar_registers) {
@@ -315,5 +318,19 @@ std::size_t Nic::settle(std::size_t max_steps) {
 }
 
 const Options& Nic::options() const { return impl_->options; }
+
+RxCounters Nic::rx_counters() const {
+    std::lock_guard step_lock(impl_->step_mutex);
+    return impl_->rx;
+}
+
+rig::Result<std::array<std::uint8_t, 6>> Nic::resolve(std::span<const std::uint8_t, 16> gid,
+                                                      std::chrono::milliseconds timeout) {
+    if (timeout < std::chrono::milliseconds(1))
+        throw std::invalid_argument("rig::bnxt::sim::Nic::resolve: a timeout of at least 1 ms");
+    detail::Gid g{};
+    std::copy(gid.begin(), gid.end(), g.begin());
+    return impl_->resolve(g, timeout);
+}
 
 }  // namespace rig::bnxt::sim

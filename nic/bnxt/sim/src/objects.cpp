@@ -1,7 +1,14 @@
 // RCFW commands on the objects of the RoCE function (spec/bnxt-hsi.md §4.6.5-§4.6.12):
 // GIDs, CQs, QP creation, destruction and query, and the memory-region table. Each
 // command checks what the firmware checks and refuses with its status; MODIFY_QP and the
-// error state live in qp.cpp.
+// error state live in qp.cpp. Among the checks:
+//   - CREATE_CQ and CREATE_QP name a DPI the function has (below QUERY_FUNC max_dpi), and
+//     CREATE_QP a PD below max_pd; an RC QP's ORRQ and IRRQ (the RDMA READ and atomic
+//     state the chip keeps, §4.6.8) are non-zero and 4 KiB aligned, as Linux allocates
+//     them page by page (bnxt_qplib_create_qp): INVALID_PARAMETER.
+//   - ADD_GID of a GID and VLAN the table already holds is INVALID_PARAMETER [UNCERTAIN:
+//     the firmware's status; Linux's bnxt_qplib_add_sgid finds the duplicate itself and
+//     never sends it].
 #include <algorithm>
 
 #include "firmware.hpp"
@@ -19,23 +26,30 @@ bool page_aligned(std::uint64_t address) { return (address & 0xFFF) == 0; }
 
 }  // namespace
 
-Firmware::Firmware(const Options& options, const Clock& clock, testing::Counters& counters, FaultPlan& faults,
-                   Transmitter& transmitter)
+Firmware::Firmware(const Options& options, const Clock& clock, testing::Counters& counters, RxCounters& rx,
+                   FaultPlan& faults, Transmitter& transmitter, Neighbours& neighbours)
     : options_(options),
       clock_(clock),
       counters_(counters),
+      rx_(rx),
       faults_(faults),
       transmitter_(transmitter),
+      neighbours_(neighbours),
       bus_(counters),
+      address_(parse_address(options.address)),
       gids_(options.limits.max_gid) {}
 
 Firmware::Answer Firmware::add_gid(std::span<const std::byte> c) {
     const auto cmd = load<hsi::AddGid>(c);
     if (gids_.size() != options_.limits.max_gid) gids_.resize(options_.limits.max_gid);
+    // §4.6.5: the GID arrives reversed and the MAC pair-swapped; both swaps are their own inverse.
+    const GidEntry entry{hsi::add_gid_bytes(cmd.gid), hsi::add_gid_mac(cmd.src_mac), cmd.vlan};
+    if (std::any_of(gids_.begin(), gids_.end(),
+                    [&](const auto& g) { return g && g->gid == entry.gid && g->vlan == entry.vlan; }))
+        return Answer::fail(RcfwStatus::INVALID_PARAMETER);
     auto free = std::find_if(gids_.begin(), gids_.end(), [](const auto& g) { return !g.has_value(); });
     if (free == gids_.end()) return Answer::fail(RcfwStatus::RESOURCES);
-    // §4.6.5: the GID arrives reversed and the MAC pair-swapped; both swaps are their own inverse.
-    *free = GidEntry{hsi::add_gid_bytes(cmd.gid), hsi::add_gid_mac(cmd.src_mac), cmd.vlan};
+    *free = entry;
     Answer a;
     a.xid = static_cast<std::uint32_t>(free - gids_.begin());
     return a;
@@ -55,9 +69,11 @@ Firmware::Answer Firmware::create_cq(std::span<const std::byte> c) {
     const auto nq_id = static_cast<std::uint16_t>(hsi::create_cq::cnq_id.of(cmd.cq_fco_cnq_id));
     NqRing* nq = find_ring(nq_id);
     if (cmd.cq_size == 0 || cmd.cq_size > options_.limits.max_cqe || level > 2 || page_log2 == 0 || !nq ||
+        cmd.dpi >= dpi_pages ||
         hsi::create_cq::cq_fco.of(cmd.cq_fco_cnq_id) != 0 || (level > 0 && !page_aligned(cmd.pbl)))
         return Answer::fail(RcfwStatus::INVALID_PARAMETER);
-    if (cqs_.size() >= options_.limits.max_cq) return Answer::fail(RcfwStatus::RESOURCES);
+    // §3.11: beside QUERY_FUNC's limit, the contexts BACKING_STORE_CFG gave the RoCE CQs.
+    if (cqs_.size() >= options_.limits.max_cq || cqs_.size() >= context_.cqs) return Answer::fail(RcfwStatus::RESOURCES);
     std::uint32_t id = 0;
     do {
         id = 1 + next_cq_++ % (qpn_limit - 1);
@@ -65,6 +81,7 @@ Firmware::Answer Firmware::create_cq(std::span<const std::byte> c) {
     Cq cq;
     cq.id = id;
     cq.handle = cmd.cq_handle;
+    cq.dpi = cmd.dpi;
     cq.memory = PageList(level, page_log2, cmd.pbl);
     cq.size = cmd.cq_size;
     cq.nq = nq_id;
@@ -114,9 +131,10 @@ Firmware::Answer Firmware::create_qp(std::span<const std::byte> c) {
         rq_level > 2 || sq_page == 0 || rq_page == 0 || sq_sge > limits.max_sge || rq_sge > limits.max_sge ||
         sq_sge > hsi::wqe::max_sges || rq_sge > hsi::wqe::max_sges || cq::sq_fwo.of(cmd.sq_fwo_sq_sge) != 0 ||
         cq::rq_fwo.of(cmd.rq_fwo_rq_sge) != 0 || !scq || !rcq || (sq_level > 0 && !page_aligned(cmd.sq_pbl)) ||
-        (rq_level > 0 && !page_aligned(cmd.rq_pbl)))
+        (rq_level > 0 && !page_aligned(cmd.rq_pbl)) || cmd.dpi >= dpi_pages || cmd.pd_id >= max_pd ||
+        cmd.orrq_addr == 0 || cmd.irrq_addr == 0 || !page_aligned(cmd.orrq_addr) || !page_aligned(cmd.irrq_addr))
         return Answer::fail(RcfwStatus::INVALID_PARAMETER);
-    if (qps_.size() >= limits.max_qp) return Answer::fail(RcfwStatus::RESOURCES);
+    if (qps_.size() >= limits.max_qp || qps_.size() >= context_.qps) return Answer::fail(RcfwStatus::RESOURCES);
     std::uint32_t qpn = 0;
     do {
         qpn = next_qpn_++;
@@ -126,6 +144,7 @@ Firmware::Answer Firmware::create_qp(std::span<const std::byte> c) {
     qp.qpn = qpn;
     qp.handle = cmd.qp_handle;
     qp.pd = cmd.pd_id;
+    qp.dpi = cmd.dpi;
     qp.flags = flags;
     qp.scq = scq->id;
     qp.rcq = rcq->id;
@@ -160,8 +179,16 @@ Firmware::Answer Firmware::destroy_qp(std::span<const std::byte> c) {
 Firmware::Answer Firmware::query_qp(std::span<const std::byte> c) {
     const auto cmd = load<hsi::QueryQp>(c);
     const auto head = load<hsi::CmdqBase>(c);
-    const Qp* qp = find_qp(cmd.qp_cid);
-    if (!qp || head.resp_addr == 0 || head.resp_size == 0) return Answer::fail(RcfwStatus::INVALID_PARAMETER);
+    const auto sb = describe_qp(cmd.qp_cid);
+    if (!sb || head.resp_addr == 0 || head.resp_size == 0) return Answer::fail(RcfwStatus::INVALID_PARAMETER);
+    Answer a;
+    a.side_buffer = bytes_of(*sb);
+    return a;
+}
+
+std::optional<hsi::QueryQpSb> Firmware::describe_qp(std::uint32_t qpn) {
+    const Qp* qp = find_qp(qpn);
+    if (!qp) return std::nullopt;
     hsi::QueryQpSb sb{};
     sb.xid = qp->qpn;
     sb.en_sqd_async_notify_state = static_cast<std::uint8_t>(
@@ -196,9 +223,12 @@ Firmware::Answer Firmware::query_qp(std::span<const std::byte> c) {
     sb.dest_qp_id = qp->dest_qp;
     sb.src_mac = qp->src_mac;
     sb.vlan_pcp_vlan_dei_vlan_id = qp->vlan;
-    Answer a;
-    a.side_buffer = bytes_of(sb);
-    return a;
+    return sb;
+}
+
+std::optional<std::array<std::uint8_t, 16>> Firmware::gid(std::uint16_t index) const {
+    if (index >= gids_.size() || !gids_[index]) return std::nullopt;
+    return gids_[index]->gid;
 }
 
 Firmware::Answer Firmware::allocate_mrw(std::span<const std::byte> c) {
@@ -209,7 +239,7 @@ Firmware::Answer Firmware::allocate_mrw(std::span<const std::byte> c) {
         return Answer::fail(type <= hsi::MrwType::MW_TYPE2B ? RcfwStatus::NOT_IMPLEMENTED
                                                               : RcfwStatus::INVALID_PARAMETER);
     }
-    if (mrs_.size() >= options_.limits.max_mr) return Answer::fail(RcfwStatus::RESOURCES);
+    if (mrs_.size() >= options_.limits.max_mr || mrs_.size() >= context_.mrs) return Answer::fail(RcfwStatus::RESOURCES);
     // §6.1 model recommendation: key = entry_index << 8 | variant, entry_index >= 1.
     std::uint32_t key = 0;
     do {

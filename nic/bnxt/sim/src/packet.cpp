@@ -1,36 +1,44 @@
-// RoCE packet encoding and decoding for the Wire (packet.hpp): Ethernet, GRH, BTH and the
-// RC extension headers, big-endian, as IBA vol. 1 §9.2-§9.3 and annex A16 lay them out.
+// RoCE packet encoding and decoding (packet.hpp): Ethernet, then IPv4 + UDP, IPv6 + UDP or
+// the GRH, BTH and the RC extension headers, big-endian, as IBA vol. 1 §9.2-§9.3 and
+// annexes A16 (RoCEv1) and A17 (RoCEv2) lay them out; the pad and the ICRC (§7.8.1).
 #include "packet.hpp"
 
 #include <cstring>
 
+#include "crc32.hpp"
+
 namespace rig::bnxt::sim::detail {
 namespace {
 
-constexpr std::uint16_t ethertype_roce = 0x8915;
-constexpr std::uint8_t grh_next_header_bth = 0x1B;
-constexpr std::size_t eth_bytes = 14;
-constexpr std::size_t grh_bytes = 40;
-constexpr std::size_t bth_bytes = 12;
+constexpr std::uint8_t grh_next_header_bth = 0x1B;  // IBA §8.3.3: the next header is a BTH
+constexpr std::uint8_t ip_protocol_udp = 17;
+constexpr std::uint8_t ipv4_version_ihl = 0x45;     // version 4, 5 words: no options
+constexpr std::uint16_t ipv4_dont_fragment = 0x4000;
+constexpr std::uint16_t ipv4_fragment_bits = 0x3FFF;  // MF and the fragment offset
 constexpr std::size_t reth_bytes = 16;
 constexpr std::size_t aeth_bytes = 4;
 constexpr std::size_t imm_bytes = 4;
-static_assert(max_frame_bytes == eth_bytes + grh_bytes + bth_bytes + reth_bytes + aeth_bytes + imm_bytes + 4096);
+constexpr std::size_t grh_bytes = ipv6_bytes;
+static_assert(max_frame_bytes == 4194);
 
 // Writes headers from the start of a frame whose size is already that of the headers.
 class Writer {
 public:
     explicit Writer(std::byte* at) : at_(at) {}
+    std::byte* at() const { return at_; }
     void u8(std::uint64_t v) { *at_++ = static_cast<std::byte>(v & 0xFF); }
     template <unsigned Bytes>
     void be(std::uint64_t v) {
         for (unsigned i = 0; i < Bytes; ++i) at_[i] = static_cast<std::byte>(v >> (8 * (Bytes - 1 - i)));
         at_ += Bytes;
     }
+    void raw(const std::uint8_t* p, std::size_t n) {
+        std::memcpy(at_, p, n);
+        at_ += n;
+    }
     template <std::size_t N>
     void raw(const std::array<std::uint8_t, N>& a) {
-        std::memcpy(at_, a.data(), N);
-        at_ += N;
+        raw(a.data(), N);
     }
 
 private:
@@ -41,6 +49,8 @@ class Reader {
 public:
     explicit Reader(std::span<const std::byte> in) : in_(in) {}
     bool has(std::size_t n) const { return in_.size() - at_ >= n; }
+    std::size_t left() const { return in_.size() - at_; }
+    std::size_t at() const { return at_; }
     template <unsigned Bytes>
     std::uint64_t be() {
         std::uint64_t v = 0;
@@ -48,42 +58,155 @@ public:
         at_ += Bytes;
         return v;
     }
+    void raw(std::uint8_t* p, std::size_t n) {
+        std::memcpy(p, in_.data() + at_, n);
+        at_ += n;
+    }
     template <std::size_t N>
     void raw(std::array<std::uint8_t, N>& a) {
-        std::memcpy(a.data(), in_.data() + at_, N);
-        at_ += N;
+        raw(a.data(), N);
     }
-    std::span<const std::byte> rest() const { return in_.subspan(at_); }
 
 private:
     std::span<const std::byte> in_;
     std::size_t at_ = 0;
 };
 
-std::size_t header_bytes(RcOpcode op) {
+std::uint16_t be16(std::span<const std::byte> b, std::size_t at) {
+    return static_cast<std::uint16_t>(std::to_integer<unsigned>(b[at]) << 8 | std::to_integer<unsigned>(b[at + 1]));
+}
+
+void store_be16(std::span<std::byte> b, std::size_t at, std::uint16_t v) {
+    b[at] = static_cast<std::byte>(v >> 8);
+    b[at + 1] = static_cast<std::byte>(v & 0xFF);
+}
+
+// BTH and the extension headers of an opcode.
+std::size_t transport_bytes(RcOpcode op) {
     return bth_bytes + (has_reth(op) ? reth_bytes : 0) + (has_aeth(op) ? aeth_bytes : 0) +
            (has_immediate(op) ? imm_bytes : 0);
 }
 
-}  // namespace
+// The headers between Ethernet and the BTH.
+std::size_t network_bytes(Network n) {
+    switch (n) {
+        case Network::ROCE_V1: return grh_bytes;
+        case Network::ROCE_V2_IPV4: return ipv4_bytes + udp_bytes;
+        case Network::ROCE_V2_IPV6: return ipv6_bytes + udp_bytes;
+    }
+    return ipv4_bytes + udp_bytes;
+}
 
-std::span<std::byte> encode(const Packet& p, std::size_t payload_bytes, Frame& out) {
-    const std::size_t headers = eth_bytes + grh_bytes + header_bytes(p.opcode);
-    out.resize(headers + payload_bytes);
-    Writer w(out.data());
-    w.raw(p.dst_mac);
-    w.raw(p.src_mac);
-    w.be<2>(ethertype_roce);
-    // GRH: IP version 6, traffic class, flow label; payload length counts BTH onwards.
+std::optional<Network> network_of(std::uint16_t ethertype) {
+    switch (ethertype) {
+        case ethertype_roce_v1: return Network::ROCE_V1;
+        case ethertype_ipv4: return Network::ROCE_V2_IPV4;
+        case ethertype_ipv6: return Network::ROCE_V2_IPV6;
+        default: return std::nullopt;
+    }
+}
+
+constexpr std::size_t pad_for(std::size_t payload_bytes) { return (4 - payload_bytes % 4) % 4; }
+
+// GRH and IPv6 share their first 40 bytes' layout (IBA §8.3; RFC 8200 §3).
+void write_ipv6_like(Writer& w, const Packet& p, std::size_t payload_length, std::uint8_t next_header) {
     w.be<4>((std::uint64_t{6} << 28) | (std::uint64_t{p.traffic_class} << 20) | (p.flow_label & 0xFFFFF));
-    w.be<2>(header_bytes(p.opcode) + payload_bytes);
-    w.u8(grh_next_header_bth);
+    w.be<2>(payload_length);
+    w.u8(next_header);
     w.u8(p.hop_limit);
     w.raw(p.sgid);
     w.raw(p.dgid);
-    // BTH: opcode; SE, MigReq, PadCnt, TVer; P_Key; reserved, DestQP; AckReq, reserved, PSN.
+}
+
+void write_udp(Writer& w, const Packet& p, std::size_t length) {
+    w.be<2>(p.src_port);
+    w.be<2>(roce_v2_udp_port);
+    w.be<2>(length);
+    w.be<2>(0);  // IPv4: none (A17.4.3); IPv6: seal writes it
+}
+
+// The register after the 8 bytes of ones that stand for the LRH (IBA §7.8.1, A17.3.3; rxe
+// starts from this value, 0xdebb20e3).
+std::uint32_t after_lrh() {
+    static const std::uint32_t reg = [] {
+        const std::array<std::byte, 8> ones{std::byte{0xFF}, std::byte{0xFF}, std::byte{0xFF}, std::byte{0xFF},
+                                            std::byte{0xFF}, std::byte{0xFF}, std::byte{0xFF}, std::byte{0xFF}};
+        return crc32_update(~0u, ones);
+    }();
+    return reg;
+}
+
+}  // namespace
+
+std::uint64_t ones_sum(std::span<const std::byte> bytes, std::uint64_t sum) {
+    std::size_t i = 0;
+    for (; i + 1 < bytes.size(); i += 2) sum += be16(bytes, i);
+    if (i < bytes.size()) sum += std::to_integer<std::uint64_t>(bytes[i]) << 8;
+    return sum;
+}
+
+std::uint16_t fold_complement(std::uint64_t sum) {
+    while (sum >> 16) sum = (sum & 0xFFFF) + (sum >> 16);
+    return static_cast<std::uint16_t>(~sum & 0xFFFF);
+}
+
+std::uint16_t ipv4_checksum(std::span<const std::byte> header) { return fold_complement(ones_sum(header)); }
+
+std::uint16_t udp_source_port(std::uint32_t flow_label, std::uint32_t qpn, std::uint32_t dest_qpn) {
+    std::uint32_t fl = flow_label & 0xFFFFF;
+    if (fl == 0) {
+        // rdma_calc_flow_label: the product of the QP numbers, folded into 20 bits.
+        std::uint64_t v = std::uint64_t{qpn & 0xFFFFFF} * (dest_qpn & 0xFFFFFF);
+        v ^= v >> 20;
+        v ^= v >> 40;
+        fl = static_cast<std::uint32_t>(v & 0xFFFFF);
+    }
+    // rdma_flow_label_to_udp_sport: the low 14 bits XOR the high 6, in 0xC000-0xFFFF.
+    const std::uint32_t low = (fl & 0x3FFF) ^ ((fl & 0xFC000) >> 14);
+    return static_cast<std::uint16_t>(low | 0xC000);
+}
+
+std::span<std::byte> encode(const Packet& p, std::size_t payload_bytes, Frame& out) {
+    const std::size_t transport = transport_bytes(p.opcode);
+    const std::size_t pad = pad_for(payload_bytes);
+    const std::size_t roce = transport + payload_bytes + pad + icrc_bytes;  // BTH to ICRC
+    const std::size_t headers = eth_bytes + network_bytes(p.network) + transport;
+    out.resize(headers + payload_bytes + pad + icrc_bytes);
+    Writer w(out.data());
+    w.raw(p.dst_mac);
+    w.raw(p.src_mac);
+    switch (p.network) {
+        case Network::ROCE_V1:
+            w.be<2>(ethertype_roce_v1);
+            write_ipv6_like(w, p, roce, grh_next_header_bth);  // PayLen counts the ICRC (§8.3.3)
+            break;
+        case Network::ROCE_V2_IPV4: {
+            w.be<2>(ethertype_ipv4);
+            std::byte* ip = w.at();
+            w.u8(ipv4_version_ihl);
+            w.u8(p.traffic_class);
+            w.be<2>(ipv4_bytes + udp_bytes + roce);
+            w.be<2>(0);  // identification: an atomic datagram (DF) needs none (RFC 6864 §4.1)
+            w.be<2>(ipv4_dont_fragment);
+            w.u8(p.hop_limit);
+            w.u8(ip_protocol_udp);
+            w.be<2>(0);
+            w.raw(p.sgid.data() + 12, 4);
+            w.raw(p.dgid.data() + 12, 4);
+            const std::span header(ip, ipv4_bytes);
+            store_be16(header, 10, ipv4_checksum(header));
+            write_udp(w, p, udp_bytes + roce);
+            break;
+        }
+        case Network::ROCE_V2_IPV6:
+            w.be<2>(ethertype_ipv6);
+            write_ipv6_like(w, p, udp_bytes + roce, ip_protocol_udp);
+            write_udp(w, p, udp_bytes + roce);
+            break;
+    }
+    // BTH: opcode; SE, MigReq, PadCnt, TVer; P_Key; resv8a, DestQP; AckReq, reserved, PSN.
     w.u8(static_cast<std::uint8_t>(p.opcode));
-    w.u8(p.solicited ? 0x80 : 0x00);
+    w.u8((p.solicited ? 0x80u : 0x00u) | (pad << 4));
     w.be<2>(p.pkey);
     w.be<4>(p.dest_qp & 0xFFFFFF);
     w.be<4>((p.ack_request ? 0x80000000u : 0u) | (p.psn & 0xFFFFFF));
@@ -99,38 +222,134 @@ std::span<std::byte> encode(const Packet& p, std::size_t payload_bytes, Frame& o
         w.be<3>(a.msn & 0xFFFFFF);
     }
     if (has_immediate(p.opcode)) w.be<4>(p.immediate.value_or(0));
-    return std::span(out).subspan(headers);
+    std::memset(out.data() + headers + payload_bytes, 0, pad);
+    return std::span(out).subspan(headers, payload_bytes);
+}
+
+std::optional<std::uint32_t> icrc(std::span<const std::byte> frame) {
+    if (frame.size() < eth_bytes) return std::nullopt;
+    const auto network = network_of(be16(frame, 12));
+    if (!network) return std::nullopt;
+    const std::size_t net = network_bytes(*network);
+    const std::size_t head = net + bth_bytes;  // the part with fields to mask
+    if (frame.size() < eth_bytes + head + icrc_bytes) return std::nullopt;
+    std::array<std::byte, ipv6_bytes + udp_bytes + bth_bytes> masked;
+    std::memcpy(masked.data(), frame.data() + eth_bytes, head);
+    constexpr std::byte ones{0xFF};
+    if (*network == Network::ROCE_V2_IPV4) {
+        masked[1] = ones;                  // type of service
+        masked[8] = ones;                  // TTL
+        masked[10] = masked[11] = ones;    // header checksum
+    } else {
+        masked[0] |= std::byte{0x0F};      // traffic class (high nibble) ...
+        masked[1] = masked[2] = masked[3] = ones;  // ... the rest of it and the flow label
+        masked[7] = ones;                  // hop limit
+    }
+    if (*network != Network::ROCE_V1) masked[net - 2] = masked[net - 1] = ones;  // UDP checksum
+    masked[net + 4] = ones;  // BTH resv8a
+    std::uint32_t reg = crc32_update(after_lrh(), std::span(masked).first(head));
+    reg = crc32_update(reg, frame.subspan(eth_bytes + head, frame.size() - eth_bytes - head - icrc_bytes));
+    return ~reg;
+}
+
+void seal(std::span<std::byte> frame) {
+    const std::uint32_t c = icrc(frame).value_or(0);
+    std::byte* at = frame.data() + frame.size() - icrc_bytes;
+    for (unsigned i = 0; i < 4; ++i) at[i] = static_cast<std::byte>(c >> (8 * i));
+    if (be16(frame, 12) != ethertype_ipv6) return;
+    // RFC 8200 §8.1: the pseudo-header (addresses, upper-layer length, next header), then
+    // the UDP header and its payload, the ICRC included.
+    const std::span ip = frame.subspan(eth_bytes, ipv6_bytes);
+    const std::span udp = frame.subspan(eth_bytes + ipv6_bytes);
+    std::uint64_t sum = ones_sum(ip.subspan(8, 32));
+    sum += udp.size() + ip_protocol_udp;
+    sum = ones_sum(udp, sum);
+    const std::uint16_t check = fold_complement(sum);
+    store_be16(udp, 6, check == 0 ? 0xFFFF : check);
 }
 
 namespace {
 
-// decode's body, into the caller's Packet: false where the frame is not one of ours.
-bool read_packet(std::span<const std::byte> frame, Packet& p) {
+// decode's body, into the caller's Packet.
+std::optional<Malformed> read_packet(std::span<const std::byte> frame, Packet& p) {
     Reader r(frame);
-    if (!r.has(eth_bytes + grh_bytes + bth_bytes)) return false;
+    if (!r.has(eth_bytes)) return Malformed::truncated;
     r.raw(p.dst_mac);
     r.raw(p.src_mac);
-    if (r.be<2>() != ethertype_roce) return false;
-    const std::uint64_t first = r.be<4>();
-    if ((first >> 28) != 6) return false;
-    p.traffic_class = static_cast<std::uint8_t>(first >> 20);
-    p.flow_label = static_cast<std::uint32_t>(first & 0xFFFFF);
-    const std::uint64_t payload_length = r.be<2>();
-    if (r.be<1>() != grh_next_header_bth) return false;
-    p.hop_limit = static_cast<std::uint8_t>(r.be<1>());
-    r.raw(p.sgid);
-    r.raw(p.dgid);
-    if (payload_length != r.rest().size()) return false;
+    const auto network = network_of(static_cast<std::uint16_t>(r.be<2>()));
+    if (!network) return Malformed::not_roce;
+    p.network = *network;
+    std::size_t roce = 0;  // BTH to ICRC, as the network headers give it
+    if (p.network == Network::ROCE_V2_IPV4) {
+        if (!r.has(ipv4_bytes)) return Malformed::truncated;
+        const auto header = frame.subspan(eth_bytes, ipv4_bytes);
+        const auto version_ihl = r.be<1>();
+        if ((version_ihl >> 4) != 4) return Malformed::not_roce;
+        if ((version_ihl & 0xF) < 5) return Malformed::length;
+        if ((version_ihl & 0xF) > 5) return Malformed::not_roce;  // gap: the model takes no IP options
+        if (ipv4_checksum(header) != 0) return Malformed::ip_checksum;
+        p.traffic_class = static_cast<std::uint8_t>(r.be<1>());
+        const std::size_t total = r.be<2>();
+        r.be<2>();  // identification
+        if (r.be<2>() & ipv4_fragment_bits) return Malformed::not_roce;
+        p.hop_limit = static_cast<std::uint8_t>(r.be<1>());
+        if (r.be<1>() != ip_protocol_udp) return Malformed::not_roce;
+        r.be<2>();  // checksum, checked above
+        p.sgid = Gid{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xFF, 0xFF};
+        p.dgid = p.sgid;
+        r.raw(p.sgid.data() + 12, 4);
+        r.raw(p.dgid.data() + 12, 4);
+        if (total < ipv4_bytes) return Malformed::length;
+        if (frame.size() - eth_bytes < total) return Malformed::truncated;
+        if (frame.size() - eth_bytes > total) return Malformed::length;
+        roce = total - ipv4_bytes;  // UDP onwards, for now
+    } else {
+        if (!r.has(ipv6_bytes)) return Malformed::truncated;
+        const std::uint64_t first = r.be<4>();
+        if ((first >> 28) != 6) return Malformed::not_roce;
+        p.traffic_class = static_cast<std::uint8_t>(first >> 20);
+        p.flow_label = static_cast<std::uint32_t>(first & 0xFFFFF);
+        const std::size_t payload_length = r.be<2>();
+        const auto next_header = r.be<1>();
+        if (next_header != (p.network == Network::ROCE_V1 ? grh_next_header_bth : ip_protocol_udp))
+            return Malformed::not_roce;
+        p.hop_limit = static_cast<std::uint8_t>(r.be<1>());
+        r.raw(p.sgid);
+        r.raw(p.dgid);
+        if (r.left() < payload_length) return Malformed::truncated;
+        if (r.left() > payload_length) return Malformed::length;
+        roce = payload_length;
+    }
+    if (p.network != Network::ROCE_V1) {
+        if (!r.has(udp_bytes)) return Malformed::truncated;
+        p.src_port = static_cast<std::uint16_t>(r.be<2>());
+        const auto port = r.be<2>();
+        const std::size_t length = r.be<2>();
+        r.be<2>();  // checksum: the ICRC covers the same bytes
+        if (length != roce) return Malformed::length;
+        if (port != roce_v2_udp_port) return Malformed::udp_port;
+        roce -= udp_bytes;
+    }
+    if (roce < bth_bytes + icrc_bytes) return Malformed::truncated;
+    const auto tail = frame.subspan(frame.size() - icrc_bytes);
+    std::uint32_t carried = 0;
+    for (unsigned i = 0; i < 4; ++i) carried |= std::to_integer<std::uint32_t>(tail[i]) << (8 * i);
+    if (icrc(frame) != carried) return Malformed::icrc;
+
     const auto opcode = r.be<1>();
-    if (opcode > static_cast<unsigned>(RcOpcode::ACKNOWLEDGE)) return false;
+    const auto flags = r.be<1>();
+    if ((flags & 0x0F) != 0) return Malformed::not_roce;  // TVer: IBA transport version 0
+    if (opcode > static_cast<unsigned>(RcOpcode::ACKNOWLEDGE)) return Malformed::opcode;
     p.opcode = static_cast<RcOpcode>(opcode);
-    p.solicited = (r.be<1>() & 0x80) != 0;
+    p.solicited = (flags & 0x80) != 0;
+    const std::size_t pad = (flags >> 4) & 0x3;
     p.pkey = static_cast<std::uint16_t>(r.be<2>());
     p.dest_qp = static_cast<std::uint32_t>(r.be<4>() & 0xFFFFFF);
     const std::uint64_t psn_word = r.be<4>();
     p.ack_request = (psn_word & 0x80000000u) != 0;
     p.psn = static_cast<std::uint32_t>(psn_word & 0xFFFFFF);
-    if (!r.has(header_bytes(p.opcode) - bth_bytes)) return false;
+    const std::size_t transport = transport_bytes(p.opcode);
+    if (roce < transport + icrc_bytes) return Malformed::truncated;
     if (has_reth(p.opcode)) {
         Reth h;
         h.va = r.be<8>();
@@ -147,17 +366,19 @@ bool read_packet(std::span<const std::byte> frame, Packet& p) {
         p.aeth = a;
     }
     if (has_immediate(p.opcode)) p.immediate = static_cast<std::uint32_t>(r.be<4>());
-    p.payload = r.rest();
-    return true;
+    const std::size_t padded = roce - transport - icrc_bytes;
+    if (pad > padded) return Malformed::length;
+    p.payload = frame.subspan(r.at(), padded - pad);
+    return std::nullopt;
 }
 
 }  // namespace
 
-std::optional<Packet> decode(std::span<const std::byte> frame) {
+std::expected<Packet, Malformed> decode(std::span<const std::byte> frame) {
     // Built in place (one named result, returned by NRVO): copying a Packet out of a
     // local cost more than the rest of decode.
-    std::optional<Packet> out(std::in_place);
-    if (!read_packet(frame, *out)) out.reset();
+    std::expected<Packet, Malformed> out(std::in_place);
+    if (const auto why = read_packet(frame, *out)) out = std::unexpected(*why);
     return out;
 }
 

@@ -1,25 +1,38 @@
-// packet.hpp: the RoCE packets two bnxt models exchange over a Wire.
+// packet.hpp: the RoCE packets a bnxt model's port sends and takes, as Ethernet frames.
 //
-// Framing (InfiniBand Architecture vol. 1, RoCE annex A16 "RoCEv1"): Ethernet header
-// (destination MAC, source MAC, EtherType 0x8915), GRH (40 bytes: version 6, traffic class,
-// flow label, payload length, next header 0x1B, hop limit, source GID, destination GID),
-// BTH (12 bytes), then RETH (16), AETH (4) and immediate data (4) where the opcode carries
-// them, then the payload. Multi-byte fields are big-endian, as on the wire. The ICRC is
-// left out: the wire does not corrupt frames.
+// Framing, by the QP's network type (MODIFY_QP, spec/bnxt-hsi.md §4.6.9):
+// - RoCEv2 over IPv4 (IBA vol. 1 annex A17 "RoCEv2"): Ethernet (EtherType 0x0800), IPv4
+//   (version 4, IHL 5, DSCP/ECN = the traffic class, total length, identification 0, DF,
+//   TTL = the hop limit, protocol 17, header checksum; addresses = the last four bytes of
+//   the IPv4-mapped GIDs), UDP (source port per QP, destination port 4791, length,
+//   checksum 0, as A17.4.3 allows over IPv4);
+// - RoCEv2 over IPv6: Ethernet (0x86DD), IPv6 (traffic class, flow label, payload length,
+//   next header 17, hop limit, the GIDs), UDP as above but with its checksum (RFC 8200
+//   §8.1 requires one over IPv6);
+// - RoCEv1 (annex A16): Ethernet (0x8915), GRH (40 bytes: version 6, traffic class, flow
+//   label, payload length, next header 0x1B, hop limit, source GID, destination GID);
+// then BTH (12 bytes; PadCnt = (4 - payload % 4) % 4), RETH (16), AETH (4) and immediate
+// data (4) where the opcode carries them (IBA Table 38), the payload, PadCnt zero bytes,
+// and the ICRC (below). Multi-byte fields are big-endian, as on the wire; the ICRC is
+// stored least significant byte first, as Linux's rxe stores it (rxe_icrc.c).
+//
+// ICRC (IBA §7.8.1; A17.3.3; Linux rxe_icrc.c, rxe_icrc_hdr): the Ethernet CRC-32
+// (crc32.hpp) of 8 bytes of 0xFF standing for the LRH, then the packet from the IP header
+// (or GRH) to the end of the pad, with the fields a router may change masked to ones:
+// IPv4 type of service, TTL and header checksum; IPv6 / GRH traffic class, flow label
+// and hop limit; the UDP checksum; BTH's resv8a (the byte before the destination QP).
 //
 // A frame is built in place, as a NIC builds it in its transmit buffer: encode writes the
-// headers and leaves room for the payload, which the transmitter fills straight from its
-// bus read; decode leaves the payload where it is, a view of the frame, for the receiver's
-// bus write. So each payload byte crosses each bus once and is copied nowhere else.
-//
-// Gap to the hardware: a QP of network type RoCEv2 (MODIFY_QP) sends IPv4/UDP frames on a
-// real port; the model frames every packet as RoCEv1. Only two models talk over a Wire,
-// and both check what RoCEv2 checks (destination MAC and GID, QP, PSN).
+// headers and the pad and leaves room for the payload, which the transmitter fills
+// straight from its bus read, then seal writes the ICRC (and IPv6's UDP checksum); decode
+// leaves the payload where it is, a view of the frame, for the receiver's bus write. So
+// each payload byte crosses each bus once and is copied nowhere else.
 #pragma once
 
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <expected>
 #include <memory>
 #include <new>
 #include <optional>
@@ -31,6 +44,15 @@ namespace rig::bnxt::sim::detail {
 
 using Mac = std::array<std::uint8_t, 6>;
 using Gid = std::array<std::uint8_t, 16>;
+
+// MODIFY_QP network_type (§4.6.9): how a QP's packets are framed.
+enum class Network : std::uint8_t { ROCE_V1 = 0, ROCE_V2_IPV4 = 2, ROCE_V2_IPV6 = 3 };
+
+inline constexpr std::uint16_t ethertype_ipv4 = 0x0800;
+inline constexpr std::uint16_t ethertype_arp = 0x0806;
+inline constexpr std::uint16_t ethertype_roce_v1 = 0x8915;
+inline constexpr std::uint16_t ethertype_ipv6 = 0x86DD;
+inline constexpr std::uint16_t roce_v2_udp_port = 4791;  // A17.4.2, IANA "roce"
 
 // IBA Table 38: RC opcodes.
 enum class RcOpcode : std::uint8_t {
@@ -100,12 +122,14 @@ struct Aeth {
 };
 
 struct Packet {
+    Network network = Network::ROCE_V2_IPV4;
     Mac dst_mac{};
     Mac src_mac{};
-    std::uint8_t traffic_class = 0;
-    std::uint32_t flow_label = 0;
-    std::uint8_t hop_limit = 64;
-    Gid sgid{};
+    std::uint8_t traffic_class = 0;  // IPv4: the type-of-service byte (DSCP << 2 | ECN)
+    std::uint32_t flow_label = 0;    // IPv6 and GRH, 20 bits
+    std::uint8_t hop_limit = 64;     // IPv4: the TTL
+    std::uint16_t src_port = 0xC000; // RoCEv2: the UDP source port
+    Gid sgid{};                      // IPv4: ::ffff:a.b.c.d
     Gid dgid{};
     RcOpcode opcode = RcOpcode::ACKNOWLEDGE;
     bool solicited = false;
@@ -116,8 +140,8 @@ struct Packet {
     std::optional<Reth> reth;
     std::optional<Aeth> aeth;
     std::optional<std::uint32_t> immediate;
-    // Decoded: a view of the frame, valid while the frame is. encode does not read it: it
-    // leaves room for the payload, which the caller fills.
+    // Decoded: a view of the frame, valid while the frame is, the pad left out. encode does
+    // not read it: it leaves room for the payload, which the caller fills.
     std::span<const std::byte> payload;
 };
 
@@ -153,16 +177,59 @@ constexpr bool has_immediate(RcOpcode op) {
 }
 
 
-// The longest frame the model builds: Ethernet, GRH, BTH, RETH, AETH and immediate
-// headers (packet.cpp) around a full 4096-byte path MTU of payload (IBA 9.7.1).
-constexpr std::size_t max_frame_bytes = 14 + 40 + 12 + 16 + 4 + 4 + 4096;
+inline constexpr std::size_t eth_bytes = 14;
+inline constexpr std::size_t ipv4_bytes = 20;
+inline constexpr std::size_t ipv6_bytes = 40;  // and the GRH
+inline constexpr std::size_t udp_bytes = 8;
+inline constexpr std::size_t bth_bytes = 12;
+inline constexpr std::size_t icrc_bytes = 4;
 
-// Makes `out` the frame of p's headers followed by `payload_bytes` bytes of payload, and
-// returns that payload's span for the caller to fill (p.payload is not used).
+// The longest frame the model builds or takes: Ethernet, IPv6, UDP, BTH, RETH and
+// immediate data (RDMA WRITE ONLY with immediate), a full 4096-byte path MTU of payload
+// (IBA 9.7.1) and the ICRC: 4194 bytes.
+constexpr std::size_t max_frame_bytes = eth_bytes + ipv6_bytes + udp_bytes + bth_bytes + 16 + 4 + 4096 + icrc_bytes;
+
+// Why decode refused a frame (each counted apart by the port, rig/bnxt/sim/nic.hpp).
+enum class Malformed : std::uint8_t {
+    not_roce,     // another EtherType or IP protocol, an IP fragment, IPv4 options, BTH TVer != 0
+    truncated,    // shorter than its headers, or than its IP, UDP or GRH length
+    length,       // longer than those lengths, lengths that disagree, PadCnt beyond the payload
+    ip_checksum,  // IPv4 header checksum
+    udp_port,     // UDP to a destination port other than 4791
+    opcode,       // a RoCE packet of an opcode the model does not take (only RC's of Table 38)
+    icrc,
+};
+
+// Makes `out` the frame of p's headers (by p.network) followed by `payload_bytes` bytes of
+// payload, the pad and room for the ICRC, and returns that payload's span for the caller
+// to fill (p.payload is not used); then seal(out).
 std::span<std::byte> encode(const Packet& p, std::size_t payload_bytes, Frame& out);
-// nullopt: not a RoCE frame of this format, or shorter than its headers. The payload is a
-// view of `frame`.
-std::optional<Packet> decode(std::span<const std::byte> frame);
+// Writes the ICRC of a frame encode made (and IPv6's UDP checksum, which covers it).
+void seal(std::span<std::byte> frame);
+// The packet of a frame, its payload a view of `frame`, or why it is none. Checks, in this
+// order: the Ethernet header, the IP header (version, IHL 5, checksum, lengths, not a
+// fragment), UDP (length, port 4791; its checksum is left to the ICRC), BTH and the
+// extension headers its opcode carries, PadCnt, the ICRC. Addresses are the port's to
+// check (responder.cpp).
+std::expected<Packet, Malformed> decode(std::span<const std::byte> frame);
+// The ICRC of a frame of any of the three formats whose headers are whole (the last four
+// bytes are the ICRC's place, not read); nullopt where the frame is too short or of no
+// RoCE EtherType.
+std::optional<std::uint32_t> icrc(std::span<const std::byte> frame);
+
+// The UDP source port of a RoCEv2 QP, as Linux's rdma_get_udp_sport computes it
+// (include/rdma/ib_verbs.h): the flow label, or where it is 0 rdma_calc_flow_label of the
+// two QP numbers, folded into 14 bits above 0xC000. rxe's QP 0x11 connected to QP 0x11
+// sends from 0xC121 (tests/interop/fixtures).
+std::uint16_t udp_source_port(std::uint32_t flow_label, std::uint32_t qpn, std::uint32_t dest_qpn);
+
+// The IPv4 header checksum (RFC 791, RFC 1071) of `header` with its checksum field as it
+// is: 0 where the field holds the right one.
+std::uint16_t ipv4_checksum(std::span<const std::byte> header);
+// The RFC 1071 ones'-complement sum of `bytes` (an odd last byte padded with zero) added
+// to `sum`, not folded or complemented.
+std::uint64_t ones_sum(std::span<const std::byte> bytes, std::uint64_t sum = 0);
+std::uint16_t fold_complement(std::uint64_t sum);
 
 // 24-bit PSN arithmetic: a - b as a signed distance in (-2^23, 2^23].
 std::int32_t psn_diff(std::uint32_t a, std::uint32_t b);

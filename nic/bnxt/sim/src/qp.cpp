@@ -1,21 +1,45 @@
 // MODIFY_QP and the error state of an RC QP (spec/bnxt-hsi.md §4.6.9, §5.7.4).
 //
-// Transitions (§4.6.9 model semantics): RESET->INIT, INIT->INIT, INIT->RTR, RTR->RTS,
-// RTS->RTS, any->ERR, any->RESET; every other one is refused with status 5. A modify
-// without the STATE bit keeps the state and is checked as that state to itself. Fields
-// are taken only where modify_mask names them. Refused too (status 5): the fields Linux
-// removes from RTR->RTS and SRC_MAC on INIT->RTR because firmware rejects them there; a
-// path MTU code above 5; an SGID index the GID table does not hold; retry counts above 7;
-// RDMA READ depths above QUERY_FUNC's; SQ/RQ sizes that differ from CREATE_QP's (the model
-// does not resize).
+// Transitions and their attributes follow the InfiniBand state table (IBA 11.2.1, as
+// Linux's ib_modify_qp_is_ok holds RC queue pairs to it in qp_state_table), in modify_mask
+// bits: a transition must carry every required attribute and nothing but its required and
+// optional ones (status 5 otherwise). Where IB has one attribute and the HSI several, the
+// address vector (IB_QP_AV) is DGID, SGID_INDEX and DEST_MAC, which it must carry, with
+// FLOW_LABEL, HOP_LIMIT, TRAFFIC_CLASS, VLAN_ID, TOS_DSCP, TOS_ECN and ENABLE_CC as its
+// optional parts; the P_Key index is PKEY (the port has no bit):
+//   RESET -> INIT   required ACCESS, PKEY
+//   INIT  -> INIT   optional ACCESS, PKEY
+//   INIT  -> RTR    required AV, PATH_MTU, DEST_QP_ID, RQ_PSN, MAX_DEST_RD_ATOMIC,
+//                   MIN_RNR_TIMER; optional ACCESS, PKEY
+//   RTR   -> RTS    required SQ_PSN, TIMEOUT, RETRY_CNT, RNR_RETRY, MAX_RD_ATOMIC;
+//                   optional ACCESS, MIN_RNR_TIMER
+//   RTS   -> RTS    optional ACCESS, MIN_RNR_TIMER
+//   any   -> RESET, any -> ERR: nothing beyond STATE
+// Every other transition (SQD and SQE are not modelled) is refused, and so is every
+// attribute outside its row: QKEY (UD), EN_SQD_ASYNC_NOTIFY (RTS -> SQD), SQ/RQ sizes,
+// SGEs and inline data (IB_QP_CAP: the model does not resize), SRC_MAC (the firmware takes
+// it from the GID entry; Linux clears it), PINGPONG_PUSH_MODE. A modify without the STATE
+// bit keeps the state and is checked as that state to itself. Values are refused too
+// (status 5): a path MTU code above 5; an SGID index the GID table does not hold; retry
+// counts above 7; RDMA READ depths of 0 or above QUERY_FUNC's; and a network type that
+// contradicts the SGID's kind (RoCEv2/IPv4 with an SGID that is not IPv4-mapped,
+// RoCEv2/IPv6 with one that is, the reserved type 1), checked whenever the state is
+// written once the QP has an SGID (Linux writes the type on every modify).
 //
 // Entering RTR sets the expected PSN from rq_psn; entering RTS the next PSN from sq_psn
 // and starts the send queue; ERR flushes (below); RESET forgets ring indexes and PSNs.
 //
-// Error state: the SQ stops; each WQE still outstanding or posted gets a REQ CQE with
-// WORK_REQUEST_FLUSHED_ERR and each posted RQ WQE a RES_RC CQE with WORK_REQUEST_FLUSHED_ERR
-// (the explicit-flush option of §5.7.4), in queue order. When the QP entered ERR on its own
-// the CREQ also gets a QP error notification (§4.5.4).
+// Error state, as P5 hardware enters it (§5.5.3, §5.7.4): the SQ stops. The WQEs the peer
+// acknowledged complete first; a WQE that failed has its error CQE, and a receive that
+// failed its error CQE (requester.cpp, responder.cpp). Nothing more is written for what is
+// still outstanding or posted: the driver flushes those in software (Linux's
+// __flush_sq / __flush_rq), which it learns to do from the error CQE, from a TERMINAL CQE,
+// or from the QP error notification. Where the QP entered ERR on its own with SQ WQEs
+// neither completed nor failed by an error CQE (an error of its responder, a CQ that
+// overflowed), the SCQ gets a TERMINAL CQE naming the SQ and RQ consumers (the WQEs before
+// them completed), and the CREQ a QP error notification (§4.5.4). A MODIFY_QP to ERR
+// writes nothing: the driver that asked flushes. Doorbells on a QP in ERR are taken and
+// do nothing.
 #include "firmware.hpp"
 
 namespace rig::bnxt::sim::detail {
@@ -26,15 +50,48 @@ namespace mm = hsi::modify_mask;
 
 namespace {
 
-bool transition_ok(QpState from, QpState to) {
-    if (to == QpState::ERR || to == QpState::RESET) return true;
+constexpr std::uint32_t av_required = mm::DGID | mm::SGID_INDEX | mm::DEST_MAC;
+constexpr std::uint32_t av_optional =
+    mm::FLOW_LABEL | mm::HOP_LIMIT | mm::TRAFFIC_CLASS | mm::VLAN_ID | mm::TOS_DSCP | mm::TOS_ECN | mm::ENABLE_CC;
+
+struct Row {
+    bool valid = false;
+    std::uint32_t required = 0;
+    std::uint32_t optional = 0;
+};
+
+// IBA 11.2.1 for RC (ib_modify_qp_is_ok's qp_state_table).
+Row transition(QpState from, QpState to) {
+    if (to == QpState::RESET || to == QpState::ERR) return {from <= QpState::ERR, 0, 0};
     switch (from) {
-        case QpState::RESET: return to == QpState::INIT;
-        case QpState::INIT: return to == QpState::INIT || to == QpState::RTR;
-        case QpState::RTR: return to == QpState::RTS;
-        case QpState::RTS: return to == QpState::RTS;
-        default: return false;
+        case QpState::RESET:
+            if (to == QpState::INIT) return {true, mm::ACCESS | mm::PKEY, 0};
+            break;
+        case QpState::INIT:
+            if (to == QpState::INIT) return {true, 0, mm::ACCESS | mm::PKEY};
+            if (to == QpState::RTR)
+                return {true,
+                        av_required | mm::PATH_MTU | mm::DEST_QP_ID | mm::RQ_PSN | mm::MAX_DEST_RD_ATOMIC |
+                            mm::MIN_RNR_TIMER,
+                        av_optional | mm::ACCESS | mm::PKEY};
+            break;
+        case QpState::RTR:
+            if (to == QpState::RTS)
+                return {true, mm::SQ_PSN | mm::TIMEOUT | mm::RETRY_CNT | mm::RNR_RETRY | mm::MAX_RD_ATOMIC,
+                        mm::ACCESS | mm::MIN_RNR_TIMER};
+            break;
+        case QpState::RTS:
+            if (to == QpState::RTS) return {true, 0, mm::ACCESS | mm::MIN_RNR_TIMER};
+            break;
+        default: break;
     }
+    return {};
+}
+
+bool ipv4_mapped(const Gid& gid) {
+    for (int i = 0; i < 10; ++i)
+        if (gid[i] != 0) return false;
+    return gid[10] == 0xFF && gid[11] == 0xFF;
 }
 
 }  // namespace
@@ -47,11 +104,10 @@ Firmware::Answer Firmware::modify_qp(std::span<const std::byte> c) {
     const std::uint8_t state_byte = cmd.network_type_en_sqd_async_notify_new_state;
     const QpState from = qp->state;
     const auto to = (mask & mm::STATE) ? static_cast<QpState>(hsi::modify_qp::new_state.of(state_byte)) : from;
-    if (static_cast<unsigned>(to) > static_cast<unsigned>(QpState::ERR) || !transition_ok(from, to))
-        return Answer::fail(RcfwStatus::INVALID_PARAMETER);
-    if (from == QpState::RTR && to == QpState::RTS && (mask & mm::NOT_ON_RTR_TO_RTS))
-        return Answer::fail(RcfwStatus::INVALID_PARAMETER);
-    if (from == QpState::INIT && to == QpState::RTR && (mask & mm::NOT_ON_INIT_TO_RTR))
+    if (static_cast<unsigned>(to) > static_cast<unsigned>(QpState::ERR)) return Answer::fail(RcfwStatus::INVALID_PARAMETER);
+    const Row row = transition(from, to);
+    const std::uint32_t attributes = mask & ~mm::STATE;
+    if (!row.valid || (attributes & row.required) != row.required || (attributes & ~(row.required | row.optional)) != 0)
         return Answer::fail(RcfwStatus::INVALID_PARAMETER);
     const auto& limits = options_.limits;
     const unsigned mtu = static_cast<unsigned>(hsi::modify_qp::path_mtu.of(cmd.path_mtu_pingpong_push_enable));
@@ -67,6 +123,16 @@ Firmware::Answer Firmware::modify_qp(std::span<const std::byte> c) {
         ((mask & mm::SQ_SGE) && cmd.sq_sge != qp->sq_sge) || ((mask & mm::RQ_SGE) && cmd.rq_sge != qp->rq_sge) ||
         ((mask & mm::MAX_INLINE_DATA) && cmd.max_inline_data > limits.max_inline_data))
         return Answer::fail(RcfwStatus::INVALID_PARAMETER);
+    // The network type against the kind of the SGID the QP has (or gets now).
+    const bool has_sgid = (mask & mm::SGID_INDEX) != 0 || qp->state == QpState::RTR || qp->state == QpState::RTS;
+    if ((mask & mm::STATE) && has_sgid && to != QpState::RESET) {
+        const std::uint16_t index = (mask & mm::SGID_INDEX) ? cmd.sgid_index.get() : qp->sgid_index;
+        const auto type = static_cast<hsi::NetworkType>(hsi::modify_qp::network_type.of(state_byte));
+        const bool v4 = index < gids_.size() && gids_[index] && ipv4_mapped(gids_[index]->gid);
+        if ((type == hsi::NetworkType::ROCE_V2_IPV4 && !v4) || (type == hsi::NetworkType::ROCE_V2_IPV6 && v4) ||
+            static_cast<std::uint8_t>(type) == 1)
+            return Answer::fail(RcfwStatus::INVALID_PARAMETER);
+    }
 
     if (mask & mm::STATE) qp->network_type = static_cast<std::uint8_t>(hsi::modify_qp::network_type.of(state_byte));
     if (mask & mm::EN_SQD_ASYNC_NOTIFY) qp->en_sqd_async_notify = hsi::modify_qp::EN_SQD_ASYNC_NOTIFY.of(state_byte);
@@ -139,6 +205,7 @@ void Firmware::reset_queues(Qp& qp) {
     qp.unacknowledged = 0;
     qp.duplicate_run.reset();
     qp.msn = 0;
+    qp.error_cqe = false;
 }
 
 void Firmware::enter_error(Qp& qp, bool notify, hsi::ReqErrStateReason req, hsi::ResErrStateReason res) {
@@ -149,6 +216,19 @@ void Firmware::enter_error(Qp& qp, bool notify, hsi::ReqErrStateReason req, hsi:
     qp.state = QpState::ERR;
     qp.retry_deadline.reset();
     qp.rnr_deadline.reset();
+    if (notify && !qp.error_cqe && qp.sq_consumer != qp.sq_producer) {
+        // §5.5.3: the WQEs before sq_cons_idx completed; the driver flushes the rest.
+        if (Cq* cq = find_cq(qp.scq)) {
+            hsi::CqeTerminal t{};
+            t.qp_handle = qp.handle;
+            t.sq_cons_idx = static_cast<std::uint16_t>(qp.sq_consumer.index);
+            t.rq_cons_idx = static_cast<std::uint16_t>(qp.rq_consumer.index);
+            t.cqe_type_toggle = hsi::cqe_type_toggle(hsi::CqeType::TERMINAL, 0);
+            std::array<std::byte, 32> e{};
+            rig::wire::store(std::span(e), t);
+            cq_post(*cq, e, true);
+        }
+    }
     if (notify) {
         hsi::CreqQpErrorNotification n{};
         n.type = static_cast<std::uint8_t>(hsi::CreqType::QP_EVENT);
@@ -162,33 +242,17 @@ void Firmware::enter_error(Qp& qp, bool notify, hsi::ReqErrStateReason req, hsi:
         rig::wire::store(std::span(entry), n);
         creq_post(entry);
     }
-    flush(qp);
+    stop_queues(qp);
 }
 
-void Firmware::flush(Qp& qp) {
-    // Send queue: what was taken, then what was posted and not yet taken.
-    for (const SendWork& w : qp.sending) {
-        post_req_cqe(qp, w.index, hsi::CqeReqStatus::WORK_REQUEST_FLUSHED_ERR);
-        qp.sq_consumer = advance(qp.sq_consumer, qp.sq_size);
-    }
+void Firmware::stop_queues(Qp& qp) {
+    // What was taken and what was posted stays for the driver to flush; the consumers
+    // stay where the last CQE left them.
     qp.sending.clear();
     qp.in_flight = 0;
-    while (qp.sq_consumer != qp.sq_producer) {
-        post_req_cqe(qp, qp.sq_consumer.index, hsi::CqeReqStatus::WORK_REQUEST_FLUSHED_ERR);
-        qp.sq_consumer = advance(qp.sq_consumer, qp.sq_size);
-    }
     qp.sq_next = qp.sq_consumer;
-    // Receive queue, the WQE a message was filling included.
     qp.receive = Receive{};
     qp.write = InboundWrite{};
-    while (qp.rq_size > 0 && qp.rq_consumer != qp.rq_producer) {
-        std::array<std::byte, sizeof(hsi::RqWqe)> header{};
-        std::uint32_t wr_id = 0;
-        if (read_list(bus_, qp.rq_memory, std::uint64_t{qp.rq_consumer.index} * hsi::wqe::bytes, header))
-            wr_id = static_cast<std::uint32_t>(hsi::rq_wqe::wr_id.of(load<hsi::RqWqe>(header).wr_id[0]));
-        post_res_cqe(qp, 0, 0, 0, wr_id, hsi::CqeResStatus::WORK_REQUEST_FLUSHED_ERR, true);
-        qp.rq_consumer = advance(qp.rq_consumer, qp.rq_size);
-    }
 }
 
 }  // namespace rig::bnxt::sim::detail

@@ -6,6 +6,16 @@
 //
 // A full CREQ stalls the channel: commands wait in the CMDQ until a CREQ doorbell frees
 // an entry (§4.5.1: the driver must keep updating the consumer index even when polling).
+//
+// What the firmware refuses here: a producer write that does not carry the RESET bit
+// before one that did since the channel was latched (§4.3 step 5: the firmware's pointers
+// are not reset; the trigger is counted as a bad descriptor and nothing runs); a command
+// shorter than its oldest layout or longer than its newest (§4.6.0; INVALID_PARAMETER);
+// INITIALIZE_FW that names context tables or VF shares (P5 takes them from the backing
+// store and the model has no VFs), a flag the function did not report (HW requester
+// retransmission where QUERY_FUNC gives it, and only there: Linux's
+// bnxt_qplib_init_rcfw sets HW_REQUESTER_RETX_SUPPORTED exactly where BNXT_RE_HW_RETX
+// holds), or a stats context not allocated (INVALID_PARAMETER).
 #include <algorithm>
 
 #include "firmware.hpp"
@@ -33,6 +43,7 @@ void Firmware::cmdq_init(std::span<const std::byte> mailbox) {
     channel_.creq = m.creq_ring_id;
     channel_.consumer = 0;
     channel_.producer = static_cast<std::uint16_t>(m.prod_idx);
+    channel_.reset = false;
     channel_.latched = true;
 }
 
@@ -41,8 +52,15 @@ void Firmware::cmdq_trigger(std::uint32_t producer) {
         ++counters_.bad_descriptors;
         return;
     }
-    // §4.3 model: bit 31 resets the consumer, then the producer is the low 16 bits.
-    if (hsi::cmdq_prod::RESET.of(producer)) channel_.consumer = 0;
+    // §4.3 model: bit 31 resets the consumer, then the producer is the low 16 bits; the
+    // first write after the channel was latched must carry it.
+    if (hsi::cmdq_prod::RESET.of(producer)) {
+        channel_.consumer = 0;
+        channel_.reset = true;
+    } else if (!channel_.reset) {
+        ++counters_.bad_descriptors;
+        return;
+    }
     channel_.producer = static_cast<std::uint16_t>(hsi::cmdq_prod::prod_idx.of(producer));
     cmdq_run();
 }
@@ -122,8 +140,8 @@ Firmware::Answer Firmware::rcfw_execute(std::span<const std::byte> command) {
     if (!channel_.initialized && op != Opcode::QUERY_FUNC && op != Opcode::QUERY_VERSION &&
         op != Opcode::INITIALIZE_FW)
         return Answer::fail(RcfwStatus::INVALID_CMD);
-    // §0: any length from the oldest layout on.
-    if (command.size() < min_bytes) {
+    // §0: any length from the oldest layout to the newest.
+    if (command.size() < min_bytes || command.size() > hsi::max_command_bytes(op)) {
         ++counters_.bad_descriptors;
         return Answer::fail(RcfwStatus::INVALID_PARAMETER);
     }
@@ -148,10 +166,12 @@ Firmware::Answer Firmware::rcfw_execute(std::span<const std::byte> command) {
             sb.max_mr_size = limits.max_mr_size;
             sb.max_qp = limits.max_qp;
             sb.max_qp_wr = limits.max_qp_wr;
-            sb.dev_cap_flags = 0;  // §4.6.2 model value: no unified MR, no HW retransmission
+            // §4.6.2: no unified MR; HW requester retransmission where Options say.
+            sb.dev_cap_flags = static_cast<std::uint16_t>(
+                hsi::query_func::HW_REQUESTER_RETX_ENABLED(options_.hw_retransmission ? 1 : 0));
             sb.max_cq = limits.max_cq;
             sb.max_cqe = limits.max_cqe;
-            sb.max_pd = 0x10000;
+            sb.max_pd = max_pd;
             sb.max_sge = limits.max_sge;
             sb.max_srq_sge = 0;
             sb.max_qp_rd_atom = limits.max_qp_rd_atom;
@@ -161,7 +181,7 @@ Firmware::Answer Firmware::rcfw_execute(std::span<const std::byte> command) {
             sb.max_inline_data = limits.max_inline_data;
             sb.l2_db_space_size = static_cast<std::uint8_t>(hsi::bar2::doorbell_page_pf / 4096 - 1);
             sb.max_gid = limits.max_gid;
-            sb.max_dpi = 16;
+            sb.max_dpi = dpi_pages;
             sb.dev_cap_ext_flags = static_cast<std::uint8_t>(hsi::query_func::ATOMIC_OPS_NOT_SUPPORTED(1));
             Answer a;
             a.side_buffer = bytes_of(sb);
@@ -171,6 +191,20 @@ Firmware::Answer Firmware::rcfw_execute(std::span<const std::byte> command) {
             // §4.6.3: once; on P5 the context fields are 0; stat_ctx_id from STAT_CTX_ALLOC.
             if (channel_.initialized) return Answer::fail(RcfwStatus::FAIL);
             const auto c = load<hsi::InitializeFw>(command);
+            namespace fw = hsi::initialize_fw;
+            const std::uint16_t flags = load<hsi::CmdqBase>(command).flags;
+            const std::uint16_t known = static_cast<std::uint16_t>(fw::HW_REQUESTER_RETX_SUPPORTED(1) | fw::DRV_VERSION(1));
+            const bool retx = fw::HW_REQUESTER_RETX_SUPPORTED.of(flags) != 0;
+            const bool tables = c.qpc_pg_size_qpc_lvl != 0 || c.mrw_pg_size_mrw_lvl != 0 || c.srq_pg_size_srq_lvl != 0 ||
+                                c.cq_pg_size_cq_lvl != 0 || c.tqm_pg_size_tqm_lvl != 0 || c.tim_pg_size_tim_lvl != 0 ||
+                                c.qpc_page_dir != 0 || c.mrw_page_dir != 0 || c.srq_page_dir != 0 || c.cq_page_dir != 0 ||
+                                c.tqm_page_dir != 0 || c.tim_page_dir != 0 || c.number_of_qp != 0 ||
+                                c.number_of_mrw != 0 || c.number_of_srq != 0 || c.number_of_cq != 0;
+            const bool vf_shares = c.max_qp_per_vf != 0 || c.max_mrw_per_vf != 0 || c.max_srq_per_vf != 0 ||
+                                   c.max_cq_per_vf != 0 || c.max_gid_per_vf != 0;
+            if ((flags & ~known) != 0 || retx != options_.hw_retransmission || tables || vf_shares ||
+                (fw::DRV_VERSION.of(flags) != 0 && command.size() < 128))
+                return Answer::fail(RcfwStatus::INVALID_PARAMETER);
             auto it = stat_ctxs_.find(c.stat_ctx_id);
             if (it == stat_ctxs_.end()) return Answer::fail(RcfwStatus::INVALID_PARAMETER);
             it->second = true;

@@ -1,8 +1,8 @@
 // Inbound packets and the responder side of an RC QP (spec/bnxt-hsi.md §5.7.1 step 3;
 // IBA vol. 1 §9.7).
 //
-// A frame is taken only if it is a RoCE frame for this port's MAC, for a GID in the GID
-// table, for an existing QP whose P_Key it carries; else it is dropped and counted.
+// A frame reaches a QP only through the port's checks (frames.cpp: well-formed, ICRC, for
+// this port's MAC and addresses, for a connected QP, from its peer, with its P_Key).
 // Acknowledgements and read responses go to the requester (RTS only); requests to the
 // responder (RTR or RTS; other states drop them). The responder takes requests in PSN
 // order (IBA 9.7.5.1): a PSN ahead of the expected one is dropped, and the first of them
@@ -47,20 +47,16 @@ void Firmware::handle(Event& event) {
         case Event::Kind::hwrm: hwrm(std::move(event.bytes)); break;
         case Event::Kind::cmdq_init: cmdq_init(event.bytes); break;
         case Event::Kind::cmdq_trigger: cmdq_trigger(static_cast<std::uint32_t>(event.value)); break;
-        case Event::Kind::doorbell: doorbell(event.value); break;
+        case Event::Kind::doorbell: doorbell(event.value, event.offset); break;
         case Event::Kind::frame: frame(event.frame); break;
     }
 }
 
 void Firmware::frame(std::span<const std::byte> bytes) {
+    if (neighbour(bytes)) return;  // ARP and ICMPv6: the port's own (neighbour.cpp)
     auto p = decode(bytes);
-    const bool known_gid = p && std::any_of(gids_.begin(), gids_.end(),
-                                            [&](const auto& g) { return g && g->gid == p->dgid; });
-    Qp* qp = p ? find_qp(p->dest_qp) : nullptr;
-    if (!p || p->dst_mac != options_.mac || !known_gid || !qp || p->pkey != qp->pkey) {
-        ++counters_.frames_dropped;
-        return;
-    }
+    Qp* qp = accept(p);  // the port's checks (frames.cpp)
+    if (!qp) return;
     switch (p->opcode) {
         case RcOpcode::ACKNOWLEDGE:
             if (qp->state == hsi::QpState::RTS) on_ack(*qp, *p);
@@ -302,31 +298,6 @@ void Firmware::send_ack(Qp& qp, std::uint32_t psn, AethKind kind, std::uint8_t v
 void Firmware::responder_error(Qp& qp, const Packet& p, NakCode nak, ResErrStateReason reason) {
     send_ack(qp, p.psn, AethKind::NAK, static_cast<std::uint8_t>(nak));
     enter_error(qp, true, hsi::ReqErrStateReason::NO_ERROR, reason);
-}
-
-std::span<std::byte> Firmware::frame_for(const Qp& qp, Packet& p, std::size_t payload_bytes, Frame& frame) {
-    // The QP's address vector (MODIFY_QP INIT->RTR): next-hop MAC, GIDs, hop limit, class.
-    p.dst_mac = qp.dest_mac;
-    p.src_mac = options_.mac;
-    if (qp.sgid_index < gids_.size() && gids_[qp.sgid_index]) p.sgid = gids_[qp.sgid_index]->gid;
-    p.dgid = qp.dgid;
-    p.hop_limit = qp.hop_limit;
-    p.traffic_class = qp.traffic_class;
-    p.flow_label = qp.flow_label;
-    p.pkey = qp.pkey;
-    p.dest_qp = qp.dest_qp;
-    return encode(p, payload_bytes, frame);
-}
-
-void Firmware::transmit(const Qp& qp, Frame frame) {
-    // A QP connected to a QP of this port (loopback, §7.2) never reaches the wire.
-    transmitter_.send(std::move(frame), qp.dest_mac == options_.mac ? Transmitter::To::self : Transmitter::To::wire);
-}
-
-void Firmware::transmit(const Qp& qp, Packet p) {
-    Frame frame = transmitter_.frame();
-    frame_for(qp, p, 0, frame);
-    transmit(qp, std::move(frame));
 }
 
 }  // namespace rig::bnxt::sim::detail

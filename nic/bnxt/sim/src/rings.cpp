@@ -2,7 +2,11 @@
 //
 // Doorbells (§5.8.5): a value without the valid bit, of a path other than RoCE, of a type
 // the model does not run, or naming an unknown queue is dropped; so is an index outside
-// the ring and any position the epoch rules of ring.hpp refuse (B21). Every drop counts.
+// the ring and any position the epoch rules of ring.hpp refuse (B21). So is, as the
+// hardware's doorbell page checks do, a doorbell written through another page than the
+// one it may come through (§5.8.3, §5.8.4): SQ, RQ and CQ doorbells the page of the DPI
+// their queue was created with, NQ, NQ_ARM and CQ_ARMENA the privileged page (DPI 0).
+// Every drop counts (doorbell_drops; page faults in doorbell_page_faults too).
 // CQ_ARMALL/CQ_ARMSE arm a CQ only after CQ_ARMENA (§5.8.1: "enables arming"); a
 // notification uses the arm and the enable up, so the driver writes CQ_ARMENA again
 // (Linux does, §5.6). NQ_ARM arms the NQ's interrupt; entries already pending beyond the
@@ -10,22 +14,31 @@
 //
 // CQEs (§5.5.4): written body first, toggle byte last, toggle = the producer's phase;
 // never over entries the consumer has not released: a full CQ overflows, reports a CQ
-// error notification on the CREQ and takes no further CQE (its QPs then fail).
+// error notification on the CREQ (cq_err_reason: the requester's or the responder's
+// overflow) and takes no further CQE (its QPs then fail).
 // NQ entries (§5.6): the same with the V bit; a full NQ drops the entry and counts it.
 #include "firmware.hpp"
 #include "rig/bnxt/hsi/doorbell.hpp"
+#include "rig/bnxt/hsi/regs.hpp"
 
 namespace rig::bnxt::sim::detail {
 
 using hsi::DbType;
 
-void Firmware::doorbell(std::uint64_t value) {
+void Firmware::doorbell(std::uint64_t value, std::uint64_t offset) {
     const hsi::Doorbell d = hsi::decode(value);
     if (!d.valid || d.path != hsi::DbPath::ROCE) {
         ++counters_.doorbell_drops;
         return;
     }
     const Position position{d.index, d.epoch};
+    const std::uint64_t page = (offset - hsi::bar2::doorbell_page_pf) / hsi::bar2::doorbell_page_bytes;
+    auto wrong_page = [&](std::uint32_t dpi) {
+        if (page == dpi) return false;
+        ++counters_.doorbell_drops;
+        ++counters_.doorbell_page_faults;
+        return true;
+    };
     switch (d.type) {
         case DbType::SQ:
         case DbType::RQ: {
@@ -36,6 +49,7 @@ void Firmware::doorbell(std::uint64_t value) {
                 ++counters_.doorbell_drops;
                 return;
             }
+            if (wrong_page(qp->dpi)) return;
             Position& producer = sq ? qp->sq_producer : qp->rq_producer;
             const Position consumer = sq ? qp->sq_consumer : qp->rq_consumer;
             if (!producer_doorbell_ok(consumer, producer, position, sq ? qp->sq_size : qp->rq_size)) {
@@ -45,8 +59,8 @@ void Firmware::doorbell(std::uint64_t value) {
             }
             ++counters_.doorbells;
             producer = position;
-            if (qp->state == hsi::QpState::ERR) flush(*qp);
-            else if (sq) pump(*qp);
+            if (qp->state == hsi::QpState::ERR) return;  // the driver flushes what it posts now
+            if (sq) pump(*qp);
             return;
         }
         case DbType::CQ:
@@ -57,6 +71,7 @@ void Firmware::doorbell(std::uint64_t value) {
                 ++counters_.doorbell_drops;
                 return;
             }
+            if (wrong_page(cq->dpi)) return;
             if (!consumer_doorbell_ok(cq->consumer, cq->producer, position, cq->size)) {
                 ++counters_.doorbell_drops;
                 ++counters_.epoch_faults;
@@ -81,6 +96,7 @@ void Firmware::doorbell(std::uint64_t value) {
                 ++counters_.doorbell_drops;
                 return;
             }
+            if (wrong_page(0)) return;  // Linux: bnxt_qplib_armen_db rings the privileged page
             ++counters_.doorbells;
             cq->arm_enabled = true;
             return;
@@ -92,6 +108,7 @@ void Firmware::doorbell(std::uint64_t value) {
                 ++counters_.doorbell_drops;
                 return;
             }
+            if (wrong_page(0)) return;
             if (!consumer_doorbell_ok(nq->consumer, nq->producer, position, nq->length)) {
                 ++counters_.doorbell_drops;
                 ++counters_.epoch_faults;
@@ -140,10 +157,16 @@ bool Firmware::cq_post(Cq& cq, std::span<const std::byte, 32> cqe, bool solicite
     if (cq.overflowed) return false;
     if (ahead(cq.consumer, cq.producer, cq.size) >= cq.size) {
         cq.overflowed = true;
-        hsi::CreqCompletion n{};
+        // roce_hsi.h creq_cq_error_notification: the requester's (a CQE of a send queue) or
+        // the responder's overflow, by the CQE that found no room.
+        const auto type = static_cast<hsi::CqeType>(hsi::cqe::cqe_type.of(std::to_integer<std::uint8_t>(cqe[hsi::cqe::toggle_offset])));
+        const bool requester = type == hsi::CqeType::REQ || type == hsi::CqeType::TERMINAL;
+        hsi::CreqCqErrorNotification n{};
         n.type = static_cast<std::uint8_t>(hsi::CreqType::QP_EVENT);
         n.event = hsi::creq_event::CQ_ERROR_NOTIFICATION;
-        n.xid = cq.id;  // [UNCERTAIN] the spec gives no layout beyond type and event
+        n.cq_err_reason = static_cast<std::uint8_t>(requester ? hsi::CqErrReason::REQ_CQ_OVERFLOW_ERROR
+                                                              : hsi::CqErrReason::RES_CQ_OVERFLOW_ERROR);
+        n.xid = cq.id;
         std::array<std::byte, 16> entry{};
         rig::wire::store(std::span(entry), n);
         creq_post(entry);
@@ -151,6 +174,7 @@ bool Firmware::cq_post(Cq& cq, std::span<const std::byte, 32> cqe, bool solicite
     }
     std::array<std::byte, 32> e{};
     std::copy(cqe.begin(), cqe.end(), e.begin());
+    faults_.rewrite_cqe(e);  // testing::Faults::rewrite_cqes: a hostile device
     e[hsi::cqe::toggle_offset] = (e[hsi::cqe::toggle_offset] & std::byte{0xFE}) | std::byte{phase(cq.producer)};
     if (!publish_list(bus_, cq.memory, std::uint64_t{cq.producer.index} * hsi::cqe::bytes, e, hsi::cqe::toggle_offset))
         return false;
@@ -186,6 +210,7 @@ bool Firmware::post_req_cqe(Qp& qp, std::uint32_t index, hsi::CqeReqStatus statu
     c.status = static_cast<std::uint8_t>(status);
     std::array<std::byte, 32> e{};
     rig::wire::store(std::span(e), c);
+    if (status != hsi::CqeReqStatus::OK) qp.error_cqe = true;
     return cq_post(*cq, e, status != hsi::CqeReqStatus::OK);
 }
 

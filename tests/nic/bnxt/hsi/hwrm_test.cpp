@@ -396,5 +396,28 @@ TEST(Hwrm, ErrorCodesHaveTheSpecNames) {
     EXPECT_EQ(name(static_cast<ReqType>(0x001D)), "HWRM_FUNC_DRV_RGTR");
 }
 
+// bnxt_hsi.h hwrm_queue_qportcfg_input: flags @16, port_id @20, drv_qmap_cap @22;
+// _output: max_configurable_queues @8, ..., queue_id0 @15 ... queue_id7_service_profile @30,
+// valid @31 (the 32-byte layout every later one begins with).
+TEST(Hwrm, QueueQportcfgMatchesBnxtHsi) {
+    QueueQportcfgRequest q{};
+    q.header = header(ReqType::HWRM_QUEUE_QPORTCFG);
+    q.flags = 1;
+    q.port_id = 0x0203;
+    q.drv_qmap_cap = 4;
+    Bytes qb = header_bytes(24, 0x0030);
+    qb.put(16, 4, 1).put(20, 2, 0x0203).put(22, 1, 4);
+    expect_layout(q, qb);
+    QueueQportcfgResponse r{};
+    r.max_configurable_queues = 8;
+    r.max_configurable_lossless_queues = 2;
+    r.queue_id_service_profile[0] = 0x10;  // queue_id0
+    r.queue_id_service_profile[15] = 0x21;  // queue_id7_service_profile
+    r.valid = 1;
+    Bytes rb(32);
+    rb.put(8, 1, 8).put(9, 1, 2).put(15, 1, 0x10).put(30, 1, 0x21).put(31, 1, 1);
+    expect_layout(r, rb);
+}
+
 }  // namespace
 }  // namespace rig::bnxt::hsi

@@ -112,6 +112,21 @@ TEST(Rcfw, QpErrorNotificationMatchesSpecTable) {
     expect_layout(e, b);
 }
 
+// roce_hsi.h creq_cq_error_notification: type @0, status @1, cq_err_reason @2, xid @4,
+// v @8, event 0xC1 @9; reasons 1..6 (requester invalid, overflow, load; responder the same).
+TEST(Rcfw, CqErrorNotificationMatchesRoceHsi) {
+    CreqCqErrorNotification e{};
+    e.type = 0x38;
+    e.cq_err_reason = static_cast<std::uint8_t>(CqErrReason::RES_CQ_OVERFLOW_ERROR);
+    e.xid = 0x00ABCDEF;
+    e.v = 1;
+    e.event = creq_event::CQ_ERROR_NOTIFICATION;
+    Bytes b(16);
+    b.put(0, 1, 0x38).put(2, 1, 5).put(4, 4, 0x00ABCDEF).put(8, 1, 1).put(9, 1, 0xC1);
+    expect_layout(e, b);
+    EXPECT_EQ(static_cast<int>(CqErrReason::REQ_CQ_OVERFLOW_ERROR), 2);
+}
+
 TEST(Rcfw, SideBufferHeaderMatchesSpecTable) {
     SbHeader h{};
     h.opcode = 0x83;

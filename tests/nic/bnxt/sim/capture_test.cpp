@@ -58,19 +58,20 @@ TEST_F(CaptureTest, WireCaptureHoldsEveryFrameBothWaysWithExactBytes) {
         }
     }
     EXPECT_GT(c.frames.back().ns, c.frames.front().ns);
-    // The first frame: destination MAC (B), source MAC (A), EtherType (RoCEv1, 0x8915),
-    // and the first 1024 bytes of the message as its payload, last.
+    // The first frame: destination MAC (B), source MAC (A), EtherType (IPv4, 0x0800: the
+    // QPs are RoCEv2/IPv4), and the first 1024 bytes of the message as its payload, before
+    // the 4 bytes of the ICRC (no pad: 1024 is a multiple of 4).
     const auto& first = c.frames.front();
     Bytes head(14);
     for (std::size_t i = 0; i < 6; ++i) {
         head[i] = std::byte{b.mac[i]};
         head[6 + i] = std::byte{a.mac[i]};
     }
-    head[12] = std::byte{0x89};
-    head[13] = std::byte{0x15};
+    head[12] = std::byte{0x08};
+    head[13] = std::byte{0x00};
     EXPECT_EQ(first_bytes(first, 14), head);
-    ASSERT_GE(first.bytes.size(), 1024u);
-    EXPECT_TRUE(std::equal(data.begin(), data.begin() + 1024, first.bytes.end() - 1024));
+    ASSERT_EQ(first.bytes.size(), 14u + 20 + 8 + 12 + 1024 + 4);
+    EXPECT_TRUE(std::equal(data.begin(), data.begin() + 1024, first.bytes.end() - 4 - 1024));
 }
 
 TEST_F(CaptureTest, ReplacedCaptureHoldsTheFramesOfItsTimeAndIsClosed) {

@@ -302,6 +302,26 @@ TEST(DatagramCable, DatagramThatIsNoEthernetFrameIsDroppedAndCounted) {
     EXPECT_EQ(node.counters().frames_dropped, 1u);   // which takes no frame of that EtherType
 }
 
+// The longest frame a port takes: Ethernet, IPv6, UDP, BTH, RETH and immediate data (an RDMA
+// WRITE ONLY with immediate) around 4096 bytes of payload (path MTU 4096), and the ICRC:
+// 14 + 40 + 8 + 12 + 16 + 4 + 4096 + 4 = 4194 bytes. One byte more is no frame of a port.
+TEST(DatagramCable, LongestRoceV2Ipv6FrameOfPathMtu4096PassesAndOneByteMoreDoesNot) {
+    Node node(1);
+    Udp peer;
+    auto cable = bound(node.nic);
+    ASSERT_TRUE(cable->connect(peer.address()));
+    Bytes frame(4194);
+    for (std::size_t i = 0; i < 6; ++i) frame[i] = std::byte{node.mac[i]};
+    frame[12] = std::byte{0x86};
+    frame[13] = std::byte{0xDD};
+    peer.send_to(cable->local(), frame);
+    frame.push_back(std::byte{0});
+    peer.send_to(cable->local(), frame);
+    ASSERT_TRUE(eventually([&] { return cable->counters().not_ethernet + cable->counters().datagrams_received == 2; }));
+    EXPECT_EQ(cable->counters().datagrams_received, 1u);
+    EXPECT_EQ(cable->counters().not_ethernet, 1u);
+}
+
 // Datagrams queued between bind and connect from another address than the remote one.
 TEST(DatagramCable, DatagramFromAnotherPeerIsDroppedAndCounted) {
     Node node(1);

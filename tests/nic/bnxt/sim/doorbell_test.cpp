@@ -244,5 +244,36 @@ TEST_F(DoorbellTest, DoorbellOnAQpInResetIsDropped) {
     EXPECT_EQ(a.counters().doorbell_drops, 1u);
 }
 
+// §5.8.3, §5.8.4: a queue is rung through the page of the DPI it was created with (DPI n:
+// BAR2 + 0x10000 + n x 4 KiB), NQs and CQ_ARMENA through the privileged page (DPI 0); a
+// doorbell through another page is dropped and counted, as the hardware's page checks do.
+TEST_F(DoorbellTest, DoorbellThroughAnotherDpiPageIsDroppedAndCounted) {
+    open();
+    b.post_recv(bqp, 1, {{bbuf, bkey, 64}});
+    a.post_send(aqp, spec::wqe_send, spec::signal_comp, {{abuf, akey, 4}}, 0, 0, 0, false);
+    const std::uint64_t sq = doorbell(spec::db_sq, aqp.qpn, aqp.sq_index, aqp.sq_epoch);
+    a.nic.write(2, spec::doorbell_page + 2 * 0x1000, 8, sq);  // DPI 2: not the QP's
+    a.nic.write(2, spec::doorbell_page + 0x1000 + 8, 8, doorbell(spec::db_cq_armena, acq.id, 0, 0));
+    a.nic.write(2, spec::doorbell_page + 3 * 0x1000, 8, doorbell(spec::db_nq, a.nq.id, 0, 0));
+    settle(a, b);
+    EXPECT_EQ(a.counters().doorbell_page_faults, 3u);
+    EXPECT_EQ(a.counters().doorbell_drops, 3u);
+    EXPECT_FALSE(a.poll(acq, false));
+    a.nic.write(2, spec::doorbell_page + 0x20, 8, sq);  // the privileged page, DPI 0
+    settle(a, b);
+    EXPECT_EQ(a.poll(acq)->status(), 0);
+    // A CQ made with DPI 5 is rung through page 5 only.
+    Msg m(56);
+    m.put(0, 1, spec::op_create_cq).put(16, 8, 7).put(28, 4, a.nq.id).put(32, 4, 5).put(36, 4, 64).put(40, 8, a.bus.alloc(4096));
+    const auto made = a.rcfw(m);
+    ASSERT_TRUE(made && made->status == 0);
+    const auto before = a.counters().doorbells;
+    a.nic.write(2, spec::doorbell_page, 8, doorbell(spec::db_cq, made->xid, 0, 0));
+    a.nic.write(2, spec::doorbell_page + 5 * 0x1000, 8, doorbell(spec::db_cq, made->xid, 0, 0));
+    a.settle();
+    EXPECT_EQ(a.counters().doorbell_page_faults, 4u);
+    EXPECT_EQ(a.counters().doorbells, before + 1);
+}
+
 }  // namespace
 }  // namespace rig::bnxt::sim::test

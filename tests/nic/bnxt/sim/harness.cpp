@@ -50,22 +50,105 @@ std::uint64_t doorbell(std::uint64_t type, std::uint32_t xid, std::uint32_t inde
 
 namespace {
 
-Options with_clock(Options o, const Clock* clock, std::uint8_t mac_last) {
+Options with_clock(Options o, const Clock* clock, const Mac& mac) {
     o.clock = clock;
-    o.mac = {0x02, 0x00, 0x00, 0x00, 0x00, mac_last};
+    o.mac = mac;
     return o;
 }
 
 }  // namespace
 
-Node::Node(std::uint8_t mac_last, Options options)
-    : bus(0x0000'0001'0000'0000 + (std::uint64_t{mac_last} << 36)),
-      nic(with_clock(std::move(options), &clock, mac_last)),
-      faults(nic) {
-    mac = {0x02, 0x00, 0x00, 0x00, 0x00, mac_last};
-    gid = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xFF, 0xFF, 10, 0, 0, mac_last};  // ::ffff:10.0.0.n
+Node::Node(std::uint8_t mac_last, Options options, Boot boot_mode)
+    : Node(Mac{0x02, 0x00, 0x00, 0x00, 0x00, mac_last}, std::move(options), boot_mode) {}
+
+Node::Node(const Mac& m, Options options, Boot boot_mode)
+    : bus(0x0000'0001'0000'0000 + (std::uint64_t{m[5]} << 36)), nic(with_clock(std::move(options), &clock, m)), faults(nic) {
+    mac = m;
+    gid = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xFF, 0xFF, 10, 0, 0, m[5]};  // ::ffff:10.0.0.n
     nic.attach(bus);
     resp = bus.alloc(4096);
+    if (boot_mode == Boot::Hwrm && boot() != 0) throw std::runtime_error("BACKING_STORE_CFG refused");
+}
+
+Bytes Node::hwrm_short(Msg r) {
+    const std::uint16_t s = seq++;
+    r.put(2, 2, 0xFFFF).put(4, 2, s).put(6, 2, 0xFFFF).put(8, 8, resp);
+    r.b.resize((r.b.size() + 7) / 8 * 8);
+    bus.poke(resp, Bytes(4096));
+    const std::uint64_t req = bus.alloc(r.b.size());
+    bus.poke(req, r.b);
+    // §3.1: req_type @0, signature 0x4321 @2, target_id 0 @4, size @6, req_addr @8.
+    Msg d(16);
+    d.put(0, 2, get(r.b, 0, 2)).put(2, 2, 0x4321).put(6, 2, r.b.size()).put(8, 8, req);
+    for (std::size_t i = 0; i < 16; i += 4) w32(i, static_cast<std::uint32_t>(get(d.b, i, 4)));
+    w32(0x100, 1);
+    settle();
+    const auto len = static_cast<std::size_t>(bus.get(resp + 6, 2));
+    if (len == 0 || bus.get(resp + 4, 2) != s || bus.get(resp + len - 1, 1) != 1) return {};
+    return bus.peek(resp, len);
+}
+
+Msg Node::backing_store_cfg(std::uint32_t qps, std::uint32_t cqs, std::uint32_t mrs) {
+    // §3.11 QCAPS: qp_max_entries @8, qp_min_qp1 @12, qp_max_l2 @14, qp_entry_size @16,
+    // cq_max_l2 @26, cq_entry_size @32, stat_entry_size @44, tqm_entry_size @46,
+    // tqm_min_entries_per_ring @48, mrav_entry_size @60, tim_entry_size @62,
+    // mrav_num_entries_units @68, tqm_fp_rings_count @78.
+    const Bytes q = hwrm(Msg(16).put(0, 2, 0x0192));
+    if (q.size() < 104) throw std::runtime_error("BACKING_STORE_QCAPS failed");
+    unsigned fp_rings = static_cast<unsigned>(get(q, 78, 1));
+    if (fp_rings == 0) {
+        // QUEUE_QPORTCFG: max_configurable_queues @8.
+        const Bytes p = hwrm(Msg(24).put(0, 2, 0x0030));
+        if (p.size() < 32) throw std::runtime_error("QUEUE_QPORTCFG failed");
+        fp_rings = static_cast<unsigned>(get(p, 8, 1));
+    }
+    const std::uint32_t qp1 = static_cast<std::uint32_t>(get(q, 12, 2)), qp_l2 = static_cast<std::uint32_t>(get(q, 14, 2));
+    const std::uint32_t cq_l2 = static_cast<std::uint32_t>(get(q, 26, 2));
+    const std::uint32_t tqm = std::max<std::uint32_t>(static_cast<std::uint32_t>(get(q, 48, 4)), 1024);
+    const auto units = static_cast<std::uint32_t>(get(q, 68, 2));
+    Msg m(336);
+    m.put(0, 2, 0x0193);
+    std::uint32_t enables = 0;
+    // One table: its kind's page size and level @24 + kind, page directory @40 + 8 x kind.
+    auto table = [&](unsigned kind, std::uint64_t entries, std::uint64_t entry_size) {
+        const std::uint64_t bytes = entries * entry_size;
+        const unsigned level = bytes > 512 * 4096 ? 2 : 1;
+        const Memory mem = memory(bytes, level, false);
+        m.put(24 + kind, 1, level).put(40 + 8 * kind, 8, mem.pbl);
+        enables |= 1u << kind;
+    };
+    table(0, qp_l2 + qp1 + qps, get(q, 16, 2));
+    m.put(168, 4, qp_l2 + qp1 + qps).put(228, 2, qp1).put(230, 2, qp_l2).put(232, 2, get(q, 16, 2));
+    table(2, cq_l2 + cqs, get(q, 32, 2));
+    m.put(176, 4, cq_l2 + cqs).put(238, 2, cq_l2).put(240, 2, get(q, 32, 2));
+    table(4, 16, get(q, 44, 2));
+    m.put(180, 4, 16).put(248, 2, get(q, 44, 2));
+    table(5, tqm, get(q, 46, 2));
+    m.put(184, 4, tqm);
+    for (unsigned r = 0; r < fp_rings; ++r) {
+        table(6 + r, tqm, get(q, 46, 2));
+        m.put(188 + 4 * r, 4, tqm);
+    }
+    m.put(250, 2, get(q, 46, 2));
+    table(14, mrs, get(q, 60, 2));
+    m.put(220, 4, units != 0 ? (mrs / units) << 16 : mrs).put(252, 2, get(q, 60, 2));
+    if (units != 0) m.put(16, 4, 0x2);  // MRAV_RESERVATION_SPLIT
+    table(15, qp_l2 + qp1 + qps, get(q, 62, 2));
+    m.put(224, 4, qp_l2 + qp1 + qps).put(254, 2, get(q, 62, 2));
+    m.put(20, 4, enables);
+    return m;
+}
+
+std::uint16_t Node::boot(std::uint32_t qps, std::uint32_t cqs, std::uint32_t mrs) {
+    // §3.6 VER_GET: the driver's HSI 1.10.3 @16..18.
+    if (hwrm(Msg(24).put(0, 2, 0x0000).put(16, 1, 1).put(17, 1, 10).put(18, 1, 3)).empty())
+        throw std::runtime_error("VER_GET unanswered");
+    // §3.10 DRV_RGTR: flags 16BIT_VER_MODE @16, enables OS_TYPE | VER @20, os_type @24.
+    const Bytes r = hwrm(Msg(112).put(0, 2, 0x001D).put(16, 4, 0x4).put(20, 4, 0x3).put(24, 2, 0x1));
+    if (r.empty() || get(r, 0, 2) != 0) throw std::runtime_error("DRV_RGTR failed");
+    const Bytes c = hwrm_short(backing_store_cfg(qps, cqs, mrs));
+    if (c.empty()) throw std::runtime_error("BACKING_STORE_CFG unanswered");
+    return static_cast<std::uint16_t>(get(c, 0, 2));
 }
 
 Node::~Node() {
@@ -296,10 +379,10 @@ std::uint32_t Node::dma_mr(std::uint8_t access, std::uint32_t pd) {
 }
 
 std::uint8_t Node::modify(Qp& qp, std::uint32_t mask, std::uint8_t state, const std::function<void(Msg&)>& fill) {
-    // §4.6.9: modify_mask @16, qp_cid @20, new_state bits 3:0 and network type 2 (RoCEv2/IPv4)
-    // in bits 7:6 of byte 24.
+    // §4.6.9: modify_mask @16, qp_cid @20, new_state bits 3:0 and the network type (2:
+    // RoCEv2/IPv4 unless a test says otherwise) in bits 7:6 of byte 24.
     Msg m(144);
-    m.put(0, 1, spec::op_modify_qp).put(16, 4, mask).put(20, 4, qp.qpn).put(24, 1, state | (2u << 6));
+    m.put(0, 1, spec::op_modify_qp).put(16, 4, mask).put(20, 4, qp.qpn).put(24, 1, state | (unsigned{network} << 6));
     if (fill) fill(m);
     const auto done = rcfw(m);
     return done ? done->status : 0xFF;
@@ -311,13 +394,18 @@ std::uint8_t Node::to_init(Qp& qp, std::uint8_t access) {
 }
 
 std::uint8_t Node::to_rtr(Qp& qp, const Node& peer, const Qp& peer_qp, std::uint8_t mtu_code) {
+    return to_rtr(qp, peer.gid, peer.mac, peer_qp.qpn, peer_qp.psn, mtu_code);
+}
+
+std::uint8_t Node::to_rtr(Qp& qp, const Gid& dgid, const Mac& dmac, std::uint32_t dest_qpn, std::uint32_t rq_psn,
+                          std::uint8_t mtu_code) {
     // INIT -> RTR, mask 0x141517E1 ([CORRECTED]): dgid @32, sgid_index @52, hop_limit @54,
     // dest_mac @56, path MTU @63 bits 7:4, min_rnr_timer @67 (1: 0.01 ms), rq_psn @68,
     // max_dest_rd_atomic @77 (4: depth 1), dest_qp_id @96, VLAN 0xFFF @110.
     qp.mtu = 256u << mtu_code;
     return modify(qp, 0x141517E1, 2, [&](Msg& m) {
-        m.put_bytes(32, peer.gid).put(52, 2, gid_index).put(54, 1, 64).put_bytes(56, peer.mac);
-        m.put(63, 1, mtu_code << 4).put(67, 1, 1).put(68, 4, peer_qp.psn).put(77, 1, 4).put(96, 4, peer_qp.qpn);
+        m.put_bytes(32, dgid).put(52, 2, gid_index).put(54, 1, 64).put_bytes(56, dmac);
+        m.put(63, 1, mtu_code << 4).put(67, 1, 1).put(68, 4, rq_psn).put(77, 1, 4).put(96, 4, dest_qpn);
         m.put(110, 2, 0xFFF);
     });
 }

@@ -122,9 +122,15 @@ inline constexpr std::uint64_t db_sq = 0x0, db_rq = 0x1, db_cq = 0x4, db_cq_arms
 // path 57:56 (0), valid 58, type 63:60.
 std::uint64_t doorbell(std::uint64_t type, std::uint32_t xid, std::uint32_t index, std::uint32_t epoch);
 
+// What a Node does before a test: Hwrm runs the HWRM bring-up the firmware requires before
+// rings (boot); None leaves the function as power-on left it.
+enum class Boot { Hwrm, None };
+
 class Node {
 public:
-    explicit Node(std::uint8_t mac_last = 1, Options options = {});
+    explicit Node(std::uint8_t mac_last = 1, Options options = {}, Boot boot = Boot::Hwrm);
+    // A port of MAC `mac` (gid ::ffff:10.0.0.<mac[5]> until a test sets it before up()).
+    explicit Node(const Mac& mac, Options options = {}, Boot boot = Boot::Hwrm);
     ~Node();
 
     FakeBus bus;
@@ -134,6 +140,7 @@ public:
     Mac mac{};
     Gid gid{};
     std::uint16_t gid_index = 0;
+    std::uint8_t network = 2;  // MODIFY_QP network_type (§4.6.9): 0 RoCEv1, 2 RoCEv2/IPv4, 3 RoCEv2/IPv6
 
     void w32(std::uint64_t offset, std::uint32_t value) { nic.write(0, offset, 4, value); }
     std::uint32_t r32(std::uint64_t offset) { return static_cast<std::uint32_t>(nic.read(0, offset, 4)); }
@@ -147,7 +154,17 @@ public:
     // it to 128 bytes, triggers, settles. The response's resp_len bytes, or empty if the
     // valid byte never came.
     Bytes hwrm(Msg request);
+    // §3.1 short mode: the request in DMA memory, the 16-byte descriptor in the window.
+    Bytes hwrm_short(Msg request);
     std::uint16_t seq = 0x100;
+
+    // §7.1 steps 3 to 8 as the firmware requires them before rings: VER_GET, DRV_RGTR,
+    // BACKING_STORE_QCAPS, QUEUE_QPORTCFG (where QCAPS gives no fast-path TQM ring count)
+    // and a BACKING_STORE_CFG (short mode) with contexts for `qps` RoCE queue pairs, `cqs`
+    // CQs and `mrs` regions. The CFG's status (0 where it was taken).
+    std::uint16_t boot(std::uint32_t qps = 1024, std::uint32_t cqs = 1024, std::uint32_t mrs = 8192);
+    // The 336-byte BACKING_STORE_CFG boot sends, for tests to spoil one field of.
+    Msg backing_store_cfg(std::uint32_t qps, std::uint32_t cqs, std::uint32_t mrs);
     std::uint64_t resp = 0;  // response buffer (4 KiB)
 
     Ring ring_alloc(std::uint32_t entries, std::uint16_t vector, std::uint8_t int_mode = 2);
@@ -188,6 +205,9 @@ public:
     // One transition each, with the masks Linux issues (§4.6.9, §7.2); the status.
     std::uint8_t to_init(Qp& qp, std::uint8_t access = 0x07);
     std::uint8_t to_rtr(Qp& qp, const Node& peer, const Qp& peer_qp, std::uint8_t mtu_code = 2);
+    // The same towards a peer given by its address vector.
+    std::uint8_t to_rtr(Qp& qp, const Gid& dgid, const Mac& dmac, std::uint32_t dest_qpn, std::uint32_t rq_psn,
+                        std::uint8_t mtu_code = 2);
     std::uint8_t to_rts(Qp& qp, std::uint8_t rnr_retry = 7, std::uint8_t timeout = 14, std::uint8_t retry_cnt = 7);
     // RESET->INIT->RTR->RTS of a and b against each other.
     static void connect(Node& a, Qp& qa, Node& b, Qp& qb, std::uint8_t mtu_code = 2, std::uint8_t access = 0x07,

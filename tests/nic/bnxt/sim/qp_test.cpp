@@ -2,6 +2,8 @@
 // the MODIFY_QP state machine and its masks, QUERY_QP, destruction rules.
 #include <gtest/gtest.h>
 
+#include <functional>
+
 #include "pair.hpp"
 
 namespace rig::bnxt::sim::test {
@@ -17,7 +19,19 @@ Msg create_qp_msg(Node& n, const Cq& cq, std::uint8_t type, std::uint8_t sq_sge,
     m.put(0, 1, spec::op_create_qp).put(16, 8, 1).put(24, 4, flags).put(28, 1, type).put(29, 1, 1).put(30, 1, 0);
     m.put(36, 4, sq_size).put(40, 4, 16).put(44, 2, sq_sge).put(46, 2, 6).put(48, 4, cq.id).put(52, 4, cq.id);
     m.put(60, 4, 1).put(64, 8, sq.pbl).put(72, 8, rq.pbl);
+    m.put(80, 8, n.bus.alloc(4096)).put(88, 8, n.bus.alloc(4096));  // IRRQ, ORRQ
     return m;
+}
+
+// INIT -> RTR as Linux sends it (§4.6.9, mask 0x141517E1) towards `peer`, with `extra` bits
+// in the mask and `spoil` applied last.
+std::uint8_t init_to_rtr(Node& n, Qp& q, const Node& peer, const Qp& peer_qp, std::uint32_t extra = 0,
+                         const std::function<void(Msg&)>& spoil = {}, std::uint32_t drop = 0) {
+    return n.modify(q, (0x141517E1 | extra) & ~drop, 2, [&](Msg& m) {
+        m.put_bytes(32, peer.gid).put(52, 2, n.gid_index).put(54, 1, 64).put_bytes(56, peer.mac).put(63, 1, 2 << 4);
+        m.put(67, 1, 1).put(68, 4, peer_qp.psn).put(77, 1, 4).put(96, 4, peer_qp.qpn).put(110, 2, 0xFFF);
+        if (spoil) spoil(m);
+    });
 }
 
 TEST_F(QpTest, QpNumbersStartAtTwoAndAreDistinct) {
@@ -41,7 +55,24 @@ TEST_F(QpTest, CreateQpRefusesWhatTheModelOrTheFirmwareCannotTake) {
     Cq ghost = acq;
     ghost.id = 0x777;
     EXPECT_EQ(a.rcfw(create_qp_msg(a, ghost, 2, 6, 16))->status, 5);
+    // §4.6.8: the DPI (below QUERY_FUNC's max_dpi 16) and PD (below max_pd 0x10000) the
+    // function has; an RC QP's IRRQ and ORRQ present and page aligned.
+    EXPECT_EQ(a.rcfw(create_qp_msg(a, acq, 2, 6, 16).put(32, 4, 16))->status, 5);
+    EXPECT_EQ(a.rcfw(create_qp_msg(a, acq, 2, 6, 16).put(60, 4, 0x10000))->status, 5);
+    EXPECT_EQ(a.rcfw(create_qp_msg(a, acq, 2, 6, 16).put(80, 8, 0))->status, 5);
+    EXPECT_EQ(a.rcfw(create_qp_msg(a, acq, 2, 6, 16).put(88, 8, 0))->status, 5);
+    EXPECT_EQ(a.rcfw(create_qp_msg(a, acq, 2, 6, 16).put(88, 8, a.bus.alloc(8192) + 32))->status, 5);
+    EXPECT_EQ(a.rcfw(create_qp_msg(a, acq, 2, 6, 16).put(32, 4, 15))->status, 0);
     EXPECT_EQ(a.rcfw(create_qp_msg(a, acq, 2, 6, 16))->status, 0);
+}
+
+TEST_F(QpTest, CreateCqRefusesADpiTheFunctionDoesNotHave) {
+    a.up();
+    const std::uint64_t page = a.bus.alloc(4096);
+    Msg m(56);
+    m.put(0, 1, spec::op_create_cq).put(28, 4, a.nq.id).put(36, 4, 64).put(40, 8, page);
+    EXPECT_EQ(a.rcfw(Msg(m).put(32, 4, 16))->status, 5);
+    EXPECT_EQ(a.rcfw(Msg(m).put(32, 4, 3))->status, 0);
 }
 
 TEST_F(QpTest, CreateCqRefusesAnUnknownNqAndZeroEntries) {
@@ -85,7 +116,68 @@ TEST_F(QpTest, TransitionsOutsideTheStateMachineAreRefused) {
     EXPECT_EQ(a.modify(q, 0x1, 6), 0);  // any -> ERR
     EXPECT_EQ(a.modify(q, 0x1, 1), 5);  // ERR -> INIT
     EXPECT_EQ(a.modify(q, 0x1, 0), 0);  // any -> RESET
-    EXPECT_EQ(a.modify(q, 0x1, 1), 0);  // and again from the start
+    EXPECT_EQ(a.modify(q, 0x0D, 1, [](Msg& m) { m.put(26, 2, 0xFFFF); }), 0);  // and again from the start
+}
+
+// IBA 11.2.1 (ib_modify_qp_is_ok): each transition needs every attribute it requires and
+// takes none outside its required and optional ones.
+TEST_F(QpTest, EachTransitionNeedsItsRequiredAttributesAndTakesNoOthers) {
+    open({.connect = false});
+    Qp& q = aqp;
+    auto init = [&](std::uint32_t mask) { return a.modify(q, mask, 1, [](Msg& m) { m.put(25, 1, 7).put(26, 2, 0xFFFF); }); };
+    EXPECT_EQ(init(0x01 | 0x08), 5);        // RESET -> INIT without ACCESS
+    EXPECT_EQ(init(0x01 | 0x04), 5);        // ... without PKEY
+    EXPECT_EQ(init(0x0D | 0x10), 5);        // ... with QKEY (UD only)
+    EXPECT_EQ(init(0x0D | 0x1000), 5);      // ... with PATH_MTU (INIT -> RTR's)
+    ASSERT_EQ(init(0x0D), 0);
+    EXPECT_EQ(a.modify(q, 0x04, 1, [](Msg& m) { m.put(25, 1, 1); }), 0);  // INIT -> INIT: ACCESS alone
+    EXPECT_EQ(a.modify(q, 0x02, 1), 5);     // EN_SQD_ASYNC_NOTIFY: RTS -> SQD only
+    // INIT -> RTR: each required attribute left out in turn.
+    for (std::uint32_t required : {0x20u, 0x80u, 0x400u, 0x1000u, 0x10000u, 0x40000u, 0x100000u, 0x4000000u})
+        EXPECT_EQ(init_to_rtr(a, q, b, bqp, 0, {}, required), 5) << std::hex << required;
+    // ... and RTS -> RTS's, the QP1 key and a resize are not its.
+    for (std::uint32_t other : {0x2000u, 0x80000u, 0x10u, 0x200000u, 0x800u})
+        EXPECT_EQ(init_to_rtr(a, q, b, bqp, other), 5) << std::hex << other;
+    // The optional parts of the address vector may be left out; ACCESS and PKEY added.
+    ASSERT_EQ(init_to_rtr(a, q, b, bqp, 0x04 | 0x08, {}, 0x40 | 0x100 | 0x200 | 0x10000000), 0);
+    auto rts = [&](std::uint32_t mask) {
+        return a.modify(q, mask, 3, [&](Msg& m) {
+            m.put(64, 1, 14).put(65, 1, 7).put(66, 1, 7).put(72, 4, aqp.psn).put(76, 1, 2);
+        });
+    };
+    for (std::uint32_t required : {0x2000u, 0x4000u, 0x8000u, 0x80000u, 0x20000u})
+        EXPECT_EQ(rts(0x000AE001 & ~required), 5) << std::hex << required;
+    EXPECT_EQ(rts(0x000AE001 | 0x10000), 5);   // RQ_PSN: INIT -> RTR's
+    ASSERT_EQ(rts(0x000AE001 | 0x40000), 0);   // MIN_RNR_TIMER is optional here
+    EXPECT_EQ(a.modify(q, 0x40000, 3, [](Msg& m) { m.put(67, 1, 3); }), 0);  // RTS -> RTS
+    EXPECT_EQ(a.modify(q, 0x2000, 3, [](Msg& m) { m.put(64, 1, 10); }), 5);  // but not the timeout
+    EXPECT_EQ(a.modify(q, 0x1 | 0x04, 6), 5);  // -> ERR takes nothing but the state
+    EXPECT_EQ(a.modify(q, 0x1, 6), 0);
+}
+
+// §4.6.9: the network type (byte 24 bits 7:6) must agree with the SGID: RoCEv2/IPv4 (2) an
+// IPv4-mapped one, RoCEv2/IPv6 (3) another; 1 is reserved; RoCEv1 (0) takes any.
+TEST_F(QpTest, NetworkTypeContradictingTheSgidIsRefused) {
+    open({.connect = false});
+    ASSERT_EQ(a.to_init(aqp), 0);
+    auto type = [](unsigned t) { return [t](Msg& m) { m.put(24, 1, 2 | (t << 6)); }; };
+    EXPECT_EQ(init_to_rtr(a, aqp, b, bqp, 0, type(3)), 5);  // IPv6 with ::ffff:10.0.0.1
+    EXPECT_EQ(init_to_rtr(a, aqp, b, bqp, 0, type(1)), 5);
+    // An IPv6 GID: fd00::1, reversed at 16 (§4.6.5).
+    Msg g(48);
+    g.put(0, 1, spec::op_add_gid).put(31, 1, 0xFD).put(16, 1, 0x01);
+    const auto v6 = a.rcfw(g);
+    ASSERT_TRUE(v6 && v6->status == 0);
+    auto with_v6 = [&](unsigned t) { return [&, t](Msg& m) { m.put(24, 1, 2 | (t << 6)).put(52, 2, v6->xid); }; };
+    EXPECT_EQ(init_to_rtr(a, aqp, b, bqp, 0, with_v6(2)), 5);  // IPv4 with fd00::1
+    ASSERT_EQ(init_to_rtr(a, aqp, b, bqp, 0, with_v6(3)), 0);
+    // From then on every state write carries the type the SGID needs.
+    EXPECT_EQ(a.modify(aqp, 0x000AE001, 3, [&](Msg& m) {
+        m.put(24, 1, 3 | (2u << 6)).put(64, 1, 14).put(65, 1, 7).put(66, 1, 7).put(72, 4, aqp.psn).put(76, 1, 2);
+    }), 5);
+    EXPECT_EQ(a.modify(aqp, 0x000AE001, 3, [&](Msg& m) {
+        m.put(24, 1, 3 | (3u << 6)).put(64, 1, 14).put(65, 1, 7).put(66, 1, 7).put(72, 4, aqp.psn).put(76, 1, 2);
+    }), 0);
 }
 
 TEST_F(QpTest, RtrToRtsRefusesTheFieldsLinuxRemoves) {
@@ -104,12 +196,23 @@ TEST_F(QpTest, ModifyRefusesBadValues) {
     open();
     Qp q = a.create_qp(acq, acq, 16, 16);
     ASSERT_EQ(a.modify(q, 0x0D, 1, [](Msg& m) { m.put(26, 2, 0xFFFF); }), 0);
-    EXPECT_EQ(a.modify(q, 0x1000, 1, [](Msg& m) { m.put(63, 1, 6 << 4); }), 5);   // path MTU code 6
-    EXPECT_EQ(a.modify(q, 0x80, 1, [](Msg& m) { m.put(52, 2, 200); }), 5);        // no such GID
-    EXPECT_EQ(a.modify(q, 0x100000, 1, [](Msg& m) { m.put(77, 1, 40); }), 5);     // IRRQ beyond depth 16
-    EXPECT_EQ(a.modify(q, 0x4000, 1, [](Msg& m) { m.put(65, 1, 8); }), 5);        // retry_cnt 8
-    EXPECT_EQ(a.modify(q, 0x200000, 1, [](Msg& m) { m.put(80, 4, 32); }), 5);     // resize: not modelled
-    EXPECT_EQ(a.modify(q, 0x200000, 1, [](Msg& m) { m.put(80, 4, 16); }), 0);     // the same size is fine
+    EXPECT_EQ(init_to_rtr(a, q, b, bqp, 0, [](Msg& m) { m.put(63, 1, 6 << 4); }), 5);  // path MTU code 6
+    EXPECT_EQ(init_to_rtr(a, q, b, bqp, 0, [](Msg& m) { m.put(52, 2, 200); }), 5);     // no such GID
+    EXPECT_EQ(init_to_rtr(a, q, b, bqp, 0, [](Msg& m) { m.put(77, 1, 40); }), 5);      // IRRQ beyond depth 16
+    EXPECT_EQ(init_to_rtr(a, q, b, bqp, 0, [](Msg& m) { m.put(77, 1, 1); }), 5);       // IRRQ of no read
+    EXPECT_EQ(init_to_rtr(a, q, b, bqp, 0, [](Msg& m) { m.put(67, 1, 32); }), 5);      // min_rnr_timer 32
+    ASSERT_EQ(init_to_rtr(a, q, b, bqp), 0);
+    auto rts = [&](const std::function<void(Msg&)>& spoil) {
+        return a.modify(q, 0x000AE001, 3, [&](Msg& m) {
+            m.put(64, 1, 14).put(65, 1, 7).put(66, 1, 7).put(72, 4, q.psn).put(76, 1, 2);
+            spoil(m);
+        });
+    };
+    EXPECT_EQ(rts([](Msg& m) { m.put(65, 1, 8); }), 5);   // retry_cnt 8
+    EXPECT_EQ(rts([](Msg& m) { m.put(66, 1, 8); }), 5);   // rnr_retry 8
+    EXPECT_EQ(rts([](Msg& m) { m.put(64, 1, 32); }), 5);  // timeout 32
+    EXPECT_EQ(rts([](Msg& m) { m.put(76, 1, 0); }), 5);   // ORRQ of no read
+    EXPECT_EQ(rts([](Msg&) {}), 0);
 }
 
 TEST_F(QpTest, QueryQpReportsWhatModifyStored) {

@@ -2,6 +2,8 @@
 // wrap-around, side buffers, the INITIALIZE_FW gate, status codes, injected faults.
 #include <gtest/gtest.h>
 
+#include <functional>
+
 #include "harness.hpp"
 
 namespace rig::bnxt::sim::test {
@@ -179,6 +181,73 @@ TEST(BnxtModelRcfw, CommandLongerThanUpstreamIsAccepted) {
     Msg m(64);
     m.put(0, 1, spec::op_create_cq).put(16, 8, 1).put(28, 4, n.nq.id).put(36, 4, 64).put(40, 8, page);
     EXPECT_EQ(n.rcfw(m)->status, 0);
+}
+
+TEST(BnxtModelRcfw, CommandLongerThanItsNewestLayoutIsInvalidParameter) {
+    Node n;
+    n.up();
+    const std::uint64_t page = n.bus.alloc(4096);
+    // CREATE_CQ: 48/56/64 seen; 80 bytes is longer than any.
+    Msg m(80);
+    m.put(0, 1, spec::op_create_cq).put(16, 8, 1).put(28, 4, n.nq.id).put(36, 4, 64).put(40, 8, page);
+    EXPECT_EQ(n.rcfw(m)->status, 5);
+    EXPECT_EQ(n.rcfw(Msg(32).put(0, 1, spec::op_query_version))->status, 5);  // 16 bytes, sent as 32
+}
+
+// §4.3 step 5: the first producer write after the channel starts carries bit 31 (RESET);
+// until one has, the firmware's pointers are unset and no command runs (counted).
+TEST(BnxtModelRcfw, FirstProducerWriteWithoutResetRunsNothing) {
+    Node n;
+    n.open_channel();
+    n.cmdq_first = false;
+    EXPECT_FALSE(n.rcfw(query_version()));
+    EXPECT_EQ(n.counters().bad_descriptors, 1u);
+    n.cmdq_prod = 0;  // the command above is still in slot 0
+    n.cmdq_first = true;
+    const auto c = n.rcfw(query_version());
+    ASSERT_TRUE(c);
+    EXPECT_EQ(c->status, 0);
+}
+
+// §4.6.3 on P5: no context tables (they came from BACKING_STORE_CFG), no VF shares (none
+// exist), and HW_REQUESTER_RETX_SUPPORTED exactly where QUERY_FUNC reports the hardware's
+// requester retransmission (Linux's bnxt_qplib_init_rcfw).
+TEST(BnxtModelRcfw, InitializeFwRefusesContextTablesVfSharesAndUnreportedFlags) {
+    for (bool retx : {false, true}) {
+        Options o;
+        o.hw_retransmission = retx;
+        Node n(1, o);
+        n.open_channel();
+        const auto id = get(n.hwrm(Msg(48).put(0, 2, 0x00B0).put(28, 1, 1)), 8, 4);
+        auto init = [&](const std::function<void(Msg&)>& spoil) {
+            Msg m(112);
+            m.put(0, 1, spec::op_initialize_fw).put(108, 4, id).put(2, 2, retx ? 0x2 : 0);
+            spoil(m);
+            return n.rcfw(m)->status;
+        };
+        EXPECT_EQ(init([](Msg& m) { m.put(16, 1, 1).put(24, 8, 0x1000); }), 5);  // a QPC table
+        EXPECT_EQ(init([](Msg& m) { m.put(72, 4, 64); }), 5);                     // number_of_qp
+        EXPECT_EQ(init([](Msg& m) { m.put(88, 4, 8); }), 5);                      // max_qp_per_vf
+        EXPECT_EQ(init([](Msg& m) { m.put(2, 2, 0x1); }), 5);                     // MRAV_RESERVATION_SPLIT
+        EXPECT_EQ(init([](Msg& m) { m.put(2, 2, 0x8); }), 5);                     // OPTIMIZE_MODIFY_QP
+        EXPECT_EQ(init([&](Msg& m) { m.put(2, 2, retx ? 0 : 0x2); }), 5);          // the other retransmission
+        EXPECT_EQ(init([](Msg&) {}), 0);
+        const std::uint64_t sb = n.bus.alloc(4096);
+        ASSERT_EQ(n.rcfw(Msg(16).put(0, 1, spec::op_query_func), sb, 10)->status, 0);
+        EXPECT_EQ(n.bus.get(sb + 22, 2), retx ? 0x200u : 0u);  // dev_cap_flags HW_REQUESTER_RETX_ENABLED
+    }
+}
+
+// §4.6.5: a GID (with its VLAN) the table holds is not added twice.
+TEST(BnxtModelRcfw, AddGidOfAGidTheTableHoldsIsInvalidParameter) {
+    Node n;
+    n.up();
+    const auto first = n.rcfw(add_gid(7));
+    ASSERT_TRUE(first && first->status == 0);
+    EXPECT_EQ(n.rcfw(add_gid(7))->status, 5);
+    EXPECT_EQ(n.rcfw(add_gid(7).put(38, 2, 0x9005))->status, 0);  // VLAN 5: another entry
+    ASSERT_EQ(n.rcfw(Msg(24).put(0, 1, spec::op_delete_gid).put(16, 2, first->xid))->status, 0);
+    EXPECT_EQ(n.rcfw(add_gid(7))->status, 0);  // deleted, it may come again
 }
 
 TEST(BnxtModelRcfw, UnknownAndUnsupportedOpcodesAnswerTheirStatus) {

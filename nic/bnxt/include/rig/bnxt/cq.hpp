@@ -13,9 +13,18 @@
 // had, sends and receives, with Status::Flushed after the failing one, in posting order;
 // the NIC's own CQEs for it after that are dropped (§5.5.3).
 //
+// A CQE is the device's input and is checked against what was posted: one whose indexes,
+// status or type no queue of the Cq can have produced (a requester sq_cons_idx beyond the
+// work requests posted, a responder CQE with no receive outstanding, ...) is not reported
+// as a completion: it is a device error. The Cq then reads no further CQE, its queue pairs
+// fail (their entries are reported Flushed), and error() and wait() give the Error,
+// naming the CQE.
+//
 // Thread safety: poll and wait take no lock. One thread at a time may poll or wait on a
-// Cq; queue pairs may post from other threads meanwhile (qp.hpp). Creating or destroying
-// a Qp on the Cq must not run while it is polled.
+// Cq; queue pairs may post from other threads meanwhile (qp.hpp), and may be created and
+// destroyed meanwhile: a destroy returns once no poll holds the queue pair, and from
+// then on no completion of it is reported (the flushes it had not reported and its CQEs
+// still in the ring are dropped).
 #pragma once
 
 #include <chrono>
@@ -24,6 +33,7 @@
 #include <memory>
 #include <optional>
 #include <span>
+#include <string>
 #include <string_view>
 
 #include "rig/bnxt/nic.hpp"
@@ -96,7 +106,8 @@ public:
     // As poll, but waits up to `timeout` for the first completion: on the notification
     // queue's MSI-X interrupt where the NIC has one (CQ_ARMALL, NQ_ARM, §5.6), else by
     // polling against the NIC's clock. 0 when the timeout passed. Error naming the NIC
-    // where it can no longer be reached. (A queue pair the firmware alone declares failed
+    // where it can no longer be reached, or the CQ and the CQE where the NIC wrote an
+    // invalid one (error()) and nothing is left to report. (A queue pair the firmware alone declares failed
     // (§4.5.4), with no CQE, does not wake a wait on the interrupt; the next poll or wait
     // reports its flushed entries.)
     // Notify::Solicited arms for the next receive of a send with Solicit::Yes or the next
@@ -113,6 +124,10 @@ public:
 
     std::uint32_t depth() const;  // completions it holds
     std::uint32_t id() const;     // the firmware's CQ id
+    // Once the NIC wrote a CQE that fails the checks above: "<bus>: CQ <id>: the NIC wrote
+    // an invalid CQE at index <i> (<why>): <its 32 bytes in hex>; ...". nullopt before.
+    // May be called from any thread.
+    std::optional<std::string> error() const;
 
     struct State;
     const std::shared_ptr<State>& state() const { return state_; }

@@ -4,8 +4,9 @@
 // A GID is 16 bytes in wire order (byte 0 first), an IPv6 address: for RoCEv2 over IPv4
 // the IPv4-mapped address ::ffff:a.b.c.d (spec/bnxt-hsi.md §4.6.5). A user-space driver
 // has no network interface whose addresses would fill a GID table, so the caller passes
-// the port's addresses (Options::gids); without them the driver makes the table a port
-// without an IP address would have, plus one unique-local address (default_gids).
+// the port's address (Options::address, address_gids) or its whole table (Options::gids);
+// without them the driver makes the table of default_gids, whose address is one reserved
+// for documentation, nobody's.
 //
 // The rule (choose_gid), first match wins:
 //   1. a RoCEv2 entry whose address is IPv4-mapped and routable;
@@ -22,6 +23,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace rig::bnxt {
@@ -55,9 +57,17 @@ Gid link_local_gid(const Mac& mac);
 // fd00::/64 with the same interface identifier: a unique-local address of the simulated
 // site, routable inside it.
 Gid unique_local_gid(const Mac& mac);
-// {link-local v1, link-local v2, unique-local v1, unique-local v2}: what Nic::open uses
-// where Options::gids is empty.
+// {0: link-local v2, 1: `address` v2}: a port with one IP address, as Linux's rxe lays out
+// its GID table (tests/interop/fixtures).
+std::vector<GidEntry> address_gids(const Mac& mac, const Gid& address);
+// address_gids(mac, ::ffff:192.0.2.x): TEST-NET-1 (RFC 5737), reserved for documentation,
+// x the MAC's last byte where that is 1..254 (0 gives 254, 255 gives 1), so that ports of
+// one simulated site differ. What Nic::open uses where neither Options::address nor
+// Options::gids is given.
 std::vector<GidEntry> default_gids(const Mac& mac);
+// "10.0.0.1" as ::ffff:10.0.0.1, "2001:db8::1" as itself (numeric, inet_pton); nullopt
+// for any other text.
+std::optional<Gid> parse_address(std::string_view text);
 
 // "fd00::211:22ff:fe33:4455", "::ffff:10.0.0.1": the address for a message.
 std::string to_string(const Gid& gid);

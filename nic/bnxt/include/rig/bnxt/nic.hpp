@@ -57,8 +57,15 @@ struct Options {
     // def_req_timeout (500 ms until it answers; §3.1), 4x that for HWRM_FUNC_RESET, at
     // most 40 s.
     std::optional<std::chrono::milliseconds> command_timeout;
-    // The port's GID table, from which choose_gid (gid.hpp) picks the GID of every queue
-    // pair; empty: default_gids(MAC).
+    // The port's IP address, "10.0.0.1" or "2001:db8::1" (numeric): the GID table is
+    // {the link-local GID of the MAC, this address} (address_gids, gid.hpp), both RoCEv2,
+    // and queue pairs speak from this address. Empty, and no `gids`: default_gids(MAC),
+    // whose address is ::ffff:192.0.2.x, of the block RFC 5737 reserves for documentation
+    // (so that a port that was told nothing uses nobody's address). open's Error names a
+    // text that is no address.
+    std::string address;
+    // The port's whole GID table instead (address empty: std::invalid_argument if both are
+    // given), from which choose_gid (gid.hpp) picks the GID of every queue pair.
     std::vector<GidEntry> gids;
     LinkLocal link_local = LinkLocal::Refuse;
     Interrupts interrupts = Interrupts::Auto;
@@ -67,6 +74,9 @@ struct Options {
     std::uint32_t max_qps = 256;
     std::uint32_t max_cqs = 256;
     std::uint32_t max_mrs = 4096;
+    // The most context memory the driver gives, all tables together: a firmware whose
+    // BACKING_STORE_QCAPS minimums need more is refused at open with the figures.
+    std::uint64_t max_context_bytes = std::uint64_t{256} << 20;
 };
 
 // The NIC's limits as the firmware's QUERY_FUNC gives them (§4.6.2), as the driver
@@ -94,9 +104,11 @@ public:
     // Opens the NIC at `bus` of `machine` (seeds/003, Function::take). Error naming the bus
     // where the function cannot be taken, is no Broadcom network function (then nothing is
     // reset or written), does not answer, is not a P5 RoCE function
-    // ("chip 0x1760 is not a P5"), offers no RoCE, has no routable RoCEv2 GID (B19), or
-    // where a firmware command is refused or not answered; everything taken so far is
-    // given back first. Throws std::invalid_argument where `bus` is not a bus address.
+    // ("chip 0x1760 is not a P5"), offers no RoCE, has no routable RoCEv2 GID (B19), is
+    // given an Options::address that is no address, or where a firmware command is refused
+    // or not answered; everything taken so far is given back first. Throws
+    // std::invalid_argument where `bus` is not a bus address or both Options::address and
+    // Options::gids are given.
     static Result<Nic> open(const pci::Machine& machine, std::string_view bus, Options options = {});
 
     Nic(Nic&&) noexcept;
@@ -121,7 +133,16 @@ public:
     const Limits& limits() const;
     Mac mac() const;
     Gid gid() const;               // the GID chosen at open (gid.hpp)
-    std::uint16_t gid_index() const;  // ADD_GID's firmware index of it
+    // ADD_GID's firmware index of it. open adds every address of the table once, in table
+    // order (a RoCEv1 and a RoCEv2 entry of one address share an entry, as Linux's bnxt_re
+    // shares them), so the default table and address_gids give index 0 to the link-local
+    // GID and 1 to the address, where Linux's rxe has them too.
+    std::uint16_t gid_index() const;
+    // The port's GID table: Options::gids, address_gids(mac(), Options::address) or
+    // default_gids(mac()). Path::gid_index (qp.hpp) indexes it; gids()[gid_table_index()]
+    // is gid().
+    const std::vector<GidEntry>& gids() const;
+    std::size_t gid_table_index() const;
     Mtu mtu() const;               // the largest path MTU the port's MTU carries
     // The firmware versions, "HWRM 1.10.3, RoCE 1.8.6", as HWRM_VER_GET and QUERY_VERSION give them.
     const std::string& firmware() const;

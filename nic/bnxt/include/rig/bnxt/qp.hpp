@@ -23,8 +23,8 @@
 // reaching the NIC (§5.2.5).
 //
 // Thread safety: one thread at a time may post to a Qp; its Cqs may be polled by other
-// threads meanwhile. connect and destroy take the NIC's channel lock and must not run
-// while the Qp is posted to.
+// threads meanwhile, create and destroy included (cq.hpp). connect and destroy take the
+// NIC's channel lock and must not run while the Qp is posted to.
 #pragma once
 
 #include <cstddef>
@@ -65,6 +65,32 @@ struct Retries {
     std::uint8_t rnr_retry = 7;   // receiver-not-ready retries before RNR_NAK_RETRY_CNT_ERR; 7: forever
 };
 
+// Where a queue pair's packets go and how many RDMA READs it keeps in flight (§4.6.9; the
+// ah_attr.grh and rd_atomic fields of verbs' ibv_qp_attr).
+struct Path {
+    // The entry of Nic::gids() the queue pair speaks from (the source GID, and so the
+    // source IPv4 or IPv6 address, of its packets); nullopt: the one chosen at open
+    // (Nic::gid()). Any RoCEv2 entry may be named, link-local ones too; open gave the
+    // firmware every entry of the table (ADD_GID).
+    std::optional<std::size_t> gid_index;
+    // The GRH hop limit, the IPv4 TTL or IPv6 hop limit of its packets: 1..255 (1 keeps
+    // them on the link, as ibv_rc_pingpong asks; cases/bugs B19: > 1 to leave the subnet).
+    std::uint8_t hop_limit = 64;
+    // RDMA READs it has outstanding as requester (max_rd_atomic), 1..Qp::read_depths()
+    // .initiator; nullopt: that most.
+    std::optional<std::uint8_t> max_rd_atomic;
+    // RDMA READs of the peer it answers at once (max_dest_rd_atomic),
+    // 1..Qp::read_depths().responder; nullopt: that most.
+    std::optional<std::uint8_t> max_dest_rd_atomic;
+};
+
+// The RDMA READ depths a queue pair was created with (from QUERY_FUNC's max_qp_init_rd_atom
+// and max_qp_rd_atom, at most 16 each): the most a Path may ask.
+struct ReadDepths {
+    std::uint8_t initiator = 1;
+    std::uint8_t responder = 1;
+};
+
 // Queue depths, in work requests.
 struct Depths {
     std::uint32_t send = 128;
@@ -87,13 +113,19 @@ public:
     Qp& operator=(const Qp&) = delete;
     ~Qp();  // destroy(), its error lost
 
+    // This side's address for the peer. Its GID is Nic::gid() until connect, then the GID
+    // of the entry `path.gid_index` named.
     Endpoint endpoint() const;
     // RESET→INIT (access LOCAL_WRITE | REMOTE_READ), INIT→RTR (the peer's QPN, PSN, GID,
-    // MAC, the smaller MTU; hop limit 64), RTR→RTS (`retries`). Error naming the command
-    // and status where the firmware refuses a step; the Qp is then in the state the last
-    // accepted step left. Throws std::invalid_argument if the Qp is not in RESET or was
-    // destroyed, or a retry count is above 7.
-    Result<void> connect(const Endpoint& peer, Retries retries = {});
+    // MAC, the smaller MTU; `path`'s source GID, hop limit and responder depth), RTR→RTS
+    // (`retries`, `path`'s initiator depth). Error naming the command and status where
+    // the firmware refuses a step (the Qp is then in the state the last accepted step
+    // left), or naming the entry where path.gid_index is a RoCEv1 one or of another IP
+    // family than the peer's GID (nothing is sent then). Throws std::invalid_argument
+    // if the Qp is not in RESET or was destroyed, a retry count is above 7, the timeout
+    // above 31, path.gid_index is not an index of Nic::gids(), the hop limit is 0, or a
+    // READ depth is 0 or above read_depths().
+    Result<void> connect(const Endpoint& peer, Retries retries = {}, const Path& path = {});
 
     // Sends `bytes` bytes at `offset` of `region`, with `immediate` where given. false if
     // the send queue is full. Throws std::invalid_argument if the bytes do not lie in the
@@ -118,8 +150,11 @@ public:
     QpState state() const;
     std::uint32_t qpn() const;
     Depths depths() const;
+    ReadDepths read_depths() const;
 
-    // DESTROY_QP and frees its queues. Any state. Error naming the command and status
+    // DESTROY_QP and frees its queues. Any state. Once it returns no poll of its Cqs holds
+    // the Qp and none reports a completion of it: what it had not reported (entries it
+    // would flush, CQEs still in a ring) is dropped. Error naming the command and status
     // where the firmware refuses. Ok and nothing done once destroyed or after the NIC closed.
     Result<void> destroy();
 

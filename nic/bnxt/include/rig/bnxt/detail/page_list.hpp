@@ -30,14 +30,16 @@ enum class PageListKind : std::uint8_t {
     Region,  // VALID only
 };
 
-// The level a list of `pages` data pages needs; nullopt for 0 pages or more than level 2
-// holds (512 × 512).
-constexpr std::optional<hsi::PblLevel> pbl_level(std::uint64_t pages) {
+// The level a list of `pages` data pages needs, or `at_least` where that is higher (Linux
+// forces levels on context tables: bnxt_alloc_ctx_pg_tbls' depth); nullopt for 0 pages or
+// more than level 2 holds (512 × 512).
+constexpr std::optional<hsi::PblLevel> pbl_level(std::uint64_t pages, hsi::PblLevel at_least = hsi::PblLevel::LVL_0) {
     constexpr std::uint64_t per = hsi::pte::entries_per_page;
     if (pages == 0 || pages > per * per) return std::nullopt;
-    if (pages == 1) return hsi::PblLevel::LVL_0;
-    if (pages <= per) return hsi::PblLevel::LVL_1;
-    return hsi::PblLevel::LVL_2;
+    hsi::PblLevel level = hsi::PblLevel::LVL_2;
+    if (pages == 1) level = hsi::PblLevel::LVL_0;
+    else if (pages <= per) level = hsi::PblLevel::LVL_1;
+    return static_cast<std::uint8_t>(at_least) > static_cast<std::uint8_t>(level) ? at_least : level;
 }
 
 // 4 KiB table pages the list needs: none at level 0, one PTE page at level 1, one PDE
@@ -56,6 +58,7 @@ static_assert(pbl_level(1) == hsi::PblLevel::LVL_0 && pbl_level(2) == hsi::PblLe
 static_assert(pbl_level(512) == hsi::PblLevel::LVL_1 && pbl_level(513) == hsi::PblLevel::LVL_2);
 static_assert(pbl_level(512 * 512) == hsi::PblLevel::LVL_2 && !pbl_level(512 * 512 + 1) && !pbl_level(0));
 static_assert(table_pages(hsi::PblLevel::LVL_2, 513) == 3);
+static_assert(pbl_level(1, hsi::PblLevel::LVL_2) == hsi::PblLevel::LVL_2 && pbl_level(600, hsi::PblLevel::LVL_1) == hsi::PblLevel::LVL_2);
 
 // log2 of the region page size for `runs` named from `va` on (the rule above): 12 .. 30.
 unsigned region_page_shift(std::uint64_t va, std::span<const pci::Run> runs);
@@ -67,9 +70,11 @@ std::vector<std::uint64_t> page_addresses(std::span<const pci::Run> runs, unsign
 // Writes the page list of `pages` (bus addresses of the data pages, in order) into
 // `table`, whose 4 KiB pages lie at the bus addresses `table_addresses` (at level 2 the
 // first is the PDE page); table.size() >= table_addresses.size() × 4096. The level is
-// pbl_level(pages.size()) and table_addresses.size() must be table_pages of it. Returns
-// the base the firmware is given: the data page at level 0, else the first table page.
+// pbl_level(pages.size(), at_least) and table_addresses.size() must be table_pages of it.
+// Returns the base the firmware is given: the data page at level 0, else the first table
+// page.
 std::uint64_t write_page_list(std::span<const std::uint64_t> pages, std::span<const std::uint64_t> table_addresses,
-                              PageListKind kind, std::span<std::byte> table);
+                              PageListKind kind, std::span<std::byte> table,
+                              hsi::PblLevel at_least = hsi::PblLevel::LVL_0);
 
 }  // namespace rig::bnxt::detail

@@ -160,6 +160,9 @@ static_assert(offsetof(CqeTerminal, qp_handle) == 0 && offsetof(CqeTerminal, sq_
 static_assert(offsetof(CqeTerminal, rq_cons_idx) == 10 && offsetof(CqeTerminal, cqe_type_toggle) == 24);
 static_assert(offsetof(CqeTerminal, status) == 25);
 static_assert(std::has_unique_object_representations_v<CqeTerminal>);
+namespace cqe_terminal {
+inline constexpr std::uint16_t rq_cons_idx_none = 0xFFFF;  // §5.5.3: not applicable
+}  // namespace cqe_terminal
 
 // byte 24 of a CQE of `type` written with toggle `phase`.
 constexpr std::uint8_t cqe_type_toggle(CqeType type, unsigned phase) {

@@ -607,9 +607,59 @@ static_assert(std::has_unique_object_representations_v<BackingStoreCfgRequest>);
 
 namespace backing_store {
 inline constexpr Field<1, 1> FLAGS_MRAV_RESERVATION_SPLIT;
+// Linux's BNXT_BACKING_STORE_CFG_LEGACY_LEN (bnxt.h): the request's first 256 bytes (up to
+// tim_entry_size), sent where the firmware's max_ext_req_len is below the full request
+// (bnxt_hwrm_func_backing_store_cfg).
+inline constexpr std::size_t legacy_request_bytes = 256;
+// With MRAV_RESERVATION_SPLIT, mrav_num_entries holds num_mr / units in bits 31:16 and
+// num_ah / units in bits 15:0 (units = QCAPS mrav_num_entries_units).
+inline constexpr Field<16, 16> mrav_num_mr;
+inline constexpr Field<0, 16> mrav_num_ah;
 inline constexpr Field<0, 4> lvl;      // low nibble of pg_size_lvl[kind]: 0/1/2
 inline constexpr Field<4, 4> pg_size;  // high nibble: PgSize (§2.3)
 }  // namespace backing_store
+
+// HWRM_QUEUE_QPORTCFG (bnxt_hsi.h hwrm_queue_qportcfg_input / _output): the port's CoS
+// queues. The driver reads max_configurable_queues, which Linux (bnxt_hwrm_queue_qportcfg,
+// bp->max_q) takes as the count of fast-path TQM rings where BACKING_STORE_QCAPS gives no
+// tqm_fp_rings_count. Request 24 bytes; the response's first 32 bytes (queue ids 0..7 and
+// their service profiles), which every HSI version from 1.8 on begins with.
+struct QueueQportcfgRequest {
+    HwrmRequestHeader header;
+    Le32 flags;  // bit 0 PATH: 0 TX, 1 RX
+    Le16 port_id;
+    std::uint8_t drv_qmap_cap;
+    std::uint8_t unused_0;
+};
+static_assert(sizeof(QueueQportcfgRequest) == 24);
+static_assert(offsetof(QueueQportcfgRequest, flags) == 16 && offsetof(QueueQportcfgRequest, port_id) == 20);
+static_assert(offsetof(QueueQportcfgRequest, drv_qmap_cap) == 22);
+static_assert(std::has_unique_object_representations_v<QueueQportcfgRequest>);
+
+struct QueueQportcfgResponse {
+    HwrmResponseHeader header;
+    std::uint8_t max_configurable_queues;
+    std::uint8_t max_configurable_lossless_queues;
+    std::uint8_t queue_cfg_allowed;
+    std::uint8_t queue_cfg_info;
+    std::uint8_t queue_pfcenable;
+    std::uint8_t queue_pri2cos_cfg_allowed;
+    std::uint8_t queue_cos2bw_cfg_allowed;
+    // queue_id0, queue_id0_service_profile, ... queue_id7, queue_id7_service_profile.
+    std::array<std::uint8_t, 16> queue_id_service_profile;
+    std::uint8_t valid;
+};
+static_assert(sizeof(QueueQportcfgResponse) == 32);
+static_assert(offsetof(QueueQportcfgResponse, max_configurable_queues) == 8);
+static_assert(offsetof(QueueQportcfgResponse, max_configurable_lossless_queues) == 9);
+static_assert(offsetof(QueueQportcfgResponse, queue_cos2bw_cfg_allowed) == 14);
+static_assert(offsetof(QueueQportcfgResponse, queue_id_service_profile) == 15);
+static_assert(offsetof(QueueQportcfgResponse, valid) == 31);
+static_assert(std::has_unique_object_representations_v<QueueQportcfgResponse>);
+
+namespace queue_qportcfg {
+inline constexpr std::uint8_t max_queues = 8;  // Linux's BNXT_MAX_QUEUE
+}  // namespace queue_qportcfg
 
 // §3.12 HWRM_RING_ALLOC, 96 bytes in HSI 1.10.3 (80 in older layouts).
 struct RingAllocRequest {

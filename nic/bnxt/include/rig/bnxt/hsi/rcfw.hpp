@@ -157,6 +157,24 @@ constexpr std::size_t min_command_bytes(Opcode op) {
     }
 }
 
+// §4.6.0 "Sizes seen": the longest layout of each command, rounded up to the 16-byte slots
+// cmd_size counts; 0 for an opcode outside the set. [UNCERTAIN] a firmware's limit: the
+// model takes no longer command of a known opcode (its trailing bytes would be fields the
+// firmware does not have).
+constexpr std::size_t max_command_bytes(Opcode op) {
+    std::size_t longest = min_command_bytes(op);
+    switch (op) {
+        case Opcode::CREATE_QP: longest = 112; break;
+        case Opcode::MODIFY_QP: longest = 144; break;
+        case Opcode::CREATE_CQ: longest = 64; break;
+        case Opcode::REGISTER_MR: longest = 64; break;
+        case Opcode::INITIALIZE_FW: longest = 128; break;
+        default: break;
+    }
+    return (longest + 15) / 16 * 16;
+}
+static_assert(max_command_bytes(Opcode::DESTROY_QP) == 32 && max_command_bytes(Opcode::MODIFY_QP) == 144);
+
 // §4.5.2: CREQ completion status.
 enum class RcfwStatus : std::uint8_t {
     SUCCESS = 0,
@@ -368,6 +386,35 @@ static_assert(offsetof(CreqQpErrorNotification, res_err_state_reason) == 11);
 static_assert(offsetof(CreqQpErrorNotification, sq_cons_idx) == 12);
 static_assert(offsetof(CreqQpErrorNotification, rq_cons_idx) == 14);
 static_assert(std::has_unique_object_representations_v<CreqQpErrorNotification>);
+
+// §4.5.4: the CQ error notification (type QP_EVENT, event 0xC1), roce_hsi.h
+// creq_cq_error_notification: why in cq_err_reason, the CQ id in xid.
+struct CreqCqErrorNotification {
+    std::uint8_t type;
+    std::uint8_t status;
+    std::uint8_t cq_err_reason;  // CqErrReason
+    std::uint8_t unused_0;
+    Le32 xid;                    // CQ id
+    std::uint8_t v;
+    std::uint8_t event;          // creq_event::CQ_ERROR_NOTIFICATION
+    std::array<std::uint8_t, 6> reserved48;
+};
+static_assert(sizeof(CreqCqErrorNotification) == 16);
+static_assert(offsetof(CreqCqErrorNotification, cq_err_reason) == 2);
+static_assert(offsetof(CreqCqErrorNotification, xid) == 4 && offsetof(CreqCqErrorNotification, v) == 8);
+static_assert(offsetof(CreqCqErrorNotification, event) == 9);
+static_assert(std::has_unique_object_representations_v<CreqCqErrorNotification>);
+
+// roce_hsi.h CREQ_CQ_ERROR_NOTIFICATION_CQ_ERR_REASON_*: the requester's (a CQE of a send
+// queue) or the responder's (of a receive queue) CQ failed.
+enum class CqErrReason : std::uint8_t {
+    REQ_CQ_INVALID_ERROR = 0x1,
+    REQ_CQ_OVERFLOW_ERROR = 0x2,
+    REQ_CQ_LOAD_ERROR = 0x3,
+    RES_CQ_INVALID_ERROR = 0x4,
+    RES_CQ_OVERFLOW_ERROR = 0x5,
+    RES_CQ_LOAD_ERROR = 0x6,
+};
 
 // §4.5.4 reason codes: only the values the spec names. Which NAK maps to which of
 // NAK_ARRIVAL_1..4 (0x4..0x7) is [UNCERTAIN]; the model uses the order of the AETH NAK

@@ -55,7 +55,9 @@ class Faults {
 public:
     explicit Faults(const System& system);
 
-    // Every call so far, in order. Read and Write are counted (count) but not listed.
+    // Every call since the first Faults of the machine was made, in order (a machine no
+    // Faults watches lists nothing, so it does not grow). Read and Write are counted
+    // (count, since the machine was built) but not listed.
     std::vector<Call> calls() const;
     std::size_t count() const;                       // all calls, accesses included
     std::size_t count(Operation operation) const;

@@ -7,11 +7,17 @@
 // while the model runs.
 #pragma once
 
+#include <array>
+#include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <limits>
+#include <optional>
+#include <span>
 
 #include "rig/bnxt/hsi/hwrm.hpp"
 #include "rig/bnxt/hsi/rcfw.hpp"
+#include "rig/bnxt/hsi/rcfw_qp.hpp"
 #include "rig/bnxt/sim/nic.hpp"
 
 namespace rig::bnxt::sim::testing {
@@ -27,6 +33,9 @@ struct Counters {
                                          // queue in a state that takes none, index out of range
     std::uint64_t epoch_faults = 0;      // dropped because index and epoch do not lie between
                                          // the queue's consumer and one ring ahead (§5.8.2, B21)
+    std::uint64_t doorbell_page_faults = 0;  // dropped: rung through another doorbell page than
+                                             // the queue's DPI, or NQ / CQ_ARMENA not through the
+                                             // privileged page (§5.8.3, §5.8.4)
     std::uint64_t dma_faults = 0;        // Port answered Unsupported Request or Completer Abort
     std::uint64_t pte_invalid = 0;       // a PTE/PDE without VALID (§2.1), used anyway
     std::uint64_t bad_descriptors = 0;   // malformed WQEs and commands (poison included)
@@ -77,11 +86,25 @@ public:
 
     // Wire: drop the next `count` frames this model transmits (exercises retransmission).
     void drop_frames(unsigned count);
+    // Puts `frame` into the port's receive queue as if it came from its cable; the next
+    // step takes it through the port's checks (Nic::rx_counters).
+    void receive(std::span<const std::byte> frame);
+
+    // A hostile or broken device: `rewrite` changes each of the next `times` CQEs the model
+    // writes, its 32 bytes as the model built them (the toggle bit is set after, so the
+    // driver sees it as new). `rewrite` runs on the model's thread.
+    void rewrite_cqes(std::function<void(std::span<std::byte, 32>)> rewrite, unsigned times = 1);
 
     // Forgets every planned fault.
     void clear();
 
     Counters counters() const;
+
+    // What the firmware holds, as QUERY_QP would answer it (§4.6.10) for queue pair `qpn`
+    // and as ADD_GID stored the GID at firmware index `index` (§4.6.5); nullopt where
+    // there is none.
+    std::optional<hsi::QueryQpSb> query_qp(std::uint32_t qpn) const;
+    std::optional<std::array<std::uint8_t, 16>> gid(std::uint16_t index) const;
 
 private:
     Nic::Impl* impl_;
