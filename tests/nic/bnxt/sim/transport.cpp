@@ -23,9 +23,17 @@ void TransportTest::start(const Case& c, bool threaded, std::uint8_t timeout) {
         ASSERT_TRUE(datagrams_[1]->connect(datagrams_[0]->local()));
     }
     open({.sq_size = 64, .rq_size = 64, .cq_size = 256, .mtu_code = c.mtu_code, .timeout = timeout,
-          .buffer_bytes = std::max<std::uint64_t>(c.bytes * c.count, 1 << 20)});
-    // Up to 16 READs outstanding (MODIFY_QP RTS->RTS max_rd_atomic @76: ORRQ slots, §4.6.9).
-    ASSERT_EQ(a.modify(aqp, 0x00020000, 3, [](Msg& m) { m.put(76, 1, 17); }), 0);
+          .buffer_bytes = std::max<std::uint64_t>(c.bytes * c.count, 1 << 20), .connect = false});
+    ASSERT_EQ(a.to_init(aqp), 0);
+    ASSERT_EQ(a.to_rtr(aqp, b, bqp, c.mtu_code), 0);
+    ASSERT_EQ(b.to_init(bqp), 0);
+    ASSERT_EQ(b.to_rtr(bqp, a, aqp, c.mtu_code), 0);
+    // A takes up to 16 READs outstanding: RTR -> RTS as Node::to_rts, max_rd_atomic @76 17
+    // (ORRQ slots, §4.6.9).
+    ASSERT_EQ(a.modify(aqp, 0x000AE001, 3, [&](Msg& m) {
+        m.put(64, 1, timeout).put(65, 1, 7).put(66, 1, 7).put(72, 4, aqp.psn).put(76, 1, 17);
+    }), 0);
+    ASSERT_EQ(b.to_rts(bqp, 7, timeout, 7), 0);
     if (threaded) {
         // Each port's own cable: its frames out are End::first there.
         datagrams_[0]->inject(End::first, c.faults);
