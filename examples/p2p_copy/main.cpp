@@ -5,7 +5,7 @@
 //   p2p_copy [--size 256M] [--path both|auto|p2p|bounce] [--pull]
 //            [--topology switch|acs|two-host-bridges|iommu|iommu-direct|iommu-blocked|small-bar
 //                        |DIR [--gpu BUS --nic BUS]]
-//            [--cable wire|udp] [--pcap FILE] [--json]
+//            [--cable wire|udp] [--pcap FILE] [--loss P] [--json]
 //
 // As two processes (session.hpp), each building one of the machines, with the same job
 // options on both:
@@ -101,11 +101,33 @@ ProgressFor progress_lines(std::optional<ProgressLine>& line, std::uint64_t size
     };
 }
 
+// --loss: the directions of the NICs' frames, each losing them once, where its sender
+// hands them to a cable: a Wire's two ends, or a machine's datagram cable towards its
+// socket (the other machine's cable loses the frames that come back).
+using rig::bnxt::sim::Cable;
+using Direction = std::pair<Cable*, Cable::End>;
+
+void lose(const std::vector<Direction>& directions, double loss, std::uint64_t seed) {
+    for (const auto& [cable, end] : directions) cable->inject(end, {.drop = loss, .seed = seed++});
+}
+
+void say_lost(const std::vector<Direction>& directions, double loss) {
+    std::uint64_t carried = 0, dropped = 0;
+    for (const auto& [cable, end] : directions) {
+        const auto k = cable->fault_counters(end);
+        carried += k.carried;
+        dropped += k.dropped;
+    }
+    std::cerr << "p2p_copy: --loss " << loss << ": the cable lost " << dropped << " of the " << carried
+              << " frames the NICs sent\n";
+}
+
 // This process as one machine of two: the receiver (--listen) waits for its sender, the
 // sender (--connect) connects; each then builds its machine, cables it towards the other
 // and runs its side (session.hpp).
 int run_apart(const Layout& layout, std::uint64_t gpu_memory_bytes, const std::string& listen, const std::string& connect,
-              std::optional<std::uint16_t> local_port, const Options& options, const std::string& pcap, bool as_json) {
+              std::optional<std::uint16_t> local_port, const Options& options, const std::string& pcap, double loss,
+              bool as_json) {
     using namespace rig::bootstrap;
     const Role role = listen.empty() ? Role::Sender : Role::Receiver;
     auto address = parse_address(role == Role::Receiver ? listen : connect);
@@ -159,6 +181,8 @@ int run_apart(const Layout& layout, std::uint64_t gpu_memory_bytes, const std::s
             return 2;
         }
     }
+    const std::vector<Direction> sent{{(*local)->cable.get(), Cable::End::first}};  // this machine's frames
+    if (loss > 0) lose(sent, loss, index);
     Peer peer(std::move(*stream), wait_for_message);
     std::optional<ProgressLine> line;
     auto report = run_side(**local, peer, role, options, {}, progress_lines(line, options.size, as_json), [&](p2p_copy::Path) {
@@ -168,6 +192,7 @@ int run_apart(const Layout& layout, std::uint64_t gpu_memory_bytes, const std::s
         std::cerr << "p2p_copy: " << report.error() << "\n";
         return 1;
     }
+    if (loss > 0 && !as_json) say_lost(sent, loss);
     if (as_json) std::cout << json(*report).dump() << "\n";
     else std::cout << table(*report);
     return exit_status(*report, options.choice);
@@ -201,6 +226,10 @@ int run(int argc, char** argv) {
                    "127.0.0.1, one Ethernet frame per datagram); with --listen or --connect, LOCAL_PORT: the UDP port of "
                    "this side's datagram cable (default: this side's TCP port)");
     app.add_option("--pcap", pcap, "write every frame between the two NICs, both ways, to this pcap file");
+    double loss = 0;
+    app.add_option("--loss", loss, "the probability that the cable loses each frame, either way (0 to 1; the RC transport sends lost packets again)")
+        ->check(CLI::Range(0.0, 1.0))
+        ->capture_default_str();
     app.add_flag("--json", as_json, "print one JSON object instead of the table");
     std::string chunk_text = "1M";
     std::uint32_t depth = Pipeline{}.depth;
@@ -286,7 +315,7 @@ int run(int argc, char** argv) {
         return 2;
     }
 
-    if (apart) return run_apart(*layout, gpu_config.memory_bytes, listen, connect, local_port, options, pcap, as_json);
+    if (apart) return run_apart(*layout, gpu_config.memory_bytes, listen, connect, local_port, options, pcap, loss, as_json);
     auto pair = open_pair(*layout, gpu_config, cable == "udp" ? Cabling::udp : Cabling::wire);
     if (!pair) {
         std::cerr << "p2p_copy: " << pair.error() << "\n";
@@ -298,6 +327,10 @@ int run(int argc, char** argv) {
             return 2;
         }
     }
+    std::vector<Direction> directions;
+    for (const auto& c : (*pair)->cables) directions.push_back({c.get(), Cable::End::first});
+    if ((*pair)->cables.size() == 1) directions.push_back({(*pair)->cables[0].get(), Cable::End::second});  // the Wire
+    if (loss > 0) lose(directions, loss, 1);
     std::optional<ProgressLine> line;
     auto report = copy(**pair, options, progress_lines(line, *size, as_json), [&](Path) {
         if (line) line->finish();
@@ -306,6 +339,7 @@ int run(int argc, char** argv) {
         std::cerr << "p2p_copy: " << report.error() << "\n";
         return 1;
     }
+    if (loss > 0 && !as_json) say_lost(directions, loss);
     if (as_json) std::cout << json(*report).dump() << "\n";
     else std::cout << table(*report);
     return exit_status(*report, options.choice);

@@ -492,6 +492,20 @@ void expect_one_mebibyte_sent(const std::filesystem::path& file) {
     EXPECT_EQ(from_1, full);
 }
 
+// --loss: the cable loses frames, the transport sends them again, the bytes arrive.
+TEST(P2pCopy, LossOnTheCableIsRecoveredAndCounted) {
+    for (const std::string cable : {"wire", "udp"}) {
+        const auto [status, report] = p2p_copy_json({"--size", "4M", "--path", "p2p", "--cable", cable, "--loss", "0.01"});
+        EXPECT_EQ(status, 0) << cable;
+        ASSERT_EQ(report["paths"].size(), 1u) << cable;
+        EXPECT_TRUE(report["paths"][0]["verified"].get<bool>()) << cable;
+    }
+    const auto run = p2p_copy({"--size", "4M", "--path", "p2p", "--loss", "0.01"});
+    EXPECT_EQ(run.status, 0) << run.out;
+    EXPECT_TRUE(has(run.out, "p2p_copy: --loss 0.01: the cable lost ")) << run.out;
+    EXPECT_EQ(p2p_copy({"--loss", "1.5"}).status, 2);
+}
+
 TEST(P2pCopy, CaptureOfTheWireHoldsEveryFrameOfTheTransferBothWays) {
     TempDir dir;
     const auto run = p2p_copy({"--size", "1M", "--path", "p2p", "--pcap", (dir.path() / "p2p.pcap").string()});

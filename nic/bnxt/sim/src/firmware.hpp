@@ -284,6 +284,7 @@ struct Qp {
     bool sq_stopped = false;  // a WQE failed: take no more
     bool error_cqe = false;   // a REQ CQE with an error status was written (since RESET)
     std::uint32_t next_psn = 0;  // PSN of the next WQE taken
+    std::uint32_t sent_end = 0;  // the PSN after the last packet sent (READ: after its responses)
     std::uint32_t in_flight = 0;  // packets sent and not acknowledged
     unsigned retries_left = 0;
     unsigned rnr_left = 0;

@@ -178,6 +178,7 @@ Firmware::Answer Firmware::modify_qp(std::span<const std::byte> c) {
         }
         if (to == QpState::RTS) {
             qp->next_psn = qp->sq_psn;
+            qp->sent_end = qp->sq_psn;
             qp->retries_left = qp->retry_cnt;
             qp->rnr_left = qp->rnr_retry;
             qp->went_back_to.reset();

@@ -80,6 +80,14 @@ RcOpcode packet_opcode(WqeType type, bool first, bool last) {
     return RcOpcode::SEND_MIDDLE;
 }
 
+void note_sent(Qp& qp, std::uint32_t end) {
+    if (psn_diff(end, qp.sent_end) > 0) qp.sent_end = end;
+}
+
+// Whether `psn` names a packet this QP sent (or a response to one): before sent_end, in
+// the half of the PSN space behind it (psn_diff).
+bool was_sent(const Qp& qp, std::uint32_t psn) { return psn_diff(psn, qp.sent_end) < 0; }
+
 std::uint32_t recount_in_flight(const Qp& qp) {
     std::uint32_t n = 0;
     for (const SendWork& w : qp.sending) {
@@ -223,6 +231,7 @@ bool Firmware::send_work_packet(Qp& qp, SendWork& w) {
         p.reth = Reth{w.remote_va + done_bytes, w.rkey, static_cast<std::uint32_t>(w.length - std::min(w.length, done_bytes))};
         transmit(qp, std::move(p));
         w.asked_mid = w.asked_mid || w.acked > 0;
+        note_sent(qp, psn_add(w.first_psn, w.npkts));
         w.sent = w.npkts;
         qp.in_flight = recount_in_flight(qp);
         return true;
@@ -252,6 +261,7 @@ bool Firmware::send_work_packet(Qp& qp, SendWork& w) {
             return false;
         }
         transmit(qp, std::move(frame));
+        note_sent(qp, psn_add(w.first_psn, k + 1));
         ++w.sent;
         ++qp.in_flight;
     }
@@ -388,6 +398,12 @@ void Firmware::on_retry_timeout(Qp& qp) {
 
 void Firmware::on_ack(Qp& qp, const Packet& p) {
     if (!p.aeth) return;
+    if (!was_sent(qp, p.psn)) {
+        // Of a PSN this QP never sent (a peer whose expected PSN is not ours): taking it
+        // would complete work that never arrived.
+        ++counters_.frames_dropped;
+        return;
+    }
     const Aeth a = *p.aeth;
     if (a.kind == AethKind::ACK) {
         acknowledge_through(qp, p.psn, true);
@@ -431,6 +447,10 @@ void Firmware::on_ack(Qp& qp, const Packet& p) {
 }
 
 void Firmware::on_read_response(Qp& qp, Packet& p) {
+    if (!was_sent(qp, p.psn)) {
+        ++counters_.frames_dropped;
+        return;
+    }
     auto it = std::find_if(qp.sending.begin(), qp.sending.end(), [&](const SendWork& s) {
         return !s.done && is_read(s) && psn_diff(p.psn, s.first_psn) >= 0 &&
                psn_diff(p.psn, s.first_psn) < static_cast<std::int32_t>(s.npkts);

@@ -23,9 +23,17 @@ void TransportTest::start(const Case& c, bool threaded, std::uint8_t timeout) {
         ASSERT_TRUE(datagrams_[1]->connect(datagrams_[0]->local()));
     }
     open({.sq_size = 64, .rq_size = 64, .cq_size = 256, .mtu_code = c.mtu_code, .timeout = timeout,
-          .buffer_bytes = std::max<std::uint64_t>(c.bytes * c.count, 1 << 20)});
-    // Up to 16 READs outstanding (MODIFY_QP RTS->RTS max_rd_atomic @76: ORRQ slots, §4.6.9).
-    ASSERT_EQ(a.modify(aqp, 0x00020000, 3, [](Msg& m) { m.put(76, 1, 17); }), 0);
+          .buffer_bytes = std::max<std::uint64_t>(c.bytes * c.count, 1 << 20), .connect = false});
+    ASSERT_EQ(a.to_init(aqp), 0);
+    ASSERT_EQ(a.to_rtr(aqp, b, bqp, c.mtu_code), 0);
+    ASSERT_EQ(b.to_init(bqp), 0);
+    ASSERT_EQ(b.to_rtr(bqp, a, aqp, c.mtu_code), 0);
+    // A takes up to 16 READs outstanding: RTR -> RTS as Node::to_rts, max_rd_atomic @76 17
+    // (ORRQ slots, §4.6.9).
+    ASSERT_EQ(a.modify(aqp, 0x000AE001, 3, [&](Msg& m) {
+        m.put(64, 1, timeout).put(65, 1, 7).put(66, 1, 7).put(72, 4, aqp.psn).put(76, 1, 17);
+    }), 0);
+    ASSERT_EQ(b.to_rts(bqp, 7, timeout, 7), 0);
     if (threaded) {
         // Each port's own cable: its frames out are End::first there.
         datagrams_[0]->inject(End::first, c.faults);
@@ -192,7 +200,7 @@ void TransportTest::check_counters(const Case& c, const Outcome& out) {
 
 constexpr std::uint64_t KiB = 1024, MiB = 1024 * KiB;
 
-std::vector<Case> fault_cases(bool big) {
+std::vector<Case> fault_cases(Size size) {
     const std::vector<std::pair<std::string, Cable::Faults>> faults = {
         {"OnePercentLoss", {.drop = 0.01, .seed = 101}},
         {"TenPercentLoss", {.drop = 0.10, .seed = 102}},
@@ -203,12 +211,14 @@ std::vector<Case> fault_cases(bool big) {
     for (const auto& [fault_name, f] : faults) {
         for (Op op : {Op::send, Op::read}) {
             const std::string what = op == Op::send ? "Send" : "Read";
-            if (!big) {
+            if (size == Size::small) {
                 out.push_back({what + "1ByteX500" + fault_name, op, 1, 500, 2, f});
                 out.push_back({what + "4KiBX500" + fault_name, op, 4 * KiB, 500, 2, f});  // 4 packets of 1 KiB each
-            } else {
-                out.push_back({what + "16MiB" + fault_name, op, 16 * MiB, 1, 4, f});  // 4096 packets of 4 KiB
+                continue;
             }
+            const bool slow = op == Op::read && (f.drop >= 0.1 || f.reorder > 0);
+            if (slow == (size == Size::slow))
+                out.push_back({what + "16MiB" + fault_name, op, 16 * MiB, 1, 4, f});  // 4096 packets of 4 KiB
         }
     }
     return out;
