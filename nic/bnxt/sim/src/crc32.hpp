@@ -7,7 +7,7 @@
 // crc32_update runs on the register itself (preset and final complement left to the
 // caller), so that a CRC over pieces is the update of each in turn:
 //   crc32(a ++ b) == ~crc32_update(crc32_update(~0u, a), b)
-// Where the CPU has VPCLMULQDQ and AVX-512, runs of 256 bytes or more fold 256 bytes per
+// Where the CPU has VPCLMULQDQ and AVX-512, runs of 512 bytes or more fold 512 bytes per
 // step by carry-less multiplication, where it has PCLMULQDQ runs of 64 bytes or more 64
 // bytes per step (Gopal et al., "Fast CRC Computation for Generic Polynomials Using
 // PCLMULQDQ Instruction", Intel, 2009); the rest, and CPUs without either, go by the

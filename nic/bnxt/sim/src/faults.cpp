@@ -105,7 +105,10 @@ void Faults::rewrite_cqes(std::function<void(std::span<std::byte, 32>)> rewrite,
 }
 void Faults::clear() { impl_->faults.clear(); }
 
-std::optional<std::uint32_t> icrc(std::span<const std::byte> frame) { return detail::icrc(frame); }
+std::optional<std::uint32_t> icrc(std::span<const std::byte> frame) {
+    detail::Frame copy(frame.begin(), frame.end());
+    return detail::icrc(copy);
+}
 std::uint32_t crc32(std::span<const std::byte> bytes) { return detail::crc32(bytes); }
 static_assert(static_cast<int>(Crc32Path::pclmulqdq) == static_cast<int>(detail::Crc32Path::pclmulqdq) &&
               static_cast<int>(Crc32Path::vpclmulqdq) == static_cast<int>(detail::Crc32Path::vpclmulqdq));

@@ -417,7 +417,7 @@ private:
     void on_retry_timeout(Qp& qp);
 
     // responder.cpp: inbound packets; frames.cpp: the port's checks of what arrives.
-    void frame(std::span<const std::byte> bytes);
+    void frame(std::span<std::byte> bytes);
     // The QP a RoCE frame is for, its packet decoded into `p`; nullptr where it is dropped
     // (counted in rx_, and frames_dropped).
     Qp* accept(const std::expected<Packet, Malformed>& p);

@@ -3,6 +3,7 @@
 // annexes A16 (RoCEv1) and A17 (RoCEv2) lay them out; the pad and the ICRC (§7.8.1).
 #include "packet.hpp"
 
+#include <bit>
 #include <cstring>
 
 #include "crc32.hpp"
@@ -125,24 +126,35 @@ void write_udp(Writer& w, const Packet& p, std::size_t length) {
     w.be<2>(0);  // IPv4: none (A17.4.3); IPv6: seal writes it
 }
 
-// The register after the 8 bytes of ones that stand for the LRH (IBA §7.8.1, A17.3.3; rxe
-// starts from this value, 0xdebb20e3).
-std::uint32_t after_lrh() {
-    static const std::uint32_t reg = [] {
-        const std::array<std::byte, 8> ones{std::byte{0xFF}, std::byte{0xFF}, std::byte{0xFF}, std::byte{0xFF},
-                                            std::byte{0xFF}, std::byte{0xFF}, std::byte{0xFF}, std::byte{0xFF}};
-        return crc32_update(~0u, ones);
-    }();
-    return reg;
-}
-
 }  // namespace
 
 std::uint64_t ones_sum(std::span<const std::byte> bytes, std::uint64_t sum) {
+    // RFC 1071 §2 (B): the sum of 16-bit words in the host's byte order is the byte-swapped
+    // sum in network order, so words are added as they lie, eight bytes at a time.
+    const auto* p = reinterpret_cast<const unsigned char*>(bytes.data());
+    const std::size_t n = bytes.size();
+    std::uint64_t host = 0;
     std::size_t i = 0;
-    for (; i + 1 < bytes.size(); i += 2) sum += be16(bytes, i);
-    if (i < bytes.size()) sum += std::to_integer<std::uint64_t>(bytes[i]) << 8;
-    return sum;
+    for (; i + 8 <= n; i += 8) {
+        std::uint64_t w = 0;
+        std::memcpy(&w, p + i, 8);
+        host += (w & 0xFFFF) + ((w >> 16) & 0xFFFF) + ((w >> 32) & 0xFFFF) + (w >> 48);
+    }
+    for (; i + 2 <= n; i += 2) {
+        std::uint16_t w = 0;
+        std::memcpy(&w, p + i, 2);
+        host += w;
+    }
+    if (i < n) {
+        const unsigned char last[2] = {p[i], 0};  // padded with zero
+        std::uint16_t w = 0;
+        std::memcpy(&w, last, 2);
+        host += w;
+    }
+    while (host >> 16) host = (host & 0xFFFF) + (host >> 16);
+    std::uint16_t folded = static_cast<std::uint16_t>(host);
+    if constexpr (std::endian::native == std::endian::little) folded = std::byteswap(folded);
+    return sum + folded;
 }
 
 std::uint16_t fold_complement(std::uint64_t sum) {
@@ -226,29 +238,41 @@ std::span<std::byte> encode(const Packet& p, std::size_t payload_bytes, Frame& o
     return std::span(out).subspan(headers, payload_bytes);
 }
 
-std::optional<std::uint32_t> icrc(std::span<const std::byte> frame) {
+std::optional<std::uint32_t> icrc(std::span<std::byte> frame) {
     if (frame.size() < eth_bytes) return std::nullopt;
     const auto network = network_of(be16(frame, 12));
     if (!network) return std::nullopt;
     const std::size_t net = network_bytes(*network);
-    const std::size_t head = net + bth_bytes;  // the part with fields to mask
-    if (frame.size() < eth_bytes + head + icrc_bytes) return std::nullopt;
-    std::array<std::byte, ipv6_bytes + udp_bytes + bth_bytes> masked;
-    std::memcpy(masked.data(), frame.data() + eth_bytes, head);
-    constexpr std::byte ones{0xFF};
+    if (frame.size() < eth_bytes + net + bth_bytes + icrc_bytes) return std::nullopt;
+    // In place, so that one CRC runs over the frame from byte 6 to the ICRC: the 8 bytes
+    // before the IP header (source MAC, EtherType) stand for the LRH's ones, the variant
+    // fields are ones; all put back after.
+    std::array<std::size_t, 8> variant{};
+    std::size_t count = 0;
     if (*network == Network::ROCE_V2_IPV4) {
-        masked[1] = ones;                  // type of service
-        masked[8] = ones;                  // TTL
-        masked[10] = masked[11] = ones;    // header checksum
+        for (std::size_t at : {eth_bytes + 1, eth_bytes + 8, eth_bytes + 10, eth_bytes + 11}) variant[count++] = at;
     } else {
-        masked[0] |= std::byte{0x0F};      // traffic class (high nibble) ...
-        masked[1] = masked[2] = masked[3] = ones;  // ... the rest of it and the flow label
-        masked[7] = ones;                  // hop limit
+        for (std::size_t at : {eth_bytes + 1, eth_bytes + 2, eth_bytes + 3, eth_bytes + 7}) variant[count++] = at;
     }
-    if (*network != Network::ROCE_V1) masked[net - 2] = masked[net - 1] = ones;  // UDP checksum
-    masked[net + 4] = ones;  // BTH resv8a
-    std::uint32_t reg = crc32_update(after_lrh(), std::span(masked).first(head));
-    reg = crc32_update(reg, frame.subspan(eth_bytes + head, frame.size() - eth_bytes - head - icrc_bytes));
+    if (*network != Network::ROCE_V1) {
+        variant[count++] = eth_bytes + net - 2;  // UDP checksum
+        variant[count++] = eth_bytes + net - 1;
+    }
+    variant[count++] = eth_bytes + net + 4;  // BTH resv8a
+    constexpr std::size_t lrh_from = eth_bytes - 8;
+    std::array<std::byte, 8 + 8 + 1> saved;
+    std::memcpy(saved.data(), frame.data() + lrh_from, 8);
+    std::memset(frame.data() + lrh_from, 0xFF, 8);
+    for (std::size_t i = 0; i < count; ++i) {
+        saved[8 + i] = frame[variant[i]];
+        frame[variant[i]] = std::byte{0xFF};
+    }
+    saved[16] = frame[eth_bytes];
+    if (*network != Network::ROCE_V2_IPV4) frame[eth_bytes] |= std::byte{0x0F};  // traffic class, high half
+    const std::uint32_t reg = crc32_update(~0u, frame.subspan(lrh_from, frame.size() - lrh_from - icrc_bytes));
+    std::memcpy(frame.data() + lrh_from, saved.data(), 8);
+    for (std::size_t i = 0; i < count; ++i) frame[variant[i]] = saved[8 + i];
+    frame[eth_bytes] = saved[16];
     return ~reg;
 }
 
@@ -271,7 +295,7 @@ void seal(std::span<std::byte> frame) {
 namespace {
 
 // decode's body, into the caller's Packet.
-std::optional<Malformed> read_packet(std::span<const std::byte> frame, Packet& p) {
+std::optional<Malformed> read_packet(std::span<std::byte> frame, Packet& p) {
     Reader r(frame);
     if (!r.has(eth_bytes)) return Malformed::truncated;
     r.raw(p.dst_mac);
@@ -374,7 +398,7 @@ std::optional<Malformed> read_packet(std::span<const std::byte> frame, Packet& p
 
 }  // namespace
 
-std::expected<Packet, Malformed> decode(std::span<const std::byte> frame) {
+std::expected<Packet, Malformed> decode(std::span<std::byte> frame) {
     // Built in place (one named result, returned by NRVO): copying a Packet out of a
     // local cost more than the rest of decode.
     std::expected<Packet, Malformed> out(std::in_place);

@@ -210,12 +210,13 @@ void seal(std::span<std::byte> frame);
 // order: the Ethernet header, the IP header (version, IHL 5, checksum, lengths, not a
 // fragment), UDP (length, port 4791; its checksum is left to the ICRC), BTH and the
 // extension headers its opcode carries, PadCnt, the ICRC. Addresses are the port's to
-// check (responder.cpp).
-std::expected<Packet, Malformed> decode(std::span<const std::byte> frame);
+// check (frames.cpp). The frame is as it was after (icrc changes it while it runs).
+std::expected<Packet, Malformed> decode(std::span<std::byte> frame);
 // The ICRC of a frame of any of the three formats whose headers are whole (the last four
 // bytes are the ICRC's place, not read); nullopt where the frame is too short or of no
-// RoCE EtherType.
-std::optional<std::uint32_t> icrc(std::span<const std::byte> frame);
+// RoCE EtherType. It masks the frame in place while it runs (one CRC over the frame, not
+// one over a copy of its headers and another over the rest) and puts every byte back.
+std::optional<std::uint32_t> icrc(std::span<std::byte> frame);
 
 // The UDP source port of a RoCEv2 QP, as Linux's rdma_get_udp_sport computes it
 // (include/rdma/ib_verbs.h): the flow label, or where it is 0 rdma_calc_flow_label of the

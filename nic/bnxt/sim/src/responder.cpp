@@ -52,7 +52,7 @@ void Firmware::handle(Event& event) {
     }
 }
 
-void Firmware::frame(std::span<const std::byte> bytes) {
+void Firmware::frame(std::span<std::byte> bytes) {
     if (neighbour(bytes)) return;  // ARP and ICMPv6: the port's own (neighbour.cpp)
     auto p = decode(bytes);
     Qp* qp = accept(p);  // the port's checks (frames.cpp)

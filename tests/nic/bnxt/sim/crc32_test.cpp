@@ -1,7 +1,7 @@
 // The Ethernet CRC-32 the model's ICRC is made of (nic/bnxt/sim/src/crc32.cpp), through
 // testing/frames.hpp: the check value of the CRC catalogue, known values of zlib.crc32,
 // and each folding path this CPU has equal to the tables for every length and alignment
-// around its 16-, 64- and 256-byte steps.
+// around its 16-, 64- and 512-byte steps.
 #include <gtest/gtest.h>
 
 #include <string_view>
