@@ -33,41 +33,44 @@ std::string how_far(Path path, std::uint64_t bytes, std::uint64_t of, const char
                        rig::text::bytes(of), verb);
 }
 
-// The connection during a transfer. A requester (with work in flight on its queue pair)
-// keeps going where the connection fails: its queue pair's completion is the verdict
-// (gone(), grace_over()); the other side ends at once.
+// Whether a side of a transfer has work in flight on its queue pair: the requester (the
+// sender's sends, the receiver's reads), whose completions end it where the peer goes
+// away; or not (receives posted, a region read from), which the connection's end ends.
+enum class Work { InFlight, None };
+
+// The connection during a transfer. Where it fails, a side with work in flight keeps
+// going: its queue pair's completion is the verdict (gone(), grace_over()); the other
+// side's look or send is the connection's Error.
 class Watch {
 public:
-    explicit Watch(Session& s) : s_(&s) {}
+    Watch(Session& s, Work work) : s_(&s), work_(work) {}
 
     // The peer's next message where one came; looks at most every look_every unless
-    // `wait` is above zero (then waits up to it). Error where the connection failed or
-    // the peer sent a Failure; for a requester only a Failure (a failed connection is
-    // gone()).
-    rig::Result<std::optional<bs::Message>> look(bool requester, std::chrono::milliseconds wait = {}) {
+    // `wait` is above zero (then waits up to it). Error where the peer sent a Failure, or
+    // (Work::None) the connection failed.
+    rig::Result<std::optional<bs::Message>> look(std::chrono::milliseconds wait = {}) {
         if (gone_at_) return std::optional<bs::Message>{};
         const auto now = Clock::now();
         if (wait.count() == 0 && now - last_ < look_every) return std::optional<bs::Message>{};
         last_ = now;
         auto m = s_->peer.poll(wait);
-        if (!m) return lost(requester, std::move(m).error());
+        if (!m) return lost(std::move(m).error());
         if (*m && std::holds_alternative<bs::Failure>(**m)) {
             s_->peer.close();  // it closes too
             return rig::fail(s_->peer_name(), ": gave up: ", std::get<bs::Failure>(**m).message);
         }
         return m;
     }
-    // Sends `m`; as look where it fails.
-    rig::Result<void> send(bool requester, const bs::Message& m) {
+    // Sends `m`; where that fails, as look.
+    rig::Result<void> send(const bs::Message& m) {
         if (gone_at_) return {};
-        if (auto r = s_->peer.send(m); !r) {
-            auto error = lost(requester, std::move(r).error());
-            if (!requester) return error;
-        }
+        if (auto r = s_->peer.send(m); !r)
+            if (auto lost_it = lost(std::move(r).error()); !lost_it) return std::unexpected(std::move(lost_it).error());
         return {};
     }
     bool gone() const { return gone_at_.has_value(); }
-    // A requester's patience once the connection failed: twice the retry budget and a second.
+    // The patience of a side with work in flight once the connection failed: twice the
+    // retry budget and a second.
     bool grace_over() const {
         return gone_at_ && Clock::now() - *gone_at_ > 2 * retry_budget(s_->retries) + std::chrono::seconds(1);
     }
@@ -79,25 +82,19 @@ public:
     const std::string& error() const { return error_; }
 
 private:
-    std::unexpected<std::string> lost(bool requester, std::string error) {
+    rig::Result<std::optional<bs::Message>> lost(std::string error) {
         error_ = std::move(error);
-        if (!requester) return std::unexpected(error_);
+        if (work_ == Work::None) return std::unexpected(error_);
         gone_at_ = Clock::now();
-        return std::unexpected(std::string());  // not an error yet: see grace_over
+        return std::optional<bs::Message>{};
     }
 
     Session* s_;
+    Work work_;
     Clock::time_point last_{};
     std::optional<Clock::time_point> gone_at_;
     std::string error_;
 };
-
-// A look of a requester: the message, nothing, or the peer's Failure.
-rig::Result<std::optional<bs::Message>> look_requester(Watch& w, std::chrono::milliseconds wait = {}) {
-    auto m = w.look(true, wait);
-    if (!m && m.error().empty()) return std::optional<bs::Message>{};  // gone: the queue pair decides
-    return m;
-}
 
 std::string unexpected_message(const Session& s, const bs::Message& m, Path path) {
     return fmt::format("{}: sent \"{}\" during the {} transfer, out of the order of rig's bootstrap protocol", s.peer_name(),
@@ -162,7 +159,7 @@ rig::Result<Moved> push_send(Session& s, Opened& mine, const Progress& progress)
     const rig::gpu::Gpu& gpu = *s.side().gpu;
     std::uint64_t sent = 0, done = 0, bytes = 0;
     std::array<Completion, 32> out;
-    Watch w(s);
+    Watch w(s, Work::InFlight);
     auto last_progress = Clock::now();
     const auto start = Clock::now();
     while (done < n) {
@@ -186,7 +183,7 @@ rig::Result<Moved> push_send(Session& s, Opened& mine, const Progress& progress)
             if (progress) progress(bytes);
         }
         if (moved || *got > 0) last_progress = Clock::now();
-        auto m = look_requester(w);
+        auto m = w.look();
         if (!m) return std::unexpected(std::move(m).error());
         if (*m) {
             // The receiver may have all its bytes before this side has every acknowledgement.
@@ -212,7 +209,7 @@ rig::Result<Moved> push_receive(Session& s, Opened& mine, const Progress& progre
     post();  // before Ready: no send meets an empty receive queue
     if (auto r = s.peer.send(bs::Ready{wire_path(mine.path)}); !r) return std::unexpected(std::move(r).error());
     std::array<Completion, 32> out;
-    Watch w(s);
+    Watch w(s, Work::None);
     auto last_progress = Clock::now();
     const auto start = Clock::now();
     while (done < n) {
@@ -234,7 +231,7 @@ rig::Result<Moved> push_receive(Session& s, Opened& mine, const Progress& progre
             post();
             last_progress = Clock::now();
         }
-        auto m = w.look(false);
+        auto m = w.look();
         const std::string far = how_far(mine.path, bytes, chunks.bytes, "arrived");
         if (!m)
             return rig::fail(m.error(), ", ", far, " (", std::to_string(posted - done),
@@ -251,7 +248,7 @@ rig::Result<Moved> pull_serve(Session& s, Opened& mine, const Progress& progress
     const rig::gpu::Gpu& gpu = *s.side().gpu;
     const bool bounce = mine.path == Path::Bounce;
     std::uint64_t staged = bounce ? 0 : n, consumed = 0;
-    Watch w(s);
+    Watch w(s, Work::None);
     auto last_progress = Clock::now();
     const auto start = Clock::now();
     while (consumed < n) {
@@ -260,10 +257,10 @@ rig::Result<Moved> pull_serve(Session& s, Opened& mine, const Progress& progress
                 auto r = gpu.copy_to_host(*s.buffer, chunks.offset(staged), mine.staging->host, mine.at(staged, s), chunks.length(staged));
                 if (!r) return rig::fail(s.side().name, ": ", r.error());
             }
-            if (auto r = w.send(false, bs::Staged{wire_path(mine.path), staged}); !r) return std::unexpected(std::move(r).error());
+            if (auto r = w.send(bs::Staged{wire_path(mine.path), staged}); !r) return std::unexpected(std::move(r).error());
         }
         const std::uint64_t read = std::min(consumed * chunks.chunk, chunks.bytes);
-        auto m = w.look(false, wait_slice * 4);
+        auto m = w.look(wait_slice * 4);
         if (!m) return rig::fail(m.error(), ", ", how_far(mine.path, read, chunks.bytes, "read by the peer"));
         if (!*m) {
             if (Clock::now() - last_progress > stall_after)
@@ -295,7 +292,7 @@ rig::Result<Moved> pull_read(Session& s, Opened& mine, const bs::PathOpen& their
     const std::uint32_t depth = std::min(s.depth(), s.read_depth);
     std::uint64_t staged = bounce ? 0 : n, posted = 0, done = 0, reported = 0, bytes = 0;
     std::array<Completion, 32> out;
-    Watch w(s);
+    Watch w(s, Work::InFlight);
     auto last_progress = Clock::now();
     auto last_report = Clock::now();
     const auto start = Clock::now();
@@ -331,7 +328,7 @@ rig::Result<Moved> pull_read(Session& s, Opened& mine, const bs::PathOpen& their
         if (moved || got > 0) last_progress = Clock::now();
         // The sender learns of every slot freed at once (bounce), of progress now and then (p2p).
         if (done > reported && (bounce || done == n || Clock::now() - last_report > report_every)) {
-            if (auto r = w.send(true, bs::Consumed{wire_path(mine.path), done}); !r) return std::unexpected(std::move(r).error());
+            if (auto r = w.send(bs::Consumed{wire_path(mine.path), done}); !r) return std::unexpected(std::move(r).error());
             reported = done;
             last_report = Clock::now();
         }
@@ -339,7 +336,7 @@ rig::Result<Moved> pull_read(Session& s, Opened& mine, const bs::PathOpen& their
         const bool idle = posted == done && posted == staged && done < n;
         const std::string far = how_far(mine.path, bytes, chunks.bytes, "read");
         if (idle && w.gone()) return std::unexpected(w.error() + ", " + far);
-        auto m = look_requester(w, idle ? wait_slice * 4 : std::chrono::milliseconds{});
+        auto m = w.look(idle ? wait_slice * 4 : std::chrono::milliseconds{});
         if (!m) return std::unexpected(std::move(m).error());
         if (*m) {
             if (!bounce || !std::holds_alternative<bs::Staged>(**m)) return std::unexpected(unexpected_message(s, **m, mine.path));
