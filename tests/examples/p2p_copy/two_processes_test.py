@@ -225,7 +225,7 @@ def receive(connection: socket.socket) -> dict | None:
 
 JOB = {"size": 4 << 20, "chunk": 1 << 20, "depth": 4, "mode": "read", "choice": "p2p"}
 JOB_ARGS = ["--size", "4M", "--path", "p2p", "--pull"]
-QUEUE_PAIR = {"type": "queue_pair", "qpn": 0x123, "psn": 0x10, "gid": "fd00::1", "mac": "02:00:00:00:00:09", "mtu": 4096,
+QUEUE_PAIR = {"type": "queue_pair", "qpn": 0x123, "psn": 0x10, "gid": "::ffff:192.0.2.9", "mac": "02:00:00:00:00:09", "mtu": 4096,
               "max_qp_rd_atom": 16, "max_qp_init_rd_atom": 16}
 
 
