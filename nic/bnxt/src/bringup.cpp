@@ -337,7 +337,7 @@ Result<void> alloc_nq(Nic::State& nic) {
 
 // §7.1 step 16, §4.6.5: each address of the table once, in table order (bnxt_re shares one
 // firmware entry between an address's RoCEv1 and RoCEv2 GIDs); the GID of the queue pairs
-// by the rule of gid.hpp (cases/bugs B19).
+// by the rule of gid.hpp (docs/bugs.md, B19).
 Result<void> add_gid(Nic::State& nic) {
     std::vector<GidEntry> table = nic.options.gids;
     if (table.empty() && !nic.options.address.empty()) {

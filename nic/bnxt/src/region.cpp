@@ -143,7 +143,7 @@ Result<Region> Region::pages(const Nic& nic, std::span<std::byte> memory) {
 namespace {
 
 // What the NIC's requests carry to reach `run` of another function's BAR, by Linux's rule
-// (pci_p2pdma_map_type(), spec/p2pdma.md §2): the bus addresses where a switch or root
+// (pci_p2pdma_map_type() in Linux's drivers/pci/p2pdma.c): the bus addresses where a switch or root
 // port carries them straight to the BAR (PCI_P2PDMA_MAP_BUS_ADDR, an IOMMU or not: it
 // never sees them); where the root complex carries them (PCI_P2PDMA_MAP_THRU_HOST_BRIDGE),
 // the bus addresses without an IOMMU and IOVAs the NIC's IOMMU domain maps to the BAR

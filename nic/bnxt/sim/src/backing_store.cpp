@@ -1,4 +1,4 @@
-// Context memory of the model (spec/bnxt-hsi.md §3.11): what HWRM_FUNC_BACKING_STORE_QCAPS
+// Context memory of the model (Linux's bnxt_hsi.h: hwrm_func_backing_store_qcaps_output, hwrm_func_backing_store_cfg_input): what HWRM_FUNC_BACKING_STORE_QCAPS
 // reports (Options::backing_store) and the checks of HWRM_FUNC_BACKING_STORE_CFG. The
 // model keeps its own state, so it never writes the pages; but it takes a configuration
 // only where the chip could use it, and its RoCE objects then fit in what it was given.

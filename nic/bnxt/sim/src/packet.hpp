@@ -1,6 +1,6 @@
 // packet.hpp: the RoCE packets a bnxt model's port sends and takes, as Ethernet frames.
 //
-// Framing, by the QP's network type (MODIFY_QP, spec/bnxt-hsi.md §4.6.9):
+// Framing, by the QP's network type (MODIFY_QP's network_type, Linux's roce_hsi.h cmdq_modify_qp):
 // - RoCEv2 over IPv4 (IBA vol. 1 annex A17 "RoCEv2"): Ethernet (EtherType 0x0800), IPv4
 //   (version 4, IHL 5, DSCP/ECN = the traffic class, total length, identification 0, DF,
 //   TTL = the hop limit, protocol 17, header checksum; addresses = the last four bytes of

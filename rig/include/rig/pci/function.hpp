@@ -111,7 +111,7 @@ public:
     // Maps `bytes` of BAR `bar` of another function of the machine, `provider`, from byte
     // `offset`, into this function's IOMMU domain, until unmap_peer or release: the run of
     // IOVAs at which this function's requests reach those bytes through the root complex
-    // (Linux's PCI_P2PDMA_MAP_THRU_HOST_BRIDGE behind an IOMMU, spec/p2pdma.md §2: the
+    // (Linux's PCI_P2PDMA_MAP_THRU_HOST_BRIDGE behind an IOMMU, drivers/pci/p2pdma.c: the
     // IOMMU translates, then the root complex carries the request to the BAR where its
     // rule allows; Machine::route says whether it does). Counted with the pins (pins()).
     // Error naming both functions where it cannot: this function reaches physical

@@ -129,7 +129,7 @@ public:
     std::optional<Distance> distance(std::string_view a, std::string_view b) const;
     // Both answers, explained.
     Route route(std::string_view provider, std::string_view client) const;
-    // The root complex's rule alone (spec/p2pdma.md §2 step C): what a request meets that
+    // The root complex's rule alone (p2pdma.c's host_bridge_whitelist() and cpu_supports_p2pdma()): what a request meets that
     // reached the root complex whatever the way below did, as one an ACS redirect sent up
     // or one an IOMMU translated to the BAR. Its verdict is ThroughHostBridge,
     // NotSupported, or Unread as route's.

@@ -8,7 +8,7 @@
 // first), not necessarily contiguous; the GPU's segment table maps it at its Space
 // address, one entry per extent. Memory::runs are exact: BAR2's bus address plus each
 // extent's VRAM offset. VRAM may be larger than BAR2, as a GPU with a 256 MiB BAR1 and
-// 80 GiB of memory (cases/bugs B16): bytes past the BAR have no runs, and Memory::runs
+// 80 GiB of memory (docs/bugs.md, B16): bytes past the BAR have no runs, and Memory::runs
 // says so with the BAR's size, the memory's, and how much of the BAR is free. A peer maps
 // memory by pointing its segment table at the owner's runs, so its accesses cross the bus
 // (and are refused where the bus does not forward them: the map checks the route first).

@@ -74,7 +74,7 @@ struct Path {
     // firmware every entry of the table (ADD_GID).
     std::optional<std::size_t> gid_index;
     // The GRH hop limit, the IPv4 TTL or IPv6 hop limit of its packets: 1..255 (1 keeps
-    // them on the link, as ibv_rc_pingpong asks; cases/bugs B19: > 1 to leave the subnet).
+    // them on the link, as ibv_rc_pingpong asks; > 1 to leave the subnet, docs/bugs.md B19).
     std::uint8_t hop_limit = 64;
     // RDMA READs it has outstanding as requester (max_rd_atomic), 1..Qp::read_depths()
     // .initiator; nullopt: that most.

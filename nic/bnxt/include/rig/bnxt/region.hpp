@@ -67,7 +67,7 @@ public:
     // A region over another device's memory at `runs` (bus address, bytes), in order,
     // such as a GPU's memory behind its BAR, which must stay there until the region is
     // deregistered. Decided before anything is registered, run by run, by Linux's rule
-    // (pci_p2pdma_map_type(), spec/p2pdma.md §2) on the route from the NIC to the function
+    // (pci_p2pdma_map_type() in Linux's drivers/pci/p2pdma.c) on the route from the NIC to the function
     // whose BAR holds the run (Machine::bar_at, Machine::route):
     //  - direct (PCI_P2PDMA_MAP_BUS_ADDR): the NIC's requests carry the bus addresses, and
     //    a switch or root port takes them to the BAR before any IOMMU sees them; nothing
