@@ -60,13 +60,10 @@ void declare(CLI::App& app, Texts& t) {
     app.add_option("host", t.positional, "the server to connect to (none: be the server)");
 }
 
+// The number of `option` from 0 to `max`, as take() reads it.
 template <class T>
 rig::Result<void> take(const std::string& text, const char* option, std::uint64_t max, T& out) {
-    if (text.empty()) return {};
-    const auto v = parse_number(text);
-    if (!v || *v > max) return rig::fail(option, " ", text, ": not a number from 0 to ", std::to_string(max));
-    out = static_cast<T>(*v);
-    return {};
+    return rc_pingpong::take(text, option, 0, max, "not a number from 0 to " + std::to_string(max), out);
 }
 
 }  // namespace

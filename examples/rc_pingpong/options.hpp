@@ -53,6 +53,17 @@ rig::Result<rig::bnxt::Mtu> parse_mtu(const std::string& text, const char* optio
 rig::Result<Cable> parse_cable(const std::string& text);
 // A dotted IPv4 address; Error naming the text.
 rig::Result<std::array<std::uint8_t, 4>> parse_ip(const std::string& text);
+// An option's number into `out` where `text` is given (`out` unchanged where it is ""):
+// Error "OPTION TEXT: WORDS" where it is no number or lies outside [low, high].
+template <class T>
+rig::Result<void> take(const std::string& text, const char* option, std::uint64_t low, std::uint64_t high,
+                       const std::string& words, T& out) {
+    if (text.empty()) return {};
+    const auto v = parse_number(text);
+    if (!v || *v < low || *v > high) return rig::fail(option, " ", text, ": ", words);
+    out = static_cast<T>(*v);
+    return {};
+}
 
 // The options of argv, or an Error saying which option is wrong and why ("-m 1000: not
 // 256, 512, 1024, 2048 or 4096"); "--help" is an Error holding the usage text, with

@@ -52,33 +52,14 @@ rig::Result<Options> parse(int argc, const char* const* argv, bool* help) {
     o.program = t.positional[0] == "ib_send_bw" ? Program::SendBw : Program::ReadBw;
     if (t.positional.size() > 2) return rig::fail("one server host at most, not ", std::to_string(t.positional.size() - 1));
     if (t.positional.size() == 2) o.server = t.positional[1];
-    const auto number = [](const std::string& text, const char* option, std::uint64_t low, std::uint64_t high,
-                           const char* words) -> rig::Result<std::uint64_t> {
-        const auto v = parse_number(text);
-        if (!v || *v < low || *v > high) return rig::fail(option, " ", text, ": ", words);
-        return *v;
-    };
-    if (!t.port.empty()) {
-        auto v = number(t.port, "-p", 0, 65535, "not a port");
-        if (!v) return std::unexpected(std::move(v).error());
-        o.port = static_cast<std::uint16_t>(*v);
-    }
-    if (!t.size.empty()) {
-        // perftest_parameters.c: CHECK_VALUE_UNS(size, 1, MAX_SIZE) for RC, MAX_SIZE 2^31.
-        auto v = number(t.size, "-s", 1, std::uint64_t{1} << 31, "Message Size should be between 1 and 2147483648");
-        if (!v) return std::unexpected(std::move(v).error());
-        o.size = static_cast<std::uint32_t>(*v);
-    }
-    if (!t.iters.empty()) {
-        auto v = number(t.iters, "-n", 5, 100000000, "Iteration num should be between 5 and 100000000");
-        if (!v) return std::unexpected(std::move(v).error());
-        o.iters = static_cast<std::uint32_t>(*v);
-    }
-    if (!t.gid_index.empty()) {
-        auto v = number(t.gid_index, "-x", 0, 255, "GID index should be between 0 and 255");
-        if (!v) return std::unexpected(std::move(v).error());
-        o.gid_index = static_cast<std::uint32_t>(*v);
-    }
+    if (auto r = take(t.port, "-p", 0, 65535, "not a port", o.port); !r) return std::unexpected(std::move(r).error());
+    // perftest_parameters.c: CHECK_VALUE_UNS(size, 1, MAX_SIZE) for RC, MAX_SIZE 2^31.
+    if (auto r = take(t.size, "-s", 1, std::uint64_t{1} << 31, "Message Size should be between 1 and 2147483648", o.size); !r)
+        return std::unexpected(std::move(r).error());
+    if (auto r = take(t.iters, "-n", 5, 100000000, "Iteration num should be between 5 and 100000000", o.iters); !r)
+        return std::unexpected(std::move(r).error());
+    if (auto r = take(t.gid_index, "-x", 0, 255, "GID index should be between 0 and 255", o.gid_index); !r)
+        return std::unexpected(std::move(r).error());
     if (!t.mtu.empty()) {
         auto m = parse_mtu(t.mtu, "-m");
         if (!m) return std::unexpected(std::move(m).error());
