@@ -152,10 +152,16 @@ TEST(RigTool, TopoPrintsBothMatricesWithLegend) {
     EXPECT_NE(run.out.find("GPU0    0000:03:00.0  10de:1db4  3D controller"), std::string::npos) << run.out;
     EXPECT_NE(run.out.find("DEV0    0000:03:00.1"), std::string::npos) << run.out;
     EXPECT_NE(run.out.find("NIC0    0000:04:00.0"), std::string::npos) << run.out;
-    EXPECT_NE(run.out.find("GPU0  X     SW    SW"), std::string::npos) << run.out;
-    // The GPU's own port (the common node with its audio function) redirects too.
-    EXPECT_NE(run.out.find("GPU0  X     NS    NS"), std::string::npos) << run.out;
+    // By default the GPUs' and NICs' matrices, as nvidia-smi shows them.
+    EXPECT_NE(run.out.find("      GPU0  NIC0  \nGPU0  X     SW    \n"), std::string::npos) << run.out;
+    EXPECT_NE(run.out.find("(2 of 3 endpoints); --all shows every one"), std::string::npos) << run.out;
+    EXPECT_NE(run.out.find("GPU0  X     NS    \n"), std::string::npos) << run.out;
     EXPECT_NE(run.out.find("NS   = not supported"), std::string::npos) << run.out;
+    const test::Run every = rig({"topo", "--root", tree.root().string(), "--all"});
+    EXPECT_NE(every.out.find("GPU0  X     SW    SW"), std::string::npos) << every.out;
+    // The GPU's own port (the common node with its audio function) redirects too.
+    EXPECT_NE(every.out.find("GPU0  X     NS    NS"), std::string::npos) << every.out;
+    EXPECT_EQ(every.out.find("--all shows"), std::string::npos) << every.out;
 }
 
 TEST(RigTool, TopoNotesAVirtualTopologyWhenEveryEndpointSitsOnARootBus) {
@@ -211,18 +217,51 @@ TEST(RigTool, WhyOfNoFunctionIsAnErrorNamingIt) {
     }
 }
 
-TEST(RigTool, WhyWithJsonIsAUsageError) {
-    const Tree tree(OneSwitch{}.build());
+TEST(RigTool, WhyWithJsonGivesTheLinksAndTheBottleneck) {
+    OneSwitch s;
+    s.gpu_trained = pci::LinkState{pci::Generation::Gen3, 8};
+    const Tree tree(s.build());
     for (const std::vector<std::string>& args :
          {std::vector<std::string>{"topo", "--root", tree.root().string(), "--json", "--why", "03:00.0", "04:00.0"},
           {"topo", "--root", tree.root().string(), "--why", "03:00.0", "04:00.0", "--json"}}) {
         const test::Run run = rig(args);
-        EXPECT_EQ(run.status, 2) << run.out;
-        EXPECT_TRUE(run.out.find("--why excludes --json") != std::string::npos ||
-                    run.out.find("--json excludes --why") != std::string::npos)
-            << run.out;
-        EXPECT_EQ(run.out.find("not supported"), std::string::npos) << "no explanation is printed: " << run.out;
+        ASSERT_EQ(run.status, 0) << run.out;
+        const auto j = nlohmann::json::parse(run.out);
+        EXPECT_EQ(j.at("verdict"), "direct");
+        EXPECT_EQ(j.at("common"), "0000:01:00.0");
+        ASSERT_EQ(j.at("links").size(), 2u);
+        EXPECT_EQ(j.at("links")[0].at("function"), "0000:03:00.0");
+        EXPECT_EQ(j.at("links")[0].at("downtrained"), true);
+        EXPECT_EQ(j.at("links")[0].at("status").at("width"), 8);
+        EXPECT_EQ(j.at("links")[0].at("capability").at("generation"), 4);
+        EXPECT_EQ(j.at("links")[1].at("downtrained"), false);
+        EXPECT_EQ(j.at("bottleneck_bytes_per_second"), 8ull * 984'615'384u);
     }
+    const test::Run text = rig({"topo", "--root", tree.root().string(), "--why", "03:00.0", "04:00.0"});
+    EXPECT_NE(text.out.find("    0000:03:00.0 - 0000:02:08.0: Gen3 x8 (both ends can Gen4 x16)\n"), std::string::npos)
+        << text.out;
+    EXPECT_NE(text.out.find("  bottleneck: Gen3 x8, 7876923072 bytes/s each way\n"), std::string::npos) << text.out;
+}
+
+TEST(RigTool, LsShowsEachFunctionsLink) {
+    OneSwitch s;
+    s.gpu_trained = pci::LinkState{pci::Generation::Gen3, 8};
+    const Tree tree(s.build());
+    const test::Run run = rig({"ls", "--root", tree.root().string()});
+    ASSERT_EQ(run.status, 0) << run.out;
+    EXPECT_NE(run.out.find("LINK"), std::string::npos) << run.out;
+    const auto line = [&](const std::string& bus) { return run.out.substr(run.out.find(bus), run.out.find('\n', run.out.find(bus)) - run.out.find(bus)); };
+    EXPECT_NE(line("0000:03:00.0").find("Gen3 x8 (can Gen4 x16)"), std::string::npos) << run.out;
+    EXPECT_NE(line("0000:04:00.0").find("Gen4 x16"), std::string::npos) << run.out;
+    EXPECT_NE(line("0000:00:00.0").find(" - "), std::string::npos) << run.out;  // no PCI Express capability
+    const test::Run json = rig({"ls", "--root", tree.root().string(), "--json"});
+    const auto j = nlohmann::json::parse(json.out).at("functions");
+    for (const auto& f : j)
+        if (f.at("bus") == "0000:03:00.0") {
+            EXPECT_EQ(f.at("link").at("text"), "Gen3 x8 (can Gen4 x16)");
+            EXPECT_EQ(f.at("link").at("source"), "config");
+            EXPECT_EQ(f.at("link").at("status").at("gigatransfers"), 8.0);
+        }
 }
 
 TEST(RigTool, UsageErrorsExitTwoWithCli11sMessage) {

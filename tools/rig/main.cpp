@@ -2,7 +2,7 @@
 // snapshots them for replay elsewhere.
 //
 //   rig ls [--root DIR] [--json]
-//   rig topo [--root DIR] [--json] [--why PROVIDER CLIENT]
+//   rig topo [--root DIR] [--json] [--all] [--why PROVIDER CLIENT]
 //   rig snapshot [--root DIR] OUT_DIR
 //
 // --root reads a snapshot (or any sysfs tree) instead of this machine's /sys and /proc.
@@ -31,12 +31,13 @@ int main(int argc, char** argv) {
 
     auto* topo = app.add_subcommand("topo", "distance and peer-to-peer matrices of the endpoints");
     topo->add_option("--root", root, "read the sysfs tree under DIR (a rig snapshot) instead of this machine");
-    auto* topo_json = topo->add_flag("--json", json, "print JSON");
+    topo->add_flag("--json", json, "print JSON");
+    bool all = false;
+    topo->add_flag("--all", all, "the matrices of every endpoint, not only the GPUs' and NICs'");
     std::vector<std::string> pair;
-    topo->add_option("--why", pair, "explain the route from CLIENT's requests to a BAR of PROVIDER (text only)")
+    topo->add_option("--why", pair, "explain the route from CLIENT's requests to a BAR of PROVIDER: the rule, the links and the bottleneck")
         ->expected(2)
-        ->type_name("PROVIDER CLIENT")
-        ->excludes(topo_json);
+        ->type_name("PROVIDER CLIENT");
 
     auto* snap = app.add_subcommand("snapshot", "copy what routes need into OUT_DIR, for rig topo --root elsewhere");
     snap->add_option("--root", root, "snapshot the sysfs tree under DIR instead of this machine");
@@ -57,7 +58,7 @@ int main(int argc, char** argv) {
 
     if (ls->parsed()) return tool::ls(machine, json, std::cout, std::cerr);
     if (topo->parsed()) {
-        if (pair.empty()) return tool::topo(machine, json, std::cout, std::cerr);
+        if (pair.empty()) return tool::topo(machine, json, all, std::cout, std::cerr);
         const auto provider = pci::normalize_address(pair[0]);
         const auto client = pci::normalize_address(pair[1]);
         for (const auto& [given, parsed] : {std::pair{pair[0], provider}, std::pair{pair[1], client}})
@@ -65,7 +66,7 @@ int main(int argc, char** argv) {
                 std::cerr << fmt::format("rig: \"{}\" is not a bus address (DDDD:BB:DD.F or BB:DD.F)\n", given);
                 return 2;
             }
-        return tool::why(machine, *provider, *client, std::cout, std::cerr);
+        return tool::why(machine, *provider, *client, json, std::cout, std::cerr);
     }
     if (snap->parsed()) {
         const auto written = pci::snapshot(machine, out_dir);

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "rig/pci/link.hpp"
 #include "rig/pci/machine.hpp"
 #include "rig/result.hpp"
 
@@ -29,6 +30,10 @@ struct FunctionFiles {
     // A bridge's secondary and subordinate bus numbers from its configuration space, as
     // integers 0..255 (a subordinate bus of 0xff is bus 255, not a wrap: cases/bugs B01).
     std::optional<std::pair<unsigned, unsigned>> buses;
+    // Its PCI Express link (link.hpp): from Link Capabilities and Link Status where its
+    // configuration space gives them, else from its sysfs link files; an SR-IOV VF's is its
+    // PF's. LinkSource::Unread for conventional PCI and where neither can be read.
+    Link link;
 };
 
 // Every function of functions(), with its files. Error where the machine has no sysfs
@@ -39,7 +44,8 @@ Result<std::vector<FunctionFiles>> describe(const Machine& machine);
 // computer gives the same functions, forwards, distance and files: for every function,
 // its sys/bus/pci/devices link (made relative) and the directories on its resolved path,
 // with its vendor, device, class, config (as many bytes as this process may read),
-// numa_node, secondary_bus_number and subordinate_bus_number files, its driver and
+// numa_node, secondary_bus_number, subordinate_bus_number, current_link_speed,
+// current_link_width, max_link_speed and max_link_width files, its driver and
 // iommu_group links (to empty directories of the same names) and its physfn link; and
 // proc/cpuinfo's vendor_id and cpu family of the first processor. `out` is made if it does
 // not exist. Error, writing nothing, where `out` is not a directory or is not empty (two
