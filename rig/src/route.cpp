@@ -62,6 +62,7 @@
 #include <algorithm>
 #include <array>
 #include <stdexcept>
+#include <unordered_map>
 #include <string>
 
 #include "machine_state.hpp"
@@ -153,17 +154,16 @@ bool cpu_rule_applies(const sysfs::Cpu& cpu) {
     return cpu.vendor == "AuthenticAMD" && cpu.family && *cpu.family >= amd_zen_family;
 }
 
-const RuleInputs::HostBridge& facts_of(const RuleInputs& in, const Way& way) {
-    const auto it = in.host_bridges.find(way.host_bridge_dir.native());
-    if (it == in.host_bridges.end())
-        throw std::logic_error("rig: no host bridge facts for " + way.host_bridge_dir.string());  // rule_inputs' bug
-    return it->second;
+const RuleInputs::HostBridge& facts_of(const RuleInputs& in, std::uint32_t host_bridge) {
+    if (host_bridge >= in.host_bridges.size())
+        throw std::logic_error("rig: no facts for host bridge " + std::to_string(host_bridge));  // rule_inputs' bug
+    return in.host_bridges[host_bridge];
 }
 
 // Step C's verdict alone.
-bool root_complex_allows(const Way& provider, const Way& client, const RuleInputs& in) {
-    if (cpu_rule_applies(in.cpu)) return true;
-    if (provider.host_bridge_dir == client.host_bridge_dir) return facts_of(in, provider).same.allowed;
+bool root_complex_allows(std::uint32_t provider, std::uint32_t client, const RuleInputs& in) {
+    if (in.cpu_rule) return true;
+    if (provider == client) return facts_of(in, provider).same.allowed;
     return facts_of(in, provider).cross.allowed && facts_of(in, client).cross.allowed;
 }
 
@@ -173,67 +173,97 @@ void root_complex_rule(Route& r, const Way& provider, const Way& client, const R
     if (!cpu.error.empty()) r.cpu = "unknown (" + cpu.error + ")";
     else r.cpu = (cpu.vendor.empty() ? std::string("no vendor_id") : cpu.vendor) +
                  (cpu.family ? fmt::format(" family {:#x}", *cpu.family) : std::string(" without a cpu family"));
-    if (cpu_rule_applies(cpu)) {
+    if (in.cpu_rule) {
         r.cpu_rule = true;
         r.verdict = Verdict::ThroughHostBridge;
         return;
     }
-    if (provider.host_bridge_dir == client.host_bridge_dir) r.host_bridge_rule = facts_of(in, provider).same.why;
-    else r.host_bridge_rule = facts_of(in, provider).cross.why + "; " + facts_of(in, client).cross.why;
-    r.verdict = root_complex_allows(provider, client, in) ? Verdict::ThroughHostBridge : Verdict::NotSupported;
+    const std::uint32_t p = provider.host_bridge_id, c = client.host_bridge_id;
+    if (p == c) r.host_bridge_rule = facts_of(in, p).same.why;
+    else r.host_bridge_rule = facts_of(in, p).cross.why + "; " + facts_of(in, c).cross.why;
+    r.verdict = root_complex_allows(p, c, in) ? Verdict::ThroughHostBridge : Verdict::NotSupported;
 }
 
 // Step A: where the nearest node on both ways lies on each (the number of hops to it), or
 // nullopt. Both ways below one host bridge are paths of one tree from its root bus, so
-// nodes at one depth (hops from the root bus) are the same node or not, whole
-// directories compared: the deepest depth at which they are the same is the common node.
+// nodes at one depth (hops from the root bus) are the same node or not, compared as whole
+// nodes by number: the deepest depth at which they are the same is the common node.
 struct Common {
     std::size_t provider = 0, client = 0;
 };
-std::optional<Common> common_node(const Way& provider, const Way& client) {
-    if (provider.host_bridge_dir.native() != client.host_bridge_dir.native()) return std::nullopt;
-    const std::size_t np = provider.nodes.size(), nc = client.nodes.size();
+std::optional<Common> common_node(const Leg& provider, const Leg& client) {
+    if (provider.host_bridge != client.host_bridge) return std::nullopt;
+    const std::size_t np = provider.steps.size(), nc = client.steps.size();
     for (std::size_t depth = std::min(np, nc); depth-- > 0;) {
         const std::size_t i = np - 1 - depth, j = nc - 1 - depth;
-        if (provider.nodes[i].dir.native() == client.nodes[j].dir.native()) return Common{i, j};
+        if (provider.steps[i].id == client.steps[j].id) return Common{i, j};
     }
     return std::nullopt;
 }
 
-Distance distance_of(const Way& provider, const Way& client, const std::optional<Common>& common) {
-    if (!common) return provider.host_bridge_dir == client.host_bridge_dir ? Distance::Bridge : Distance::System;
+Distance distance_of(const Leg& provider, const Leg& client, const std::optional<Common>& common) {
+    if (!common) return provider.host_bridge == client.host_bridge ? Distance::Bridge : Distance::System;
     // A function with itself: Switch where it has an upstream bridge, Bridge on a root bus.
     const bool same_function = common->provider == 0 && common->client == 0;
-    return same_function && provider.nodes.size() == 1 ? Distance::Bridge : Distance::Switch;
+    return same_function && provider.steps.size() == 1 ? Distance::Bridge : Distance::Switch;
 }
+
+// The legs of two ways, with the steps they are made of.
+struct Legs {
+    std::vector<Step> provider_steps, client_steps;
+    Leg provider, client;
+    Legs(const Way& p, const Way& c)
+        : provider_steps(steps_of(p)), client_steps(steps_of(c)), provider{provider_steps, p.host_bridge_id},
+          client{client_steps, c.host_bridge_id} {}
+};
 
 }  // namespace
 
-RuleInputs rule_inputs(const std::filesystem::path& root, std::span<const Way* const> ways) {
+std::uint32_t number(std::span<Way* const> ways) {
+    std::unordered_map<std::string, std::uint32_t> nodes, host_bridges;
+    for (Way* way : ways) {
+        if (!way) continue;
+        way->host_bridge_id =
+            host_bridges.emplace(way->host_bridge_dir.native(), static_cast<std::uint32_t>(host_bridges.size())).first->second;
+        for (Node& node : way->nodes)
+            node.id = nodes.emplace(node.dir.native(), static_cast<std::uint32_t>(nodes.size())).first->second;
+    }
+    return static_cast<std::uint32_t>(host_bridges.size());
+}
+
+std::vector<Step> steps_of(const Way& way) {
+    std::vector<Step> steps;
+    steps.reserve(way.nodes.size());
+    for (const Node& node : way.nodes) steps.push_back({node.id, node.header.capabilities_read, node.header.redirects()});
+    return steps;
+}
+
+RuleInputs rule_inputs(const std::filesystem::path& root, std::span<const Way* const> ways, std::uint32_t host_bridges) {
     RuleInputs in;
     in.cpu = sysfs::read_cpu(root);
+    in.cpu_rule = cpu_rule_applies(in.cpu);
+    in.host_bridges.resize(host_bridges);
+    std::vector<bool> done(host_bridges, false);
     for (const Way* way : ways) {
-        if (!way || in.host_bridges.count(way->host_bridge_dir.native())) continue;
-        in.host_bridges.emplace(way->host_bridge_dir.native(),
-                                RuleInputs::HostBridge{host_bridge_allowed(*way, true), host_bridge_allowed(*way, false)});
+        if (!way || way->host_bridge_id >= host_bridges || done[way->host_bridge_id]) continue;
+        done[way->host_bridge_id] = true;
+        in.host_bridges[way->host_bridge_id] = {host_bridge_allowed(*way, true), host_bridge_allowed(*way, false)};
     }
     return in;
 }
 
-Answer answer(const Way& provider, const Way& client, const RuleInputs& in) {
+Answer answer(const Leg& provider, const Leg& client, const RuleInputs& in) {
     const auto common = common_node(provider, client);
     const Distance distance = distance_of(provider, client, common);
     if (common) {
-        bool read = true, redirected = false;
-        const auto check = [&](const Node& node) {
-            if (!node.header.capabilities_read) read = false;
-            else if (node.header.redirects()) redirected = true;
-        };
-        for (std::size_t i = 0; i <= common->provider; ++i) check(provider.nodes[i]);
-        for (std::size_t j = 0; j < common->client; ++j) check(client.nodes[j]);
-        if (read && !redirected) return {Verdict::BusAddress, distance};
+        bool clear = true;
+        for (std::size_t i = 0; i <= common->provider; ++i)
+            clear = clear && provider.steps[i].read && !provider.steps[i].redirects;
+        for (std::size_t j = 0; j < common->client; ++j) clear = clear && client.steps[j].read && !client.steps[j].redirects;
+        if (clear) return {Verdict::BusAddress, distance};
     }
-    return {root_complex_allows(provider, client, in) ? Verdict::ThroughHostBridge : Verdict::NotSupported, distance};
+    const bool allowed = root_complex_allows(provider.host_bridge, client.host_bridge, in);
+    return {allowed ? Verdict::ThroughHostBridge : Verdict::NotSupported, distance};
 }
 
 Route decide(std::string_view provider_bus, std::string_view client_bus, const Way& provider, const Way& client,
@@ -243,8 +273,9 @@ Route decide(std::string_view provider_bus, std::string_view client_bus, const W
     r.client = std::string(client_bus);
     r.provider_host_bridge = provider.host_bridge;
     r.client_host_bridge = client.host_bridge;
-    const auto common = common_node(provider, client);
-    r.distance = distance_of(provider, client, common);
+    const Legs legs(provider, client);
+    const auto common = common_node(legs.provider, legs.client);
+    r.distance = distance_of(legs.provider, legs.client, common);
     if (!common) {
         add_links(r, provider, std::nullopt, client, std::nullopt);
         root_complex_rule(r, provider, client, in);
@@ -275,7 +306,8 @@ Route host_bridge_decide(std::string_view provider_bus, std::string_view client_
     r.client = std::string(client_bus);
     r.provider_host_bridge = provider.host_bridge;
     r.client_host_bridge = client.host_bridge;
-    r.distance = distance_of(provider, client, common_node(provider, client));
+    const Legs legs(provider, client);
+    r.distance = distance_of(legs.provider, legs.client, common_node(legs.provider, legs.client));
     add_links(r, provider, std::nullopt, client, std::nullopt);  // up to the root complex and down
     root_complex_rule(r, provider, client, in);
     return r;
@@ -355,17 +387,21 @@ Two read_two(const Machine::State& state, std::string_view provider, std::string
 }  // namespace
 
 Route Machine::route(std::string_view provider, std::string_view client) const {
-    const Two t = read_two(*state_, provider, client);
+    Two t = read_two(*state_, provider, client);
     if (!t.provider) return t.unread;
-    const Way* ways[] = {&*t.provider, &*t.client};
-    return decide(provider, client, *t.provider, *t.client, rule_inputs(*state_->root, ways));
+    Way* ways[] = {&*t.provider, &*t.client};
+    const std::uint32_t host_bridges = number(ways);
+    const Way* read[] = {&*t.provider, &*t.client};
+    return decide(provider, client, *t.provider, *t.client, rule_inputs(*state_->root, read, host_bridges));
 }
 
 Route Machine::host_bridge_route(std::string_view provider, std::string_view client) const {
-    const Two t = read_two(*state_, provider, client);
+    Two t = read_two(*state_, provider, client);
     if (!t.provider) return t.unread;
-    const Way* ways[] = {&*t.provider, &*t.client};
-    return host_bridge_decide(provider, client, *t.provider, *t.client, rule_inputs(*state_->root, ways));
+    Way* ways[] = {&*t.provider, &*t.client};
+    const std::uint32_t host_bridges = number(ways);
+    const Way* read[] = {&*t.provider, &*t.client};
+    return host_bridge_decide(provider, client, *t.provider, *t.client, rule_inputs(*state_->root, read, host_bridges));
 }
 
 bool Machine::forwards(std::string_view provider, std::string_view client) const {
@@ -377,7 +413,10 @@ std::optional<Distance> Machine::distance(std::string_view a, std::string_view b
     auto p = sysfs::read_way(*state_->root, a);
     auto c = p ? sysfs::read_way(*state_->root, b) : p;
     if (!p || !c) return std::nullopt;
-    return distance_of(*p, *c, common_node(*p, *c));
+    Way* ways[] = {&*p, &*c};
+    number(ways);
+    const Legs legs(*p, *c);
+    return distance_of(legs.provider, legs.client, common_node(legs.provider, legs.client));
 }
 
 std::string Route::explain() const {

@@ -22,6 +22,17 @@ struct Routes::State {
     std::vector<Link> links;
     std::vector<std::optional<int>> numa;
     RuleInputs inputs;
+    // Each read way's steps, one flat array, and each function's leg into it: a pair's
+    // answer touches a few dozen contiguous bytes however many functions there are.
+    std::vector<Step> steps;
+    struct Span {
+        std::uint32_t first = 0, size = 0, host_bridge = 0;
+    };
+    std::vector<Span> legs;  // size 0: unread
+    Leg leg(std::size_t f) const {
+        const Span& s = legs[f];
+        return {std::span<const Step>(steps).subspan(s.first, s.size), s.host_bridge};
+    }
 
     void check(std::size_t f) const {
         if (f >= ids.size())
@@ -43,7 +54,6 @@ Result<Routes> Routes::read(const Machine& machine) {
     state->unread.resize(n);
     state->links.resize(n);
     state->numa.resize(n);
-    std::vector<const sysfs::Way*> ways;
     for (std::size_t i = 0; i < n; ++i) {
         const std::string& bus = state->ids[i].bus;
         const auto address = BusAddress::parse(bus);
@@ -58,9 +68,20 @@ Result<Routes> Routes::read(const Machine& machine) {
         state->numa[i] = sysfs::read_int(way->nodes[0].dir / "numa_node");
         state->ways[i] = std::move(*way);
     }
-    for (const auto& way : state->ways)
+    std::vector<sysfs::Way*> ways;
+    for (auto& way : state->ways)
         if (way) ways.push_back(&*way);
-    state->inputs = rule_inputs(root, ways);
+    const std::uint32_t host_bridges = number(ways);
+    const std::vector<const sysfs::Way*> read(ways.begin(), ways.end());
+    state->inputs = rule_inputs(root, read, host_bridges);
+    state->legs.resize(n);
+    for (std::size_t i = 0; i < n; ++i) {
+        if (!state->ways[i]) continue;
+        const auto steps = steps_of(*state->ways[i]);
+        state->legs[i] = {static_cast<std::uint32_t>(state->steps.size()), static_cast<std::uint32_t>(steps.size()),
+                          state->ways[i]->host_bridge_id};
+        state->steps.insert(state->steps.end(), steps.begin(), steps.end());
+    }
     return Routes(std::move(state));
 }
 
@@ -96,16 +117,16 @@ Verdict Routes::verdict(std::size_t provider, std::size_t client) const {
     const State& s = *state_;
     s.check(provider);
     s.check(client);
-    if (!s.ways[provider] || !s.ways[client]) return Verdict::Unread;
-    return answer(*s.ways[provider], *s.ways[client], s.inputs).verdict;
+    if (s.legs[provider].size == 0 || s.legs[client].size == 0) return Verdict::Unread;  // unread
+    return answer(s.leg(provider), s.leg(client), s.inputs).verdict;
 }
 
 std::optional<Distance> Routes::distance(std::size_t a, std::size_t b) const {
     const State& s = *state_;
     s.check(a);
     s.check(b);
-    if (!s.ways[a] || !s.ways[b]) return std::nullopt;
-    return answer(*s.ways[a], *s.ways[b], s.inputs).distance;
+    if (s.legs[a].size == 0 || s.legs[b].size == 0) return std::nullopt;  // unread
+    return answer(s.leg(a), s.leg(b), s.inputs).distance;
 }
 
 const Link& Routes::link(std::size_t f) const {

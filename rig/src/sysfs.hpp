@@ -75,6 +75,7 @@ struct Node {
     // else from its sysfs link files (read_link); an SR-IOV VF's is its PF's.
     Link link;
     std::string link_owner;  // whose registers or files gave `link`: bus, or a VF's PF
+    std::uint32_t id = 0;    // the node's number among the ways read together (route_rule.hpp, number())
 };
 
 // A function's link from the files of its directory: max_link_speed, max_link_width,
@@ -89,6 +90,7 @@ struct Way {
     std::vector<Node> nodes;
     std::string host_bridge;  // "pci0000:40": the nearest host bridge directory above it
     fs::path host_bridge_dir;
+    std::uint32_t host_bridge_id = 0;  // its host bridge's number among the ways read together
 };
 
 // Reads the way up of the function at `bus`, with each node's configuration space read
