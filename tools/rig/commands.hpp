@@ -6,8 +6,10 @@
 #include <ostream>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "rig/pci/machine.hpp"
+#include "rig/pci/nics.hpp"
 
 namespace rig::tool {
 
@@ -18,8 +20,12 @@ int ls(const pci::Machine& machine, bool json, std::ostream& out, std::ostream& 
 // rig topo: the endpoints (functions that are not bridges) with their links, and the
 // distance and peer-to-peer matrices of the GPUs and NICs (of every endpoint with `all`),
 // with a legend, as nvidia-smi topo -m prints them; with json, every pair of endpoints.
-// Each function's way is read once (Routes).
-int topo(const pci::Machine& machine, bool json, bool all, std::ostream& out, std::ostream& err);
+// Below them, each GPU with its NICs in order of preference, the NIC paired with it and
+// why, and a warning for every downtrained link on a GPU-NIC route (nics.hpp); `overrides`
+// pin GPUs to NICs. Each function's way is read once (Routes). 1 where an override names
+// no function of the machine or a function that is no NIC.
+int topo(const pci::Machine& machine, bool json, bool all, const std::vector<pci::Override>& overrides,
+         std::ostream& out, std::ostream& err);
 
 // rig topo --why PROVIDER CLIENT: Route::explain for the pair, its links and bottleneck
 // included; with json, one object: verdict, distance, common node, links, bottleneck and

@@ -9,6 +9,7 @@
 
 #include "commands.hpp"
 #include "json.hpp"
+#include "pairing.hpp"
 #include "rig/pci/names.hpp"
 #include "rig/pci/routes.hpp"
 #include "rig/pci/snapshot.hpp"
@@ -60,7 +61,8 @@ std::string forwards_token(pci::Verdict v) {
 
 }  // namespace
 
-int topo(const pci::Machine& machine, bool json, bool all, std::ostream& out, std::ostream& err) {
+int topo(const pci::Machine& machine, bool json, bool all, const std::vector<pci::Override>& overrides,
+         std::ostream& out, std::ostream& err) {
     const auto functions = pci::describe(machine);
     if (!functions) {
         err << "rig: " << functions.error() << '\n';
@@ -80,6 +82,11 @@ int topo(const pci::Machine& machine, bool json, bool all, std::ostream& out, st
         if (!at) continue;  // listed by one read and gone by the next
         endpoints.push_back(f);
         index.push_back(*at);
+    }
+    const auto pairs_of_nics = pci::pair_nics(*routes, overrides);
+    if (!pairs_of_nics) {
+        err << "rig: " << pairs_of_nics.error() << '\n';
+        return 1;
     }
     // The client's requests to a BAR of the provider, by endpoint positions.
     const auto verdict = [&](std::size_t p, std::size_t c) { return routes->verdict(index[p], index[c]); };
@@ -104,7 +111,7 @@ int topo(const pci::Machine& machine, bool json, bool all, std::ostream& out, st
                                  {"distance", d ? nlohmann::json(pci::to_string(*d)) : nlohmann::json()},
                                  {"forwards", v == pci::Verdict::BusAddress || v == pci::Verdict::ThroughHostBridge}});
             }
-        out << nlohmann::json{{"functions", list}, {"pairs", pairs}}.dump(2) << '\n';
+        out << nlohmann::json{{"functions", list}, {"pairs", pairs}, {"nics", nics_json(*pairs_of_nics)}}.dump(2) << '\n';
         return 0;
     }
 
@@ -140,6 +147,9 @@ int topo(const pci::Machine& machine, bool json, bool all, std::ostream& out, st
            "  OK   = Linux p2pdma lets the client's requests reach the provider's BAR\n"
            "  NS   = not supported by Linux p2pdma: rig topo --why PROVIDER CLIENT says why\n"
            "  -    = unread: a file on the way up cannot be read\n";
+    std::map<std::string, std::string> by_bus;
+    for (std::size_t i = 0; i < endpoints.size(); ++i) by_bus[endpoints[i].id.bus] = labels[i];
+    print_pairing(out, *pairs_of_nics, by_bus);
     const bool all_on_root_buses =
         !endpoints.empty() && std::all_of(endpoints.begin(), endpoints.end(), [](const pci::FunctionFiles& f) {
             return !f.host_bridge.empty() && !f.upstream;
