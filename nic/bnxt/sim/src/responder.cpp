@@ -10,7 +10,11 @@
 // behind it is a duplicate, never executed again: a run of duplicates (a requester's
 // go-back) is acknowledged once, through the last PSN taken, and a duplicate READ is
 // answered again from memory from the PSN it names (dropped where its responses would
-// pass the expected PSN). A payload longer than the path MTU is dropped. ACKs are
+// pass the expected PSN). A request at the expected PSN is then checked as Linux's rxe
+// checks it (rxe_resp.c): its opcode must continue the message in progress (in_sequence,
+// IBA 9.7.5.1.x); a request that breaks the sequence is a class C error (IBA 9.9.3.1.3):
+// NAK Invalid Request, the receive being filled completed with REMOTE_INVALID_REQUEST_ERR,
+// the QP to ERR. A payload longer than the path MTU is dropped. ACKs are
 // coalesced: one on AckReq, at the end of each message, and at least every
 // Options::ack_every packets of a message whose requester asks for none.
 //
@@ -38,6 +42,19 @@ namespace {
 
 bool opcode_in(RcOpcode op, std::initializer_list<RcOpcode> set) {
     return std::find(set.begin(), set.end(), op) != set.end();
+}
+
+// IBA 9.7.5.1.x (Linux rxe_resp.c, check_op_seq): inside a SEND only SEND MIDDLE or LAST
+// may come, inside an RDMA WRITE only WRITE MIDDLE or LAST, and outside both no MIDDLE or
+// LAST. Anything else is an invalid request (rxe: RESPST_ERR_MISSING_OPCODE_LAST_C or
+// _FIRST, class C).
+bool in_sequence(const Qp& qp, RcOpcode op) {
+    using enum RcOpcode;
+    if (qp.receive.active) return opcode_in(op, {SEND_MIDDLE, SEND_LAST, SEND_LAST_WITH_IMMEDIATE});
+    if (qp.write.active)
+        return opcode_in(op, {RDMA_WRITE_MIDDLE, RDMA_WRITE_LAST, RDMA_WRITE_LAST_WITH_IMMEDIATE});
+    return !opcode_in(op, {SEND_MIDDLE, SEND_LAST, SEND_LAST_WITH_IMMEDIATE, RDMA_WRITE_MIDDLE, RDMA_WRITE_LAST,
+                           RDMA_WRITE_LAST_WITH_IMMEDIATE});
 }
 
 }  // namespace
@@ -104,6 +121,7 @@ void Firmware::respond(Qp& qp, Packet& p) {
     }
     qp.nak_sent = false;
     qp.duplicate_run.reset();
+    if (!in_sequence(qp, p.opcode)) return invalid_request(qp, p);
     if (p.opcode <= RcOpcode::SEND_ONLY_WITH_IMMEDIATE) on_send(qp, p);
     else if (p.opcode <= RcOpcode::RDMA_WRITE_ONLY_WITH_IMMEDIATE) on_write(qp, p);
     else if (p.opcode == RcOpcode::RDMA_READ_REQUEST) on_read_request(qp, p, false);
@@ -140,7 +158,6 @@ void Firmware::on_send(Qp& qp, Packet& p) {
     const bool first = opcode_in(p.opcode, {SEND_FIRST, SEND_ONLY, SEND_ONLY_WITH_IMMEDIATE});
     const bool last = opcode_in(p.opcode, {SEND_LAST, SEND_LAST_WITH_IMMEDIATE, SEND_ONLY, SEND_ONLY_WITH_IMMEDIATE});
     if (first) {
-        if (qp.receive.active) return responder_error(qp, p, NakCode::INVALID_REQUEST, ResErrStateReason::NO_ERROR);
         if (qp.rq_size == 0 || qp.rq_consumer == qp.rq_producer) {
             // Receiver not ready: the requester waits and sends the message again.
             send_ack(qp, p.psn, AethKind::RNR_NAK, qp.min_rnr_timer);
@@ -154,8 +171,6 @@ void Firmware::on_send(Qp& qp, Packet& p) {
             qp.rq_consumer = advance(qp.rq_consumer, qp.rq_size);
             return responder_error(qp, p, NakCode::REMOTE_OPERATIONAL_ERROR, ResErrStateReason::NO_ERROR);
         }
-    } else if (!qp.receive.active) {
-        return responder_error(qp, p, NakCode::INVALID_REQUEST, ResErrStateReason::NO_ERROR);
     }
     Receive& r = qp.receive;
     auto fail = [&](CqeResStatus status, NakCode nak) {
@@ -191,8 +206,6 @@ void Firmware::on_write(Qp& qp, Packet& p) {
     const bool last = opcode_in(p.opcode, {RDMA_WRITE_LAST, RDMA_WRITE_LAST_WITH_IMMEDIATE, RDMA_WRITE_ONLY,
                                            RDMA_WRITE_ONLY_WITH_IMMEDIATE});
     const bool imm = p.immediate.has_value();
-    if (first && qp.write.active) return responder_error(qp, p, NakCode::INVALID_REQUEST, ResErrStateReason::NO_ERROR);
-    if (!first && !qp.write.active) return responder_error(qp, p, NakCode::INVALID_REQUEST, ResErrStateReason::NO_ERROR);
     if (last && imm && (qp.rq_size == 0 || qp.rq_consumer == qp.rq_producer)) {
         send_ack(qp, p.psn, AethKind::RNR_NAK, qp.min_rnr_timer);
         ++counters_.rnr_naks_sent;
@@ -293,6 +306,18 @@ void Firmware::send_ack(Qp& qp, std::uint32_t psn, AethKind kind, std::uint8_t v
     a.psn = psn;
     a.aeth = Aeth{kind, value, qp.msn};
     transmit(qp, std::move(a));
+}
+
+void Firmware::invalid_request(Qp& qp, const Packet& p) {
+    // rxe (do_class_ac_error, then do_complete): the receive a SEND was filling completes
+    // with an error, its bytes so far in place; then NAK Invalid Request and ERR.
+    if (Receive& r = qp.receive; r.active) {
+        post_res_cqe(qp, static_cast<std::uint32_t>(r.offset), 0, 0, r.wr_id, CqeResStatus::REMOTE_INVALID_REQUEST_ERR,
+                     true);
+        qp.rq_consumer = advance(qp.rq_consumer, qp.rq_size);
+        r = Receive{};
+    }
+    responder_error(qp, p, NakCode::INVALID_REQUEST, ResErrStateReason::NO_ERROR);
 }
 
 void Firmware::responder_error(Qp& qp, const Packet& p, NakCode nak, ResErrStateReason reason) {
