@@ -436,7 +436,7 @@ private:
     // The coalesced acknowledgement of request `p`, just taken (`last`: of its message).
     void acknowledge(Qp& qp, const Packet& p, bool last);
     void responder_error(Qp& qp, const Packet& p, NakCode nak, hsi::ResErrStateReason reason);
-    // A class C error (IBA 9.9.3.1.3): the receive being filled fails with
+    // A class C error (IBA 9.9.3): the receive being filled fails with
     // REMOTE_INVALID_REQUEST_ERR, then responder_error with NAK Invalid Request.
     void invalid_request(Qp& qp, const Packet& p);
     // A frame to the QP's peer (its address vector, MODIFY_QP INIT->RTR): p's headers

@@ -12,9 +12,10 @@
 // answered again from memory from the PSN it names (dropped where its responses would
 // pass the expected PSN). A request at the expected PSN is then checked as Linux's rxe
 // checks it (rxe_resp.c): its opcode must continue the message in progress (in_sequence,
-// IBA 9.7.5.1.x); a request that breaks the sequence is a class C error (IBA 9.9.3.1.3):
+// IBA 9.7.5.1.x); a request that breaks the sequence is a class C error (IBA 9.9.3):
 // NAK Invalid Request, the receive being filled completed with REMOTE_INVALID_REQUEST_ERR,
-// the QP to ERR. A payload longer than the path MTU is dropped. ACKs are
+// the QP to ERR; so is a packet whose payload or DMA length breaks rxe's check_length
+// (length_ok), checked once a SEND has its receive. ACKs are
 // coalesced: one on AckReq, at the end of each message, and at least every
 // Options::ack_every packets of a message whose requester asks for none.
 //
@@ -57,6 +58,21 @@ bool in_sequence(const Qp& qp, RcOpcode op) {
                            RDMA_WRITE_LAST_WITH_IMMEDIATE});
 }
 
+// Linux rxe_resp.c, check_length: FIRST and MIDDLE carry exactly the path MTU, LAST 1 to
+// MTU bytes, ONLY (and a READ request) 0 to MTU; a RETH's DMA length is at most 2^31, IB's
+// longest message (the requester's limit too). A request that breaks one is a class C
+// error (IBA 9.9.3; rxe: RESPST_ERR_LENGTH).
+bool length_ok(const Packet& p, std::uint32_t mtu) {
+    using enum RcOpcode;
+    constexpr std::uint64_t max_dma_length = std::uint64_t{1} << 31;
+    const std::size_t n = p.payload.size();
+    if (p.reth && p.reth->length > max_dma_length) return false;
+    if (opcode_in(p.opcode, {SEND_FIRST, SEND_MIDDLE, RDMA_WRITE_FIRST, RDMA_WRITE_MIDDLE})) return n == mtu;
+    if (opcode_in(p.opcode, {SEND_LAST, SEND_LAST_WITH_IMMEDIATE, RDMA_WRITE_LAST, RDMA_WRITE_LAST_WITH_IMMEDIATE}))
+        return n >= 1 && n <= mtu;
+    return n <= mtu;
+}
+
 }  // namespace
 
 void Firmware::handle(Event& event) {
@@ -91,7 +107,7 @@ void Firmware::frame(std::span<std::byte> bytes) {
 }
 
 void Firmware::respond(Qp& qp, Packet& p) {
-    if ((qp.state != hsi::QpState::RTR && qp.state != hsi::QpState::RTS) || p.payload.size() > mtu_bytes(qp)) {
+    if (qp.state != hsi::QpState::RTR && qp.state != hsi::QpState::RTS) {
         ++counters_.frames_dropped;
         return;
     }
@@ -172,6 +188,8 @@ void Firmware::on_send(Qp& qp, Packet& p) {
             return responder_error(qp, p, NakCode::REMOTE_OPERATIONAL_ERROR, ResErrStateReason::NO_ERROR);
         }
     }
+    // After the receive is taken, as rxe checks the length after the resource.
+    if (!length_ok(p, mtu_bytes(qp))) return invalid_request(qp, p);
     Receive& r = qp.receive;
     auto fail = [&](CqeResStatus status, NakCode nak) {
         post_res_cqe(qp, static_cast<std::uint32_t>(r.offset), 0, 0, r.wr_id, status, true);
@@ -212,6 +230,7 @@ void Firmware::on_write(Qp& qp, Packet& p) {
         qp.nak_sent = true;
         return;
     }
+    if (!length_ok(p, mtu_bytes(qp))) return invalid_request(qp, p);
     if (first) {
         const Reth reth = p.reth.value_or(Reth{});
         if (auto reason = remote_check(qp, reth.rkey, reth.va, reth.length, true))
@@ -256,6 +275,7 @@ void Firmware::on_read_request(Qp& qp, const Packet& p, bool duplicate) {
     const Reth reth = p.reth.value_or(Reth{});
     if (qp.max_dest_rd_atomic < hsi::irrq_slots(1))
         return responder_error(qp, p, NakCode::INVALID_REQUEST, ResErrStateReason::NO_ERROR);
+    if (!duplicate && !length_ok(p, mtu_bytes(qp))) return invalid_request(qp, p);
     if (auto reason = remote_check(qp, reth.rkey, reth.va, reth.length, false))
         return responder_error(qp, p, NakCode::REMOTE_ACCESS_ERROR, *reason);
     const std::uint32_t mtu = mtu_bytes(qp);

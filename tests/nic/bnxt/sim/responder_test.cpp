@@ -253,5 +253,54 @@ TEST_F(ResponderTest, ReadInsideAWriteIsNakedAndAnsweredWithNoResponse) {
     expect_invalid_request(first_psn + 1);
 }
 
+
+// ---- rxe check_length: the payload of each packet, the DMA length ----
+
+// FIRST and MIDDLE carry exactly the path MTU, LAST 1 to MTU bytes, ONLY 0 to MTU; a
+// RETH's DMA length is at most 2^31 (rxe: RESPST_ERR_LENGTH, class C). Checked once the
+// receive is taken, so a SEND's receive completes with REMOTE_INVALID_REQUEST_ERR, empty.
+TEST_F(ResponderTest, SendFirstShorterThanTheMtuIsNakedAndFailsTheReceive) {
+    b.post_recv(qp, 3, {{receive, key, 8192}});
+    take(request(SEND_FIRST).with(Bytes(mtu - 24, std::byte{1})).no_ack_request());
+    expect_invalid_request(first_psn);
+    const auto c = b.poll(cq);
+    ASSERT_TRUE(c);
+    EXPECT_EQ(c->status(), 0x6);
+    EXPECT_EQ(c->wr_id(), 3u);
+}
+
+TEST_F(ResponderTest, SendLastOfNoBytesIsNaked) {
+    b.post_recv(qp, 3, {{receive, key, 8192}});
+    take(request(SEND_FIRST).with(Bytes(mtu, std::byte{1})).no_ack_request());
+    take(request(SEND_LAST, first_psn + 1));
+    expect_invalid_request(first_psn + 1, 0, mtu);
+    const auto c = b.poll(cq);
+    ASSERT_TRUE(c);
+    EXPECT_EQ(c->status(), 0x6);
+    EXPECT_EQ(c->length(), mtu);
+}
+
+// A payload above the path MTU is refused, not dropped unanswered.
+TEST_F(ResponderTest, SendOnlyAboveTheMtuIsNakedNotDropped) {
+    b.post_recv(qp, 3, {{receive, key, 8192}});
+    take(request(SEND_ONLY).with(Bytes(mtu + 4, std::byte{1})));
+    expect_invalid_request(first_psn);
+    const auto c = b.poll(cq);
+    ASSERT_TRUE(c);
+    EXPECT_EQ(c->status(), 0x6);
+}
+
+TEST_F(ResponderTest, WriteMiddleShorterThanTheMtuIsNaked) {
+    take(write_first());
+    b.bus.poke(region, untouched);
+    take(request(WRITE_MIDDLE, first_psn + 1).with(Bytes(mtu / 2, std::byte{2})).no_ack_request());
+    expect_invalid_request(first_psn + 1);
+}
+
+TEST_F(ResponderTest, WriteOfADmaLengthAbove2To31IsNakedAndWritesNothing) {
+    take(request(WRITE_FIRST).with(Bytes(mtu, std::byte{1})).with(Reth{region, key, (1u << 31) + mtu}));
+    expect_invalid_request(first_psn);
+}
+
 }  // namespace
 }  // namespace rig::bnxt::sim::test
