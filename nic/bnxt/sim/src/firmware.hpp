@@ -206,6 +206,7 @@ struct SendWork {
     std::uint32_t sent = 0;   // packets (READ: request sent = npkts) transmitted since the last rewind
     std::uint32_t acked = 0;  // packets acknowledged; READ: response packets placed
     bool asked_mid = false;   // READ: asked for again from a response after the first
+    bool holds_read_slot = false;  // READ: sent, so counted against the initiator depth until it completes
     bool done = false;
     hsi::CqeReqStatus status = hsi::CqeReqStatus::OK;
     hsi::ReqErrStateReason reason = hsi::ReqErrStateReason::NO_ERROR;
@@ -227,6 +228,16 @@ struct InboundWrite {
     std::uint32_t rkey = 0;
     std::uint64_t length = 0;
     std::uint64_t offset = 0;
+};
+
+// An RDMA READ the responder took, kept to answer its duplicates (Linux rxe_resp.c
+// struct resp_res; IBA 9.7.5.1.3): its PSNs and what its RETH asked for.
+struct ReadRecord {
+    std::uint32_t first_psn = 0;
+    std::uint32_t last_psn = 0;
+    std::uint64_t va = 0;
+    std::uint32_t rkey = 0;
+    std::uint32_t length = 0;
 };
 
 // The outcome of a local memory access through SGEs.
@@ -306,6 +317,8 @@ struct Qp {
     std::uint32_t msn = 0;
     Receive receive;
     InboundWrite write;
+    // The last READs taken, at most the responder depth (max_dest_rd_atomic), oldest first.
+    std::deque<ReadRecord> reads;
 };
 
 class Firmware {

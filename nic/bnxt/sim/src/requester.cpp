@@ -14,8 +14,8 @@
 // Transport (IBA 9.7): packets of at most the path MTU; an acknowledgement requested on
 // each message's last packet and every Options::ack_every packets; at most
 // Options::window_packets unacknowledged; RDMA READs outstanding up to the initiator depth
-// (max_rd_atomic - 1). The packets not yet acknowledged are kept as their WQEs (sent
-// again from memory, as hardware does). Acknowledgements are cumulative; a NAK
+// (max_rd_atomic - 1), each counted from its first send until it completes. The packets
+// not yet acknowledged are kept as their WQEs (sent again from memory, as hardware does). Acknowledgements are cumulative; a NAK
 // acknowledges what precedes it. Going back resends every packet from a PSN on (go-back-N;
 // a READ: its request again, for the rest from the first response not yet placed, as
 // Linux's rxe does, answered from FIRST or ONLY on):
@@ -217,11 +217,19 @@ bool Firmware::take_wqe(Qp& qp) {
 bool Firmware::send_work_packet(Qp& qp, SendWork& w) {
     const std::uint32_t mtu = mtu_bytes(qp);
     if (is_read(w)) {
-        const unsigned depth = qp.max_rd_atomic > 0 ? qp.max_rd_atomic - 1u : 0u;
-        unsigned outstanding = 0;
-        for (const SendWork& o : qp.sending)
-            if (&o != &w && is_read(o) && !o.done && o.sent > 0) ++outstanding;
-        if (outstanding >= depth) return false;
+        // A READ takes its place at the responder when first sent and holds it until it
+        // completes, in order: one whose responses all came behind one still missing some
+        // holds it too, and one asked for again takes no other (Linux rxe_req.c takes
+        // qp->req.rd_atomic once per WQE, rxe_comp.c complete_ack gives it back). Else the
+        // responder, which keeps the last max_dest_rd_atomic READs, would have forgotten
+        // the one asked for again (responder.cpp).
+        if (!w.holds_read_slot) {
+            const unsigned depth = qp.max_rd_atomic > 0 ? qp.max_rd_atomic - 1u : 0u;
+            const auto outstanding = std::count_if(qp.sending.begin(), qp.sending.end(),
+                                                   [](const SendWork& o) { return o.holds_read_slot; });
+            if (static_cast<unsigned>(outstanding) >= depth) return false;
+            w.holds_read_slot = true;
+        }
         // The rest of the read from the first response not yet placed (IBA 9.7.5.1.5).
         const std::uint64_t done_bytes = std::uint64_t{w.acked} * mtu;
         Packet p;

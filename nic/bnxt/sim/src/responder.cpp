@@ -9,8 +9,9 @@
 // after the expected PSN last came gets one NAK PSN sequence error (one per gap); a PSN
 // behind it is a duplicate, never executed again: a run of duplicates (a requester's
 // go-back) is acknowledged once, through the last PSN taken, and a duplicate READ is
-// answered again from memory from the PSN it names (dropped where its responses would
-// pass the expected PSN). A request at the expected PSN is then checked as Linux's rxe
+// answered again from memory from the PSN it names where it falls inside the record of
+// one of the last max_dest_rd_atomic READs taken (else dropped, as rxe's
+// duplicate_request drops it). A request at the expected PSN is then checked as Linux's rxe
 // checks it (rxe_resp.c): its opcode must continue the message in progress (in_sequence,
 // IBA 9.7.5.1.x); a request that breaks the sequence is a class C error (IBA 9.9.3):
 // NAK Invalid Request, the receive being filled completed with REMOTE_INVALID_REQUEST_ERR,
@@ -273,19 +274,35 @@ void Firmware::on_write(Qp& qp, Packet& p) {
 
 void Firmware::on_read_request(Qp& qp, const Packet& p, bool duplicate) {
     const Reth reth = p.reth.value_or(Reth{});
-    if (qp.max_dest_rd_atomic < hsi::irrq_slots(1))
-        return responder_error(qp, p, NakCode::INVALID_REQUEST, ResErrStateReason::NO_ERROR);
-    if (!duplicate && !length_ok(p, mtu_bytes(qp))) return invalid_request(qp, p);
-    if (auto reason = remote_check(qp, reth.rkey, reth.va, reth.length, false))
-        return responder_error(qp, p, NakCode::REMOTE_ACCESS_ERROR, *reason);
     const std::uint32_t mtu = mtu_bytes(qp);
     const std::uint32_t n = hsi::npkts(reth.length, mtu);
     // A duplicate (a requester asking again from its first missing response, or a copy)
-    // is answered from the PSN it names, from memory as it is now; one whose responses
-    // would run past the expected PSN is no read this QP took, and is dropped.
-    if (duplicate && psn_diff(psn_add(p.psn, n), qp.epsn) > 0) {
-        ++counters_.frames_dropped;
-        return;
+    // is answered from the PSN it names, from memory as it is now, only where it asks
+    // again for (part of) one of the last READs taken: its PSN among that READ's, its
+    // R_Key that READ's, its range and responses inside that READ's. Else it is no read
+    // this QP still knows, and is dropped (rxe duplicate_request and find_resource: "Class
+    // D error. Drop the request").
+    if (duplicate) {
+        const auto record = std::find_if(qp.reads.begin(), qp.reads.end(), [&](const ReadRecord& r) {
+            return psn_diff(p.psn, r.first_psn) >= 0 && psn_diff(p.psn, r.last_psn) <= 0;
+        });
+        if (record == qp.reads.end() || reth.rkey != record->rkey || reth.va < record->va ||
+            reth.va + reth.length > record->va + record->length ||
+            psn_diff(psn_add(p.psn, n - 1), record->last_psn) > 0) {
+            ++counters_.frames_dropped;
+            return;
+        }
+    }
+    if (qp.max_dest_rd_atomic < hsi::irrq_slots(1))
+        return responder_error(qp, p, NakCode::INVALID_REQUEST, ResErrStateReason::NO_ERROR);
+    if (!duplicate && !length_ok(p, mtu)) return invalid_request(qp, p);
+    if (auto reason = remote_check(qp, reth.rkey, reth.va, reth.length, false))
+        return responder_error(qp, p, NakCode::REMOTE_ACCESS_ERROR, *reason);
+    if (!duplicate) {
+        // The responder depth, in READs: max_dest_rd_atomic = 2 x depth + 2 (§4.6.9).
+        const std::size_t depth = (qp.max_dest_rd_atomic - 2u) / 2u;
+        qp.reads.push_back(ReadRecord{p.psn, psn_add(p.psn, n - 1), reth.va, reth.rkey, reth.length});
+        while (qp.reads.size() > depth) qp.reads.pop_front();
     }
     Mr* mr = reth.length ? find_mr(reth.rkey) : nullptr;
     if (!duplicate) qp.msn = psn_add(qp.msn, 1);

@@ -393,8 +393,9 @@ std::uint8_t Node::to_init(Qp& qp, std::uint8_t access) {
     return modify(qp, 0x0000000D, 1, [&](Msg& m) { m.put(25, 1, access).put(26, 2, 0xFFFF); });
 }
 
-std::uint8_t Node::to_rtr(Qp& qp, const Node& peer, const Qp& peer_qp, std::uint8_t mtu_code) {
-    return to_rtr(qp, peer.gid, peer.mac, peer_qp.qpn, peer_qp.psn, mtu_code);
+std::uint8_t Node::to_rtr(Qp& qp, const Node& peer, const Qp& peer_qp, std::uint8_t mtu_code,
+                          std::uint8_t irrq_slots) {
+    return to_rtr(qp, peer.gid, peer.mac, peer_qp.qpn, peer_qp.psn, mtu_code, irrq_slots);
 }
 
 std::uint8_t Node::to_rtr(Qp& qp, const Gid& dgid, const Mac& dmac, std::uint32_t dest_qpn, std::uint32_t rq_psn,

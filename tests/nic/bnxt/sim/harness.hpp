@@ -204,7 +204,8 @@ public:
     std::uint8_t modify(Qp& qp, std::uint32_t mask, std::uint8_t state, const std::function<void(Msg&)>& fill = {});
     // One transition each, with the masks Linux issues (§4.6.9, §7.2); the status.
     std::uint8_t to_init(Qp& qp, std::uint8_t access = 0x07);
-    std::uint8_t to_rtr(Qp& qp, const Node& peer, const Qp& peer_qp, std::uint8_t mtu_code = 2);
+    std::uint8_t to_rtr(Qp& qp, const Node& peer, const Qp& peer_qp, std::uint8_t mtu_code = 2,
+                        std::uint8_t irrq_slots = 4);
     // The same towards a peer given by its address vector; `irrq_slots` is MODIFY_QP's
     // max_dest_rd_atomic (2 x responder depth + 2, §4.6.9).
     std::uint8_t to_rtr(Qp& qp, const Gid& dgid, const Mac& dmac, std::uint32_t dest_qpn, std::uint32_t rq_psn,

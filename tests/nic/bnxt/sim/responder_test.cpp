@@ -302,5 +302,108 @@ TEST_F(ResponderTest, WriteOfADmaLengthAbove2To31IsNakedAndWritesNothing) {
     expect_invalid_request(first_psn);
 }
 
+// ---- rxe duplicate_request, find_resource: a duplicate READ ----
+
+// A READ behind the expected PSN is answered again only from the record of a READ taken,
+// one of the last `depth` (max_dest_rd_atomic), whose PSNs it falls in, with the same
+// R_Key and a range inside the recorded one; else it is dropped (rxe: "Resource not found.
+// Class D error").
+class DuplicateRead : public ResponderTest {
+protected:
+    void SetUp() override {
+        ResponderTest::SetUp();
+        b.bus.poke(region, data);
+    }
+    // B's responses since the last look, as (opcode, PSN) and their payloads.
+    struct Response {
+        std::uint8_t opcode;
+        std::uint32_t psn;
+        Bytes payload;
+    };
+    std::vector<Response> responses() {
+        std::vector<Response> out;
+        for (const Bytes& f : sent()) {
+            const std::uint8_t op = static_cast<std::uint8_t>(be(f, 42, 1));
+            const std::size_t pad = (be(f, 43, 1) >> 4) & 3;
+            const std::size_t at = 42 + 12 + (op == 0x0E ? 0 : 4);
+            out.push_back({op, be(f, 51, 3), Bytes(f.begin() + static_cast<std::ptrdiff_t>(at),
+                                                   f.end() - 4 - static_cast<std::ptrdiff_t>(pad))});
+        }
+        return out;
+    }
+    Request read(std::uint32_t psn, std::uint64_t offset, std::uint32_t length) const {
+        return request(READ_REQUEST, psn).with(Reth{region + offset, key, length});
+    }
+    const Bytes data = pattern(8192, 41);
+};
+
+TEST_F(DuplicateRead, WithinTheRecordedReadIsAnsweredFromItsPsn) {
+    take(read(first_psn, 0, 3000));       // responses at PSN +0, +1, +2
+    take(read(first_psn + 1, 1024, 1976));  // the rest again, from the second response
+    const auto out = responses();
+    ASSERT_EQ(out.size(), 5u);
+    EXPECT_EQ(out[3].opcode, READ_RESPONSE_FIRST);
+    EXPECT_EQ(out[3].psn, first_psn + 1);
+    EXPECT_EQ(out[4].opcode, READ_RESPONSE_LAST);
+    EXPECT_EQ(out[4].psn, first_psn + 2);
+    EXPECT_TRUE(out[3].payload == Bytes(data.begin() + 1024, data.begin() + 2048));
+    EXPECT_TRUE(out[4].payload == Bytes(data.begin() + 2048, data.begin() + 3000));
+    EXPECT_EQ(b.counters().duplicate_requests, 1u);
+}
+
+TEST_F(DuplicateRead, AtThePsnOfASendIsDropped) {
+    b.post_recv(qp, 1, {{receive, key, 8192}});
+    take(read(first_psn, 0, 3000));
+    take(request(SEND_ONLY, first_psn + 3).with(Bytes(64, std::byte{1})));
+    const auto dropped = b.counters().frames_dropped;
+    take(read(first_psn + 3, 0, 64));  // no READ took PSN +3
+    const auto out = responses();
+    ASSERT_EQ(out.size(), 4u);  // three responses and the SEND's ACK
+    EXPECT_EQ(out[3].opcode, ACKNOWLEDGE);
+    EXPECT_EQ(b.counters().frames_dropped, dropped + 1);
+    EXPECT_EQ(b.counters().duplicate_requests, 1u);
+}
+
+TEST_F(DuplicateRead, OutsideTheRecordedRangeOrOfAnotherKeyIsDropped) {
+    take(read(first_psn, 0, 3000));
+    take(read(first_psn, 4096, 100));                                          // beyond it
+    take(read(first_psn, 0, 3001));                                            // longer
+    take(request(READ_REQUEST, first_psn).with(Reth{region, key ^ 0x100, 3000}));  // another R_Key
+    EXPECT_EQ(responses().size(), 3u);
+    EXPECT_EQ(b.counters().duplicate_requests, 3u);
+    EXPECT_EQ(qp_state(b, qp), 3);  // RTS: a dropped duplicate is no error
+}
+
+// Depth 1: the second READ's record takes the first's place.
+TEST_F(DuplicateRead, OnlyTheLastDepthReadsAreAnsweredAgain) {
+    take(read(first_psn, 0, 64));
+    take(read(first_psn + 1, 64, 64));
+    take(read(first_psn, 0, 64));      // forgotten: dropped
+    take(read(first_psn + 1, 64, 64));  // answered again
+    const auto out = responses();
+    ASSERT_EQ(out.size(), 3u);
+    EXPECT_EQ(out[2].psn, first_psn + 1);
+    EXPECT_TRUE(out[2].payload == Bytes(data.begin() + 64, data.begin() + 128));
+}
+
+class DuplicateReadDepthTwo : public DuplicateRead {
+protected:
+    void SetUp() override {
+        open(2);
+        b.bus.poke(region, data);
+    }
+};
+
+TEST_F(DuplicateReadDepthTwo, BothReadsAreAnsweredAgain) {
+    take(read(first_psn, 0, 64));
+    take(read(first_psn + 1, 64, 64));
+    take(read(first_psn, 0, 64));
+    take(read(first_psn + 1, 64, 64));
+    const auto out = responses();
+    ASSERT_EQ(out.size(), 4u);
+    EXPECT_EQ(out[2].psn, first_psn);
+    EXPECT_EQ(out[3].psn, first_psn + 1);
+}
+
 }  // namespace
 }  // namespace rig::bnxt::sim::test
