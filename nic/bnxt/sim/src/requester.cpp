@@ -33,8 +33,9 @@
 //   - an RNR NAK waits the responder's RNR timer and resends, rnr_retry times (7:
 //     forever), then RNR_NAK_RETRY_CNT_ERR.
 // Other NAKs fail their WQE with REMOTE_INVALID_REQUEST_ERR, REMOTE_ACCESS_ERR or
-// REMOTE_OPERATION_ERR. A failed WQE completes after those before it, then the QP enters
-// ERR and flushes (qp.cpp).
+// REMOTE_OPERATION_ERR, the reserved codes 4-31 with REMOTE_OPERATION_ERR (rxe check_ack).
+// A failed WQE completes after those before it, then the QP enters ERR and flushes
+// (qp.cpp).
 // A bus fault reading payload or WQE gives LOCAL_PROTECTION_ERR / LOCAL_QP_OPERATION_ERR
 // [UNCERTAIN: the status hardware reports for a PCIe fault; IB's nearest codes].
 #include <algorithm>
@@ -444,6 +445,12 @@ void Firmware::on_ack(Qp& qp, const Packet& p) {
                         fail_work(qp, *w, CqeReqStatus::REMOTE_ACCESS_ERR, ReqErrStateReason::NAK_ARRIVAL_3);
                         break;
                     case NakCode::REMOTE_OPERATIONAL_ERROR:
+                        fail_work(qp, *w, CqeReqStatus::REMOTE_OPERATION_ERR, ReqErrStateReason::NAK_ARRIVAL_4);
+                        break;
+                    default:
+                        // Codes 4-31, reserved for RC (IBA Table 44): never ignored; Linux's
+                        // rxe_comp.c check_ack fails the WQE with IB_WC_REM_OP_ERR ("unexpected
+                        // nak"). [UNCERTAIN] the err_state_reason hardware reports for one.
                         fail_work(qp, *w, CqeReqStatus::REMOTE_OPERATION_ERR, ReqErrStateReason::NAK_ARRIVAL_4);
                         break;
                 }
