@@ -5,7 +5,7 @@
 //   p2p_copy [--size 256M] [--path both|auto|p2p|bounce] [--pull]
 //            [--topology switch|acs|two-host-bridges|iommu|iommu-direct|iommu-blocked|small-bar
 //                        |DIR [--gpu BUS --nic BUS]]
-//            [--cable wire|udp] [--pcap FILE] [--loss P] [--json]
+//            [--cable wire|udp] [--pcap FILE] [--loss P] [--mtu BYTES] [--json]
 //
 // As two processes (session.hpp), each building one of the machines, with the same job
 // options on both:
@@ -230,6 +230,11 @@ int run(int argc, char** argv) {
     app.add_option("--loss", loss, "the probability that the cable loses each frame, either way (0 to 1; the RC transport sends lost packets again)")
         ->check(CLI::Range(0.0, 1.0))
         ->capture_default_str();
+    std::string mtu_text;
+    app.add_option("--mtu", mtu_text,
+                   "the queue pairs' path MTU at most this many bytes: 256, 512, 1024, 2048 or 4096 (a fabric of "
+                   "1500-byte Ethernet frames carries 1024; default: the ports', 4096)")
+        ->check(CLI::IsMember({"256", "512", "1024", "2048", "4096"}));
     app.add_flag("--json", as_json, "print one JSON object instead of the table");
     std::string chunk_text = "1M";
     std::uint32_t depth = Pipeline{}.depth;
@@ -283,6 +288,7 @@ int run(int argc, char** argv) {
     options.size = *size;
     options.choice = path == "auto" ? Choice::Auto : path == "p2p" ? Choice::P2p : path == "bounce" ? Choice::Bounce : Choice::Both;
     options.mode = pull ? Mode::Read : Mode::SendRecv;
+    if (!mtu_text.empty()) options.mtu = static_cast<rig::bnxt::Mtu>(std::countr_zero(std::stoul(mtu_text) >> 8));
 
     auto gpu_config = p2p_copy::gpu_config(gpu_memory_for(*size));
     // small-bar: the largest BAR below --size (at least a page), the memory as for the rest.

@@ -85,16 +85,38 @@ TEST(P2pCopy, JsonHasExactlyTheIssuesFieldsInItsOrder) {
     const auto [status, out] = p2p_copy_json({"--size", "64K"});
     EXPECT_EQ(status, 0);
     const rig::test::Run raw = p2p_copy({"--size", "64K", "--json"});
-    EXPECT_EQ(raw.out.rfind("{\"topology\":\"switch\",\"size\":65536,\"paths\":[{\"path\":\"p2p\",\"ran\":true,\"reason\":", 0), 0u)
+    EXPECT_EQ(raw.out.rfind("{\"topology\":\"switch\",\"size\":65536,\"path_mtu\":4096,\"paths\":[{\"path\":\"p2p\",\"ran\":true,\"reason\":", 0), 0u)
         << raw.out;
     std::set<std::string> keys, path_keys;
     for (const auto& [k, v] : out.items()) keys.insert(k);
-    EXPECT_EQ(keys, (std::set<std::string>{"topology", "size", "paths"}));
+    EXPECT_EQ(keys, (std::set<std::string>{"topology", "size", "path_mtu", "paths"}));
     for (const auto& path : out.at("paths")) {
         path_keys.clear();
         for (const auto& [k, v] : path.items()) path_keys.insert(k);
         EXPECT_EQ(path_keys, (std::set<std::string>{"path", "ran", "reason", "bytes", "seconds", "bytes_per_second", "verified"}));
     }
+}
+
+// --mtu caps the queue pairs' path MTU below the ports' 4096 (rig::bnxt::Path::mtu): the
+// table's heading and the JSON object say the MTU used, and both paths still verify.
+TEST(P2pCopy, MtuCapsThePathMtuAndTheReportSaysIt) {
+    const auto [status, out] = p2p_copy_json({"--size", "64K", "--mtu", "1024"});
+    EXPECT_EQ(status, 0);
+    EXPECT_EQ(out.at("path_mtu").get<std::uint32_t>(), 1024u);
+    ASSERT_EQ(out.at("paths").size(), 2u);
+    expect_verified(out["paths"][0], "p2p", 64 * 1024);
+    expect_verified(out["paths"][1], "bounce", 64 * 1024);
+    const auto pulled = p2p_copy_json({"--size", "64K", "--mtu", "256", "--pull"});
+    EXPECT_EQ(pulled.first, 0);
+    EXPECT_EQ(pulled.second.at("path_mtu").get<std::uint32_t>(), 256u);
+    const rig::test::Run table = p2p_copy({"--size", "64K", "--mtu", "2048"});
+    EXPECT_EQ(table.status, 0);
+    EXPECT_TRUE(has(table.out, "NIC 0000:04:00.0 on each; path MTU 2048)\n")) << table.out;
+    const rig::test::Run plain = p2p_copy({"--size", "64K"});
+    EXPECT_TRUE(has(plain.out, "on each; path MTU 4096)\n")) << plain.out;
+    const rig::test::Run bad = p2p_copy({"--size", "64K", "--mtu", "1500"});
+    EXPECT_EQ(bad.status, 2);
+    EXPECT_TRUE(has(bad.out, "--mtu")) << bad.out;
 }
 
 TEST(P2pCopy, AcsRefusesP2pNamingTheRedirectingPortsAndTheHostBridgeAndRunsBounce) {
@@ -309,7 +331,7 @@ TEST(P2pCopy, TableNamesEachPathWithoutProgressForShortTransfers) {
     const rig::test::Run run = p2p_copy({"--size", "64K"});
     EXPECT_EQ(run.status, 0) << run.out;
     EXPECT_TRUE(has(run.out, "p2p_copy: 64 KiB from GPU memory on machine 1 to GPU memory on machine 2 (topology switch: "
-                             "GPU 0000:03:00.0, NIC 0000:04:00.0 on each)"))
+                             "GPU 0000:03:00.0, NIC 0000:04:00.0 on each; path MTU 4096)"))
         << run.out;
     EXPECT_TRUE(has(run.out, "path    ran             bytes   seconds   throughput  verified")) << run.out;
     EXPECT_TRUE(has(run.out, "p2p     ran             65536")) << run.out;
