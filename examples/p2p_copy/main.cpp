@@ -29,6 +29,9 @@
 #include <map>
 #include <new>
 #include <optional>
+#include <sstream>
+
+#include <sys/resource.h>
 
 #include "copy.hpp"
 #include "machines.hpp"
@@ -61,16 +64,36 @@ std::optional<std::uint64_t> parse_size(std::string_view s) {
 // The GPU's memory: a power of two that holds the buffer, at least 64 MiB.
 std::uint64_t gpu_memory_for(std::uint64_t size) { return std::bit_ceil(std::max<std::uint64_t>(size, std::uint64_t{64} << 20)); }
 
-// The memory this process may still take (MemAvailable of /proc/meminfo); nullopt where
-// the kernel does not say.
-std::optional<std::uint64_t> available_memory() {
-    std::ifstream meminfo("/proc/meminfo");
-    std::string key;
-    std::uint64_t kib = 0;
-    std::string unit;
-    while (meminfo >> key >> kib >> unit)
-        if (key == "MemAvailable:") return kib * 1024;
+// A "Key: N kB" line of a /proc file, in bytes; nullopt where the file has none.
+std::optional<std::uint64_t> proc_kib(const char* file, const std::string& wanted) {
+    std::ifstream in(file);
+    for (std::string line; std::getline(in, line);) {
+        std::istringstream words(line);
+        std::string key;
+        std::uint64_t kib = 0;
+        if (words >> key >> kib && key == wanted) return kib * 1024;
+    }
     return std::nullopt;
+}
+
+// The memory this process may still take, and what bounds it: the machine's MemAvailable
+// (/proc/meminfo), or the address-space limit (RLIMIT_AS, `ulimit -v`) less what the
+// process has mapped (VmSize of /proc/self/status), whichever is less; nullopt where
+// neither is known.
+struct Available {
+    std::uint64_t bytes = 0;
+    const char* bound = "";
+};
+std::optional<Available> available_memory() {
+    std::optional<Available> a;
+    if (const auto mem = proc_kib("/proc/meminfo", "MemAvailable:")) a = Available{*mem, "this machine has"};
+    rlimit limit{};
+    if (::getrlimit(RLIMIT_AS, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY) {
+        const std::uint64_t mapped = proc_kib("/proc/self/status", "VmSize:").value_or(0);
+        const std::uint64_t cap = limit.rlim_cur > mapped ? limit.rlim_cur - mapped : 0;
+        if (!a || cap < a->bytes) a = Available{cap, "this process's address-space limit (RLIMIT_AS, ulimit -v) leaves"};
+    }
+    return a;
 }
 
 // How long a receiver waits for its sender to connect, a sender for its receiver to
@@ -193,7 +216,7 @@ int run_apart(const Layout& layout, std::uint64_t gpu_memory_bytes, const std::s
         return 1;
     }
     if (loss > 0 && !as_json) say_lost(sent, loss);
-    if (as_json) std::cout << json(*report).dump() << "\n";
+    if (as_json) std::cout << json(*report).dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) << "\n";
     else std::cout << table(*report);
     return exit_status(*report, options.choice);
 }
@@ -276,11 +299,11 @@ int run(int argc, char** argv) {
     const Pipeline pipeline = fitted({*chunk, depth}, *size);
     const std::uint64_t staged = pipeline.chunk * pipeline.depth;
     const std::uint64_t machines = apart ? 1 : 2;  // in this process
-    if (const auto available = available_memory(); available && machines * (*size + staged) > *available) {
+    if (const auto available = available_memory(); available && machines * (*size + staged) > available->bytes) {
         const auto gib = [](std::uint64_t bytes) { return fmt::format("{:.1f} GiB", static_cast<double>(bytes) / (1 << 30)); };
         std::cerr << "p2p_copy: --size " << rig::text::bytes(*size) << " needs about " << gib(machines * (*size + staged))
                   << " of memory (each simulated GPU holds the buffer, and each machine stages " << rig::text::bytes(staged)
-                  << " of it for the bounce path); this machine has " << gib(*available) << " available\n";
+                  << " of it for the bounce path); " << available->bound << " " << gib(available->bytes) << " available\n";
         return 2;
     }
     Options options;
@@ -346,7 +369,7 @@ int run(int argc, char** argv) {
         return 1;
     }
     if (loss > 0 && !as_json) say_lost(directions, loss);
-    if (as_json) std::cout << json(*report).dump() << "\n";
+    if (as_json) std::cout << json(*report).dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) << "\n";
     else std::cout << table(*report);
     return exit_status(*report, options.choice);
 }
