@@ -89,7 +89,7 @@ int topo(const pci::Machine& machine, bool json, std::ostream& out, std::ostream
                                  {"distance", r.distance ? nlohmann::json(pci::to_string(*r.distance)) : nlohmann::json()},
                                  {"forwards", r.forwards()}});
             }
-        out << nlohmann::json{{"functions", list}, {"pairs", pairs}}.dump(2) << '\n';
+        out << nlohmann::json{{"functions", list}, {"pairs", pairs}}.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
         return 0;
     }
 

@@ -336,6 +336,7 @@ public:
     void power_on();
     // What QUERY_QP would answer for `qpn` (testing::Faults::query_qp); nullopt: no such QP.
     std::optional<hsi::QueryQpSb> describe_qp(std::uint32_t qpn);
+    std::optional<hsi::BackingStoreCfgRequest> backing_store() const { return context_.request; }
     // The GID at firmware index `index` (testing::Faults::gid); nullopt: none there.
     std::optional<std::array<std::uint8_t, 16>> gid(std::uint16_t index) const;
     // The port's addresses (neighbour.cpp): its GIDs, then Options::address. The IPv4 one
@@ -485,6 +486,7 @@ private:
         std::uint32_t qps = 0;
         std::uint32_t cqs = 0;
         std::uint32_t mrs = 0;
+        std::optional<hsi::BackingStoreCfgRequest> request;  // the CFG taken, for testing::Faults
     } context_;
     std::map<std::uint16_t, NqRing> rings_;
     std::map<std::uint32_t, bool> stat_ctxs_;  // id -> in use by INITIALIZE_FW
