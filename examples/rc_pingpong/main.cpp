@@ -73,9 +73,7 @@ int run(int argc, char** argv) {
         return 1;
     }
     const Options& o = *options;
-    // 02:00 and the port's IPv4 address: a locally administered MAC unique per address.
-    const rig::bnxt::Mac mac{0x02, 0x00, o.ip[0], o.ip[1], o.ip[2], o.ip[3]};
-    auto port = open_port(o.ip, mac, o.cable);
+    auto port = open_port(o.ip, o.cable);
     if (!port) {
         std::cerr << "rig_rc_pingpong: " << port.error() << "\n";
         return 1;

@@ -57,8 +57,7 @@ int run(int argc, char** argv) {
         return 1;
     }
     const Options& o = *options;
-    const rig::bnxt::Mac mac{0x02, 0x00, o.ip[0], o.ip[1], o.ip[2], o.ip[3]};
-    auto port = open_port(o.ip, mac, o.cable);
+    auto port = open_port(o.ip, o.cable);
     if (!port) return fail(port.error());
     const rig::bnxt::Nic& nic = *(*port)->nic;
     if (o.gid_index >= nic.gids().size()) return fail("Couldn't read GID of index " + std::to_string(o.gid_index));

@@ -47,11 +47,11 @@ struct Port {
     std::optional<rig::bnxt::Nic> nic;
 };
 
-// The port with IPv4 address `ip` and MAC `mac`, its model running on `cable` (none: an
-// unplugged port) and its driver open. Error naming the step (the cable's addresses, the
+// The port with IPv4 address `ip`, its model running on `cable` (none: an unplugged port) and
+// its driver open. Its MAC is 02:00 and the four bytes of `ip`: locally administered and
+// unique per address. Error naming the step (the cable's addresses, the
 // machine's sysfs tree, Nic::open) that failed.
-rig::Result<std::unique_ptr<Port>> open_port(const std::array<std::uint8_t, 4>& ip, const rig::bnxt::Mac& mac,
-                                             const std::optional<Cable>& cable);
+rig::Result<std::unique_ptr<Port>> open_port(const std::array<std::uint8_t, 4>& ip, const std::optional<Cable>& cable);
 
 // The address a cable's remote host names, numeric ("127.0.0.1:18515", "[::1]:18515"), and
 // the local address to bind beside it (the loopback address for a loopback peer, else the

@@ -17,7 +17,13 @@
 #include <cstring>
 
 #if defined(__x86_64__)
+// GCC 12's AVX-512 intrinsics declare their undefined operand as `__m512i __Y = __Y;`, which
+// -Wuninitialized reports wherever one is inlined (GCC bug 105593, fixed in GCC 13).
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #include <immintrin.h>
+#pragma GCC diagnostic pop
 #endif
 
 namespace rig::bnxt::sim::detail {

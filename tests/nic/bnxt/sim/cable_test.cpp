@@ -4,22 +4,18 @@
 // cable's capture of what the port handed over; and datagrams the test sends that reach
 // the port or not. Every frame comes out at most twice, at most reorder_window - 1 places
 // late, each count exact for its seed.
-#include <netinet/in.h>
-#include <poll.h>
-#include <sys/socket.h>
-#include <unistd.h>
-
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <chrono>
 #include <map>
-#include <stdexcept>
 #include <string>
 #include <thread>
 
+#include "../../../support/eventually.hpp"
 #include "../../../support/pcap.hpp"
 #include "../../../support/temp_dir.hpp"
+#include "../../../support/udp_socket.hpp"
 #include "pair.hpp"
 #include "rig/bnxt/sim/datagram.hpp"
 
@@ -28,66 +24,12 @@ namespace {
 
 using namespace std::chrono_literals;
 using End = Cable::End;
+using rig::test::eventually;
 
-// A UDP socket of the test's on 127.0.0.1, the cable's far end: it receives what the
-// cable lets out and sends datagrams into it.
-class Peer {
-public:
-    Peer() : fd_(::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0)) {
-        sockaddr_in a{};
-        a.sin_family = AF_INET;
-        a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-        if (fd_ < 0 || ::bind(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) throw std::runtime_error("test socket");
-        const int bytes = 4 << 20;  // what a burst of a few hundred small frames needs (net.core.rmem_max caps it)
-        ::setsockopt(fd_, SOL_SOCKET, SO_RCVBUF, &bytes, sizeof bytes);
-        socklen_t n = sizeof a;
-        ::getsockname(fd_, reinterpret_cast<sockaddr*>(&a), &n);
-        port_ = ntohs(a.sin_port);
-    }
-    ~Peer() { ::close(fd_); }
-    Peer(const Peer&) = delete;
-    Peer& operator=(const Peer&) = delete;
-
-    std::string address() const { return "127.0.0.1:" + std::to_string(port_); }
-
-    // Every datagram that arrives until none came for `quiet`.
-    std::vector<Bytes> receive_all(std::chrono::milliseconds quiet = 200ms) {
-        std::vector<Bytes> got;
-        pollfd p{fd_, POLLIN, 0};
-        while (::poll(&p, 1, static_cast<int>(quiet.count())) == 1) {
-            Bytes d(9000);
-            const ssize_t n = ::recv(fd_, d.data(), d.size(), 0);
-            if (n < 0) break;
-            d.resize(static_cast<std::size_t>(n));
-            got.push_back(std::move(d));
-        }
-        return got;
-    }
-
-    void send_to(const std::string& address, const Bytes& datagram) {
-        const auto colon = address.rfind(':');
-        sockaddr_in to{};
-        to.sin_family = AF_INET;
-        to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-        to.sin_port = htons(static_cast<std::uint16_t>(std::stoi(address.substr(colon + 1))));
-        ASSERT_EQ(::sendto(fd_, datagram.data(), datagram.size(), 0, reinterpret_cast<sockaddr*>(&to), sizeof to),
-                  static_cast<ssize_t>(datagram.size()));
-    }
-
-private:
-    int fd_;
-    std::uint16_t port_ = 0;
+// The cable's far end; its receive buffer holds a burst of a few hundred small frames.
+struct Peer : rig::test::UdpSocket {
+    Peer() : UdpSocket(4 << 20) {}
 };
-
-template <class Done>
-bool eventually(Done&& done) {
-    const auto deadline = std::chrono::steady_clock::now() + 60s;
-    while (!done()) {
-        if (std::chrono::steady_clock::now() > deadline) return false;
-        std::this_thread::yield();
-    }
-    return true;
-}
 
 // A's port on a datagram cable to the Peer; B only gives A's QP a peer to point at.
 class CableFaultTest : public Pair {

@@ -3,11 +3,6 @@
 // connect, naming the address; datagrams that are no Ethernet frame or come from another
 // peer, dropped and counted; a peer with nothing bound, reported; cables and models
 // destroyed while datagrams flow.
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
-
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -15,8 +10,10 @@
 #include <string>
 #include <thread>
 
+#include "../../../support/eventually.hpp"
 #include "../../../support/pcap.hpp"
 #include "../../../support/temp_dir.hpp"
+#include "../../../support/udp_socket.hpp"
 #include "pair.hpp"
 #include "rig/bnxt/sim/datagram.hpp"
 
@@ -24,55 +21,10 @@ namespace rig::bnxt::sim::test {
 namespace {
 
 using namespace std::chrono_literals;
+using rig::test::eventually;
+using Udp = rig::test::UdpSocket;
 
 bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
-
-// A plain UDP socket of the test's own on 127.0.0.1: a peer for a cable.
-class Udp {
-public:
-    Udp() : fd_(::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0)) {
-        sockaddr_in a{};
-        a.sin_family = AF_INET;
-        a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-        if (fd_ < 0 || ::bind(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) throw std::runtime_error("test socket");
-        socklen_t n = sizeof a;
-        ::getsockname(fd_, reinterpret_cast<sockaddr*>(&a), &n);
-        port_ = ntohs(a.sin_port);
-    }
-    ~Udp() { close(); }
-    Udp(const Udp&) = delete;
-    Udp& operator=(const Udp&) = delete;
-
-    std::string address() const { return "127.0.0.1:" + std::to_string(port_); }
-    void close() {
-        if (fd_ >= 0) ::close(fd_);
-        fd_ = -1;
-    }
-    void send_to(const std::string& address, const Bytes& datagram) {
-        const auto colon = address.rfind(':');
-        sockaddr_in to{};
-        to.sin_family = AF_INET;
-        to.sin_port = htons(static_cast<std::uint16_t>(std::stoi(address.substr(colon + 1))));
-        ::inet_pton(AF_INET, address.substr(0, colon).c_str(), &to.sin_addr);
-        ASSERT_EQ(::sendto(fd_, datagram.data(), datagram.size(), 0, reinterpret_cast<sockaddr*>(&to), sizeof to),
-                  static_cast<ssize_t>(datagram.size()));
-    }
-
-private:
-    int fd_;
-    std::uint16_t port_ = 0;
-};
-
-// Polls `done` until it holds or a generous deadline passed (a hang guard only).
-template <class Done>
-bool eventually(Done&& done) {
-    const auto deadline = std::chrono::steady_clock::now() + 60s;
-    while (!done()) {
-        if (std::chrono::steady_clock::now() > deadline) return false;
-        std::this_thread::yield();
-    }
-    return true;
-}
 
 std::unique_ptr<DatagramCable> bound(Nic& nic, const char* local = "127.0.0.1:0") {
     auto c = DatagramCable::bind(nic, local);
