@@ -511,6 +511,21 @@ TEST(P2pCopy, JsonOfANameThatIsNoUtf8ReplacesItsBytes) {
     EXPECT_EQ(out.at("topology"), (parent.path() / "snap-\xef\xbf\xbd\xef\xbf\xbd").string());
 }
 
+TEST_F(Snapshot, WithoutNicTheNicRigPairsWithTheGpuIsTakenAndSaysWhy) {
+    take(OneSwitch{});
+    const rig::test::Run run = p2p_copy({"--size", "64K", "--topology", dir(), "--gpu", "03:00.0"});
+    EXPECT_EQ(run.status, 0) << run.out;
+    EXPECT_TRUE(has(run.out, "p2p_copy: --nic 0000:04:00.0: the NIC rig pairs with 0000:03:00.0 (switch 0000:01:00.0, "
+                             "Gen4 x16, NUMA unknown)\n"))
+        << run.out;
+    EXPECT_TRUE(has(run.out, "GPU 0000:03:00.0, NIC 0000:04:00.0 on each")) << run.out;
+    const auto [status, out] = p2p_copy_json({"--size", "64K", "--topology", dir(), "--gpu", "0000:03:00.0"});
+    EXPECT_EQ(status, 0);  // the JSON object alone
+    const rig::test::Run none = p2p_copy({"--size", "64K", "--topology", dir(), "--gpu", "0000:09:00.0"});
+    EXPECT_EQ(none.status, 2);
+    EXPECT_TRUE(has(none.out, "--gpu 0000:09:00.0: no such function in the snapshot")) << none.out;
+}
+
 TEST_F(Snapshot, FunctionsTheSnapshotLacksOrThatAreBridgesAreRefused) {
     take(OneSwitch{});
     struct Case {
@@ -529,7 +544,8 @@ TEST_F(Snapshot, FunctionsTheSnapshotLacksOrThatAreBridgesAreRefused) {
     }
     const rig::test::Run missing = p2p_copy({"--topology", dir()});
     EXPECT_EQ(missing.status, 2);
-    EXPECT_TRUE(has(missing.out, "is a snapshot: name the GPU and the NIC with --gpu BUS --nic BUS")) << missing.out;
+    EXPECT_TRUE(has(missing.out, "is a snapshot: name the GPU with --gpu BUS (and the NIC with --nic BUS, or rig pairs one)"))
+        << missing.out;
 }
 
 TEST(P2pCopy, ADirectoryThatIsNoSnapshotIsNamedSo) {
