@@ -5,7 +5,7 @@
 //   p2p_copy [--size 256M] [--path both|auto|p2p|bounce] [--pull]
 //            [--topology switch|acs|two-host-bridges|iommu|iommu-direct|iommu-blocked|small-bar
 //                        |DIR [--gpu BUS [--nic BUS]]]
-//            [--cable wire|udp] [--pcap FILE] [--loss P] [--json]
+//            [--cable wire|udp] [--pcap FILE] [--loss P] [--mtu BYTES] [--json]
 //
 // As two processes (session.hpp), each building one of the machines, with the same job
 // options on both:
@@ -29,6 +29,9 @@
 #include <map>
 #include <new>
 #include <optional>
+#include <sstream>
+
+#include <sys/resource.h>
 
 #include "ceiling.hpp"
 #include "copy.hpp"
@@ -64,16 +67,36 @@ std::optional<std::uint64_t> parse_size(std::string_view s) {
 // The GPU's memory: a power of two that holds the buffer, at least 64 MiB.
 std::uint64_t gpu_memory_for(std::uint64_t size) { return std::bit_ceil(std::max<std::uint64_t>(size, std::uint64_t{64} << 20)); }
 
-// The memory this process may still take (MemAvailable of /proc/meminfo); nullopt where
-// the kernel does not say.
-std::optional<std::uint64_t> available_memory() {
-    std::ifstream meminfo("/proc/meminfo");
-    std::string key;
-    std::uint64_t kib = 0;
-    std::string unit;
-    while (meminfo >> key >> kib >> unit)
-        if (key == "MemAvailable:") return kib * 1024;
+// A "Key: N kB" line of a /proc file, in bytes; nullopt where the file has none.
+std::optional<std::uint64_t> proc_kib(const char* file, const std::string& wanted) {
+    std::ifstream in(file);
+    for (std::string line; std::getline(in, line);) {
+        std::istringstream words(line);
+        std::string key;
+        std::uint64_t kib = 0;
+        if (words >> key >> kib && key == wanted) return kib * 1024;
+    }
     return std::nullopt;
+}
+
+// The memory this process may still take, and what bounds it: the machine's MemAvailable
+// (/proc/meminfo), or the address-space limit (RLIMIT_AS, `ulimit -v`) less what the
+// process has mapped (VmSize of /proc/self/status), whichever is less; nullopt where
+// neither is known.
+struct Available {
+    std::uint64_t bytes = 0;
+    const char* bound = "";
+};
+std::optional<Available> available_memory() {
+    std::optional<Available> a;
+    if (const auto mem = proc_kib("/proc/meminfo", "MemAvailable:")) a = Available{*mem, "this machine has"};
+    rlimit limit{};
+    if (::getrlimit(RLIMIT_AS, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY) {
+        const std::uint64_t mapped = proc_kib("/proc/self/status", "VmSize:").value_or(0);
+        const std::uint64_t cap = limit.rlim_cur > mapped ? limit.rlim_cur - mapped : 0;
+        if (!a || cap < a->bytes) a = Available{cap, "this process's address-space limit (RLIMIT_AS, ulimit -v) leaves"};
+    }
+    return a;
 }
 
 // How long a receiver waits for its sender to connect, a sender for its receiver to
@@ -223,7 +246,7 @@ int run_apart(const Layout& layout, std::uint64_t gpu_memory_bytes, const std::s
     // This process knows its own machine's links only: the ceiling is its side's.
     for (p2p_copy::Outcome& o : report->paths) p2p_copy::judge(o, p2p_copy::ceiling(o.path, {&(*local)->side}));
     if (loss > 0 && !as_json) say_lost(sent, loss);
-    if (as_json) std::cout << json(*report).dump() << "\n";
+    if (as_json) std::cout << json(*report).dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) << "\n";
     else std::cout << table(*report);
     return exit_status(*report, options.choice);
 }
@@ -261,6 +284,11 @@ int run(int argc, char** argv) {
     app.add_option("--loss", loss, "the probability that the cable loses each frame, either way (0 to 1; the RC transport sends lost packets again)")
         ->check(CLI::Range(0.0, 1.0))
         ->capture_default_str();
+    std::string mtu_text;
+    app.add_option("--mtu", mtu_text,
+                   "the queue pairs' path MTU at most this many bytes: 256, 512, 1024, 2048 or 4096 (a fabric of "
+                   "1500-byte Ethernet frames carries 1024; default: the ports', 4096)")
+        ->check(CLI::IsMember({"256", "512", "1024", "2048", "4096"}));
     app.add_flag("--json", as_json, "print one JSON object instead of the table");
     std::string chunk_text = "1M";
     std::uint32_t depth = Pipeline{}.depth;
@@ -302,11 +330,11 @@ int run(int argc, char** argv) {
     const Pipeline pipeline = fitted({*chunk, depth}, *size);
     const std::uint64_t staged = pipeline.chunk * pipeline.depth;
     const std::uint64_t machines = apart ? 1 : 2;  // in this process
-    if (const auto available = available_memory(); available && machines * (*size + staged) > *available) {
+    if (const auto available = available_memory(); available && machines * (*size + staged) > available->bytes) {
         const auto gib = [](std::uint64_t bytes) { return fmt::format("{:.1f} GiB", static_cast<double>(bytes) / (1 << 30)); };
         std::cerr << "p2p_copy: --size " << rig::text::bytes(*size) << " needs about " << gib(machines * (*size + staged))
                   << " of memory (each simulated GPU holds the buffer, and each machine stages " << rig::text::bytes(staged)
-                  << " of it for the bounce path); this machine has " << gib(*available) << " available\n";
+                  << " of it for the bounce path); " << available->bound << " " << gib(available->bytes) << " available\n";
         return 2;
     }
     Options options;
@@ -314,6 +342,7 @@ int run(int argc, char** argv) {
     options.size = *size;
     options.choice = path == "auto" ? Choice::Auto : path == "p2p" ? Choice::P2p : path == "bounce" ? Choice::Bounce : Choice::Both;
     options.mode = pull ? Mode::Read : Mode::SendRecv;
+    if (!mtu_text.empty()) options.mtu = static_cast<rig::bnxt::Mtu>(std::countr_zero(std::stoul(mtu_text) >> 8));
 
     auto gpu_config = p2p_copy::gpu_config(gpu_memory_for(*size));
     // small-bar: the largest BAR below --size (at least a page), the memory as for the rest.
@@ -381,7 +410,7 @@ int run(int argc, char** argv) {
         return 1;
     }
     if (loss > 0 && !as_json) say_lost(directions, loss);
-    if (as_json) std::cout << json(*report).dump() << "\n";
+    if (as_json) std::cout << json(*report).dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) << "\n";
     else std::cout << table(*report);
     return exit_status(*report, options.choice);
 }

@@ -473,6 +473,76 @@ TEST(RigTool, SnapshotIntoANonEmptyDirectoryIsRefusedAndWritesNothing) {
     EXPECT_EQ(onto_file.out, "rig: " + (other.path() / "notes.txt").string() + ": not a directory\n");
 }
 
+// An empty --root is no tree (before, ls, topo and snapshot read this machine), and an
+// empty OUT_DIR no directory (before, snapshot wrote into the current directory): usage
+// errors, nothing written.
+TEST(RigTool, EmptyRootOrOutDirIsAUsageErrorAndWritesNothing) {
+    const Tree tree(OneSwitch{}.build());
+    TempDir cwd;
+    const fs::path before = fs::current_path();
+    fs::current_path(cwd.path());
+    const test::Run into_cwd = rig({"snapshot", "--root", tree.root().string(), ""});
+    const test::Run ls_empty = rig({"ls", "--root", "", "--json"});
+    const test::Run topo_empty = rig({"topo", "--root", ""});
+    const test::Run snap_empty = rig({"snapshot", "--root", "", (cwd.path() / "out").string()});
+    fs::current_path(before);
+    EXPECT_EQ(into_cwd.status, 2) << into_cwd.out;
+    EXPECT_EQ(into_cwd.out, "rig: snapshot: OUT_DIR \"\": an empty path names no directory\n");
+    for (const test::Run* run : {&ls_empty, &topo_empty, &snap_empty}) {
+        EXPECT_EQ(run->status, 2) << run->out;
+        EXPECT_EQ(run->out, "rig: --root \"\": an empty path names no tree (leave --root out to read this machine)\n");
+    }
+    EXPECT_TRUE(listing(cwd.path()).empty()) << "nothing written";
+}
+
+// Link names that are no UTF-8 (a driver and an IOMMU group named by bytes 0xff 0xfe) give
+// JSON with U+FFFD in their place (before, rig ls --json aborted: nlohmann type_error.316);
+// the snapshot copies them and topo --json of the copy is JSON too.
+TEST(RigTool, JsonOfLinkNamesThatAreNoUtf8ReplacesTheirBytes) {
+    const Tree tree(OneSwitch{}.build());
+    const fs::path gpu = tree.root() / "sys/devices/pci0000:00/0000:00:01.0/0000:01:00.0/0000:02:08.0/0000:03:00.0";
+    for (const char* link : {"driver", "iommu_group"}) {
+        fs::remove(gpu / link);
+        fs::create_symlink("../../../../../../bus/pci/drivers/x\xff\xfe", gpu / link);
+    }
+    const test::Run ls = rig({"ls", "--root", tree.root().string(), "--json"});
+    ASSERT_EQ(ls.status, 0) << ls.out;
+    const auto functions = nlohmann::json::parse(ls.out).at("functions");
+    bool seen = false;
+    for (const auto& f : functions)
+        if (f.at("bus") == "0000:03:00.0") {
+            EXPECT_EQ(f.at("driver"), "x\xef\xbf\xbd\xef\xbf\xbd");
+            EXPECT_EQ(f.at("iommu_group"), "x\xef\xbf\xbd\xef\xbf\xbd");
+            seen = true;
+        }
+    EXPECT_TRUE(seen) << ls.out;
+    TempDir out;
+    const test::Run snap = rig({"snapshot", "--root", tree.root().string(), (out.path() / "snap").string()});
+    ASSERT_EQ(snap.status, 0) << snap.out;
+    const test::Run topo = rig({"topo", "--root", (out.path() / "snap").string(), "--json"});
+    ASSERT_EQ(topo.status, 0) << topo.out;
+    EXPECT_NO_THROW((void)nlohmann::json::parse(topo.out)) << topo.out;
+}
+
+// A sys/bus/pci/devices entry that is a directory is no function for ls, topo and
+// snapshot alike (before, ls and topo took it and snapshot failed with "File exists").
+TEST(RigTool, DeviceEntryThatIsADirectoryIsNoFunctionForEveryCommand) {
+    const Tree tree(OneSwitch{}.build());
+    const fs::path entry = tree.root() / "sys/bus/pci/devices/0000:03:00.0";
+    const fs::path gpu = tree.root() / "sys/devices/pci0000:00/0000:00:01.0/0000:01:00.0/0000:02:08.0/0000:03:00.0";
+    fs::remove(entry);
+    fs::create_directory(entry);
+    for (const char* name : {"vendor", "device", "class", "config"}) fs::copy_file(gpu / name, entry / name);
+    const test::Run ls = rig({"ls", "--root", tree.root().string(), "--json"});
+    ASSERT_EQ(ls.status, 0) << ls.out;
+    for (const auto& f : nlohmann::json::parse(ls.out).at("functions")) EXPECT_NE(f.at("bus"), "0000:03:00.0");
+    TempDir out;
+    const test::Run snap = rig({"snapshot", "--root", tree.root().string(), (out.path() / "snap").string()});
+    EXPECT_EQ(snap.status, 0) << snap.out;
+    const test::Run copied = rig({"ls", "--root", (out.path() / "snap").string(), "--json"});
+    EXPECT_EQ(nlohmann::json::parse(copied.out), nlohmann::json::parse(ls.out));
+}
+
 TEST(RigTool, LsOfAnUnlistableRootIsAnError) {
     TempDir dir;
     fs::create_directories(dir.path() / "sys/bus/pci");

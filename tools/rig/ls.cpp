@@ -44,7 +44,7 @@ int ls(const pci::Machine& machine, bool json, std::ostream& out, std::ostream& 
             };
             list.push_back(std::move(j));
         }
-        out << nlohmann::json{{"functions", list}}.dump(2) << '\n';
+        out << nlohmann::json{{"functions", list}}.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
         return 0;
     }
     out << fmt::format("{:<14} {:<9} {:<8} {:<36} {:<14} {:>4} {:>5}  {:<24} {}\n", "BUS", "ID", "CLASS", "", "DRIVER",

@@ -9,7 +9,7 @@
 // Exit status: 0 done; 1 the machine could not be read, --root is no such tree, --why or an
 // override names no function of it (or an override's NIC is none), or OUT_DIR is not
 // empty; 2 a usage error (CLI11's message, a bus address that is none, an override that is
-// no GPU=NIC).
+// no GPU=NIC, or an empty --root or OUT_DIR).
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
@@ -57,6 +57,16 @@ int main(int argc, char** argv) {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
         return app.exit(e) == 0 ? 0 : 2;  // --help is a ParseError whose code is 0
+    }
+    // An empty --root or OUT_DIR names nothing: not this machine, not the current directory.
+    for (auto* sub : {ls, topo, snap})
+        if (sub->parsed() && sub->count("--root") > 0 && root.empty()) {
+            std::cerr << "rig: --root \"\": an empty path names no tree (leave --root out to read this machine)\n";
+            return 2;
+        }
+    if (snap->parsed() && out_dir.empty()) {
+        std::cerr << "rig: snapshot: OUT_DIR \"\": an empty path names no directory\n";
+        return 2;
     }
     if (!root.empty())
         if (auto tree = pci::check_tree(root); !tree) {

@@ -111,7 +111,9 @@ int topo(const pci::Machine& machine, bool json, bool all, const std::vector<pci
                                  {"distance", d ? nlohmann::json(pci::to_string(*d)) : nlohmann::json()},
                                  {"forwards", v == pci::Verdict::BusAddress || v == pci::Verdict::ThroughHostBridge}});
             }
-        out << nlohmann::json{{"functions", list}, {"pairs", pairs}, {"nics", nics_json(*pairs_of_nics)}}.dump(2) << '\n';
+        out << nlohmann::json{{"functions", list}, {"pairs", pairs}, {"nics", nics_json(*pairs_of_nics)}}.dump(
+                   2, ' ', false, nlohmann::json::error_handler_t::replace)
+            << '\n';
         return 0;
     }
 

@@ -36,6 +36,7 @@
 #include "rig/bnxt/nic.hpp"
 #include "rig/bnxt/qp.hpp"
 #include "rig/bnxt/region.hpp"
+#include "rig/pci/claim.hpp"
 
 namespace rig::bnxt {
 
@@ -100,6 +101,7 @@ struct Nic::State {
     // Memory the NIC may still reach after a refused deregister or destroy: kept until
     // the release at close turns bus mastering off (seeds/000, "deregister").
     std::vector<DmaBuffer> kept;
+    std::vector<pci::Claim> kept_claims;  // the claims of regions whose deregister was refused
 
     std::vector<Region::State*> regions;
     std::vector<Cq::State*> cqs;
@@ -124,6 +126,9 @@ struct Region::State {
     const void* pinned = nullptr;      // Pages
     std::uint64_t pinned_bytes = 0;
     std::vector<pci::Run> peers;       // Device: what map_peer mapped into the NIC's IOMMU domain
+    // Pages, Device: the memory it covers, claimed against its owner's free (B18): the
+    // process's bytes (Pages) or the runs' bus addresses on the NIC's machine (Device).
+    pci::Claim claim;
     PageList pages;
     // Deregistered until REGISTER_MR succeeds; Stuck once DEREGISTER_MR was refused.
     enum class Life : std::uint8_t { Registered, Deregistered, Stuck } life = Life::Deregistered;
@@ -222,6 +227,7 @@ struct Qp::State {
     detail::RingPosition rq_prod{1};
     std::uint32_t next_psn = 0;
     std::uint32_t mtu_bytes = 1024;
+    std::optional<Mtu> path_mtu;  // set at RTR
     bool rq_doorbell_deferred = false;  // receives posted before RTR
     std::uint64_t sq_count = 0;         // the poster's copies of the posted counts
     std::uint64_t rq_count = 0;

@@ -27,6 +27,7 @@
 
 namespace rig::pci {
 
+class Claims;
 class Ops;
 
 // The identity of a function.
@@ -155,6 +156,11 @@ public:
     // (a transport that sent none). A function whose files cannot be read is passed over.
     // Error naming the directory where the functions cannot be listed.
     Result<std::optional<BarOf>> bar_at(DmaAddress address) const;
+
+    // The claims on this machine's bus addresses (claim.hpp): a driver that registers a
+    // BAR's bytes with a device claims them there, and the BAR's owner asks before it
+    // gives them back. Shared by every copy of the Machine.
+    Claims& claims() const;
 
     // The transport's operations, or the local VFIO ones; nullptr for at().
     // For Function::take; not for drivers.
