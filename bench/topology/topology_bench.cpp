@@ -1,14 +1,15 @@
 // bench/topology/topology_bench.cpp: the cost of a pair's answer as machines grow, on sysfs
 // trees written from simulated topologies of 50, 200, 1000 and 4000 endpoints.
 //
-// A machine of N endpoints: switches of four downstream ports (GPU, NIC, GPU, NIC), four
-// switches per host bridge (each below a root port), every NIC with SR-IOV VFs so that the
+// A machine of N endpoints: switches of four downstream ports (GPU, NIC, GPU, NIC), each
+// below a root port of one of four host bridges, every NIC with SR-IOV VFs so that the
 // endpoints number N (as servers with VFs have hundreds to thousands of functions).
 //
 //  routes/read/N      Routes::read: every function's way read once; time per endpoint
 //                     in the per_endpoint counter.
 //  routes/cell/N      a matrix cell (Routes::verdict and distance) for up to 200'000
-//                     pairs spread over the machine; time per pair in per_pair.
+//                     pairs, whole rows spread over the machine (pair_of); time per
+//                     pair in per_pair.
 //  routes/route/N     the whole explained Route (Routes::route) for up to 20'000 pairs.
 //  machine/route/N    the baseline: Machine::route, which reads both ways anew for each
 //                     pair (what rig topo did), for up to 2'000 pairs.
@@ -42,30 +43,37 @@ using rig::sim::Topology;
 
 constexpr unsigned endpoints_per_switch_min = 4;  // 2 GPUs, 2 NIC PFs
 
+// Four host bridges (PCI domains 0-3, one per quarter of the machine) whatever the size,
+// so that every size asks the same mix of pairs: a quarter below one host bridge, three
+// quarters across two.
+constexpr unsigned host_bridges = 4;
+
 Topology machine_of(unsigned endpoints) {
     Topology t(rig::sim::Cpu::intel(0x8f));
-    const unsigned switches = std::max(1u, endpoints / 50);
+    const unsigned switches = std::max(host_bridges, endpoints / 50);
     // Each switch: 2 GPUs, 2 NICs and their VFs; the VFs fill up to `endpoints`.
     const unsigned vfs_total = endpoints - switches * endpoints_per_switch_min;
     unsigned vfs_left = vfs_total;
-    std::optional<rig::sim::HostBridgeRef> host;
+    std::vector<rig::sim::HostBridgeRef> hosts;
+    for (unsigned h = 0; h < host_bridges; ++h) {
+        hosts.push_back(t.host_bridge(h, 0));
+        t.add(hosts.back(), Spec::root_complex(0x8086, 0x09a2));
+    }
     for (unsigned s = 0; s < switches; ++s) {
-        if (s % 4 == 0) {
-            // Host bridges at buses 0x00, 0x20, ... of domains 0, 1, ...: 4 switches take 25 buses.
-            const unsigned h = s / 4;
-            host = t.host_bridge(h / 8, static_cast<std::uint8_t>((h % 8) * 0x20));
-            t.add(*host, Spec::root_complex(0x8086, 0x09a2));
-        }
-        const auto rp = t.add(*host, Spec::root_port(static_cast<std::uint8_t>(1 + s % 4), 0, 0x8086, 0x352a, 0x001d));
+        // Switch s below root port s / 4 of host bridge s % 4; 6 bus numbers each.
+        const unsigned port = s / host_bridges;
+        const auto rp = t.add(hosts[s % host_bridges], Spec::root_port(static_cast<std::uint8_t>(1 + port / 8),
+                                                                        static_cast<std::uint8_t>(port % 8), 0x8086,
+                                                                        0x352a, 0x001d));
         const auto usp = t.add(rp, Spec::upstream_port(0x1000, 0xc030));
-        for (std::uint8_t port = 0; port < 4; ++port) {
-            const auto dsp = t.add(usp, Spec::downstream_port(port, 0x1000, 0xc030, 0x001d));
-            if (port % 2 == 0) {
+        for (std::uint8_t d = 0; d < 4; ++d) {
+            const auto dsp = t.add(usp, Spec::downstream_port(d, 0x1000, 0xc030, 0x001d));
+            if (d % 2 == 0) {
                 t.add(dsp, Spec::endpoint(0, 0, 0x10de, 0x2330, 0x030200));
                 continue;
             }
             const auto pf = t.add(dsp, Spec::endpoint(0, 0, 0x15b3, 0x101e, 0x020700));
-            const unsigned nics_left = 2 * (switches - s) - (port == 1 ? 0 : 1);
+            const unsigned nics_left = 2 * (switches - s) - (d == 1 ? 0 : 1);
             const unsigned vfs = vfs_left / nics_left;
             vfs_left -= vfs;
             for (unsigned v = 1; v <= vfs; ++v)  // 00.1 .. 1f.7 of the PF's bus
@@ -106,12 +114,13 @@ const Written& written(unsigned endpoints) {
     return *slot;
 }
 
-// The k-th of `count` pairs spread over n endpoints: every pair where n * n <= count.
+// The k-th of `count` pairs over n endpoints, row by row as rig topo and rank_nics ask
+// them (one provider, then every client): every pair where n * n <= count, else count / n
+// whole rows spread evenly over the providers.
 std::pair<std::size_t, std::size_t> pair_of(std::size_t k, std::size_t n, std::size_t count) {
     if (n * n <= count) return {k / n, k % n};
-    const std::size_t stride = n * n / count;
-    const std::size_t at = k * stride + (k * 7919) % stride;
-    return {at / n, at % n};
+    const std::size_t rows = std::max<std::size_t>(1, count / n);
+    return {(k / n) % rows * (n / rows), k % n};
 }
 
 std::vector<std::size_t> indices(const rig::pci::Routes& routes, const Written& w) {

@@ -14,6 +14,12 @@
 
 namespace rig::pci {
 
+namespace {
+
+void fs_clear(std::filesystem::path& p) { std::filesystem::path().swap(p); }
+
+}  // namespace
+
 struct Routes::State {
     std::vector<Id> ids;
     std::vector<BusAddress> addresses;  // of ids, for find()
@@ -74,6 +80,21 @@ Result<Routes> Routes::read(const Machine& machine) {
     const std::uint32_t host_bridges = number(ways);
     const std::vector<const sysfs::Way*> read(ways.begin(), ways.end());
     state->inputs = rule_inputs(root, read, host_bridges);
+    // The directories did their work (numbering, the host bridges' facts): what is left
+    // of a way is what a route explains, kept small so that many ways stay in cache.
+    for (sysfs::Way* way : ways) {
+        fs_clear(way->host_bridge_dir);
+        for (sysfs::Node& node : way->nodes) fs_clear(node.dir);
+    }
+    {
+        // Each way's nodes again, allocated one after the other in bus order, so that a row
+        // of pairs reads its clients' ways as one stream rather than scattered between the
+        // reading's freed buffers.
+        std::vector<std::vector<sysfs::Node>> packed;
+        packed.reserve(ways.size());
+        for (const sysfs::Way* way : ways) packed.emplace_back(way->nodes);
+        for (std::size_t i = 0; i < ways.size(); ++i) ways[i]->nodes.swap(packed[i]);
+    }
     state->legs.resize(n);
     for (std::size_t i = 0; i < n; ++i) {
         if (!state->ways[i]) continue;
