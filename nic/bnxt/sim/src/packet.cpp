@@ -85,7 +85,7 @@ void store_be16(std::span<std::byte> b, std::size_t at, std::uint16_t v) {
 // BTH and the extension headers of an opcode.
 std::size_t transport_bytes(RcOpcode op) {
     return bth_bytes + (has_reth(op) ? reth_bytes : 0) + (has_aeth(op) ? aeth_bytes : 0) +
-           (has_immediate(op) ? imm_bytes : 0);
+           (has_immediate(op) ? imm_bytes : 0) + unread_header_bytes(op);
 }
 
 // The headers between Ethernet and the BTH.
@@ -363,7 +363,7 @@ std::optional<Malformed> read_packet(std::span<std::byte> frame, Packet& p) {
     const auto opcode = r.be<1>();
     const auto flags = r.be<1>();
     if ((flags & 0x0F) != 0) return Malformed::not_roce;  // TVer: IBA transport version 0
-    if (opcode > static_cast<unsigned>(RcOpcode::ACKNOWLEDGE)) return Malformed::opcode;
+    if (!is_rc_opcode(static_cast<unsigned>(opcode))) return Malformed::opcode;
     p.opcode = static_cast<RcOpcode>(opcode);
     p.solicited = (flags & 0x80) != 0;
     const std::size_t pad = (flags >> 4) & 0x3;
@@ -394,6 +394,7 @@ std::optional<Malformed> read_packet(std::span<std::byte> frame, Packet& p) {
         p.aeth = a;
     }
     if (has_immediate(p.opcode)) p.immediate = static_cast<std::uint32_t>(r.be<4>());
+    for (std::size_t i = 0; i < unread_header_bytes(p.opcode); ++i) r.be<1>();
     const std::size_t padded = roce - transport - icrc_bytes;
     if (pad > padded) return Malformed::length;
     p.payload = frame.subspan(r.at(), padded - pad);
