@@ -349,9 +349,18 @@ std::optional<Malformed> read_packet(std::span<std::byte> frame, Packet& p) {
         p.src_port = static_cast<std::uint16_t>(r.be<2>());
         const auto port = r.be<2>();
         const std::size_t length = r.be<2>();
-        r.be<2>();  // checksum: the ICRC covers the same bytes
+        const auto checksum = r.be<2>();
         if (length != roce) return Malformed::length;
         if (port != roce_v2_udp_port) return Malformed::udp_port;
+        // RFC 8200 §8.1: over IPv6 the UDP checksum is required, zero invalid, and covers
+        // the pseudo-header (addresses, upper-layer length, next header) and the segment;
+        // with the field included the sum is all ones. Over IPv4 it may be zero (A17.4.3;
+        // rxe sends zero) and the ICRC covers the same bytes.
+        if (p.network == Network::ROCE_V2_IPV6) {
+            const auto segment = frame.subspan(eth_bytes + ipv6_bytes, roce);
+            const std::uint64_t pseudo = ones_sum(frame.subspan(eth_bytes + 8, 32)) + roce + ip_protocol_udp;
+            if (checksum == 0 || fold_complement(ones_sum(segment, pseudo)) != 0) return Malformed::udp_checksum;
+        }
         roce -= udp_bytes;
     }
     if (roce < bth_bytes + icrc_bytes) return Malformed::truncated;

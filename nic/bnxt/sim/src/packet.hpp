@@ -219,6 +219,7 @@ enum class Malformed : std::uint8_t {
     truncated,    // shorter than its headers, or than its IP, UDP or GRH length
     length,       // longer than those lengths, lengths that disagree, PadCnt beyond the payload
     ip_checksum,  // IPv4 header checksum
+    udp_checksum, // IPv6's UDP checksum, zero or wrong (RFC 8200 §8.1)
     udp_port,     // UDP to a destination port other than 4791
     opcode,       // a RoCE packet of an opcode the model does not take (only RC's of Table 38)
     aeth,         // an AETH syndrome of a reserved kind (IBA Table 44: 010, 1xx)
@@ -233,7 +234,8 @@ std::span<std::byte> encode(const Packet& p, std::size_t payload_bytes, Frame& o
 void seal(std::span<std::byte> frame);
 // The packet of a frame, its payload a view of `frame`, or why it is none. Checks, in this
 // order: the Ethernet header, the IP header (version, IHL 5, checksum, lengths, not a
-// fragment), UDP (length, port 4791; its checksum is left to the ICRC), the ICRC, BTH and
+// fragment), UDP (length, port 4791, over IPv6 its checksum: RFC 8200 §8.1; over IPv4 it
+// is left to the ICRC), the ICRC, BTH and
 // the extension headers its opcode carries (an AETH of a reserved kind is malformed),
 // PadCnt. Addresses are the port's to
 // check (frames.cpp). The frame is as it was after (icrc changes it while it runs).

@@ -139,7 +139,8 @@ struct RxCounters {
     std::uint64_t truncated = 0;          // shorter than its headers, or than its IP, UDP or GRH length
     std::uint64_t bad_length = 0;         // longer than those lengths, lengths that disagree, PadCnt
                                           // beyond the payload
-    std::uint64_t bad_ip_checksum = 0;    // IPv4 header checksum (ICMPv6 checksum for ND)
+    std::uint64_t bad_ip_checksum = 0;    // IPv4 header checksum, IPv6's UDP checksum (zero included,
+                                          // RFC 8200 §8.1); ICMPv6 checksum for ND
     std::uint64_t bad_udp_port = 0;       // UDP to another destination port than 4791
     std::uint64_t bad_opcode = 0;         // an opcode the model does not take (it takes RC's)
     std::uint64_t bad_aeth = 0;           // an AETH syndrome of a reserved kind (IBA Table 44)
