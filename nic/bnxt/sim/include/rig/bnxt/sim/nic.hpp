@@ -198,7 +198,8 @@ public:
     // the port asks it for a RoCE driver before it connects a QP: an ARP request (RFC 826)
     // for an IPv4-mapped GID, else a neighbour solicitation (RFC 4861 §7.2.2) to the
     // target's solicited-node multicast address, sent on the port's cable three times
-    // within `timeout` until the answer arrives. The port's own address gives its own MAC
+    // within `timeout` (on Options::clock, as the model's timers: a ManualClock must be
+    // moved for the timeout to pass) until the answer arrives. The port's own address gives its own MAC
     // at once. Error naming the address where no answer came within `timeout`, or where
     // the port is on no cable. The model must run (start) or be stepped by another thread
     // meanwhile. Thread-safe; several lookups may wait at once. Throws
