@@ -103,8 +103,11 @@ public:
     void forget(const Gid& address);
     // From the step: `address` is at `mac`, where a lookup asked for it. Whether one did.
     bool answer(const Gid& address, const Mac& mac);
-    // The answer for `address`, waited for until `deadline` (steady clock).
-    std::optional<Mac> wait(const Gid& address, std::chrono::steady_clock::time_point deadline);
+    // The answer for `address`, waited for until `clock` reaches `deadline`: woken by the
+    // answer, else looking at the clock every millisecond, so a test's ManualClock moved by
+    // hand ends the wait and nothing sleeps a real timeout (nic.hpp: timers run on
+    // Options::clock).
+    std::optional<Mac> wait(const Gid& address, Nanoseconds deadline, const Clock& clock);
 
 private:
     struct Lookup {
