@@ -14,9 +14,10 @@ build=build/fuzz
 flags="-D__cpp_concepts=202002L -Wno-macro-redefined -fsanitize=fuzzer-no-link,address,undefined"
 flags="$flags -fno-sanitize-recover=undefined -fno-omit-frame-pointer -g -O1"
 jobs=$(nproc 2>/dev/null || echo 2)
+mkdir -p "$build"
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=None -DCMAKE_C_COMPILER=clang-15 -DCMAKE_CXX_COMPILER=clang++-15 \
-  -DCMAKE_CXX_FLAGS="$flags" -DRIG_TESTS=OFF -DRIG_BENCH=OFF -DWITH_CUDA=OFF -DWITH_HIP=OFF -DRIG_FUZZ=ON >"$build.configure.log" 2>&1 ||
-  { cat "$build.configure.log" >&2; exit 1; }
+  -DCMAKE_CXX_FLAGS="$flags" -DRIG_TESTS=OFF -DRIG_BENCH=OFF -DWITH_CUDA=OFF -DWITH_HIP=OFF -DRIG_FUZZ=ON >"$build/configure.log" 2>&1 ||
+  { cat "$build/configure.log" >&2; exit 1; }
 cmake --build "$build" -j"$jobs" --target fuzz
 mkdir -p "$build/artifacts"
 failed=""
