@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "commands.hpp"
+#include "rig/pci/groups.hpp"
 #include "rig/pci/names.hpp"
 #include "rig/pci/snapshot.hpp"
 
@@ -141,7 +142,13 @@ int why(const pci::Machine& machine, std::string_view provider, std::string_view
             err << "rig: " << bus << ": no such function (rig ls lists them)\n";
             return 1;
         }
-    out << machine.route(provider, client).explain();
+    const pci::Route route = machine.route(provider, client);
+    out << route.explain();
+    // Behind an IOMMU (the client has an IOMMU group) a direct route asks for the
+    // provider's function free of its vendor driver too (rig/pci/groups.hpp).
+    const auto group = pci::iommu_group(machine, client);
+    if (const std::string note = pci::direct_behind_iommu(machine, route, group && *group); !note.empty())
+        out << "VFIO: " << note << '\n';
     return 0;
 }
 
