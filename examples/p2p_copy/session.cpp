@@ -124,7 +124,7 @@ void open(Session& s, Path path, Opened& o) {
     Side& side = s.side();
     if (path == Path::P2p) {
         const auto route = side.route();
-        o.reason = side.name + ": " + summary(route, side.nic->function().addressing());
+        o.reason = side.name + ": " + summary(route, side.nic->function().addressing()) + group_note(side, route);
         if (!route.forwards()) return;
         auto runs = s.buffer->runs();
         if (!runs) {

@@ -88,6 +88,7 @@ class Builder {
 public:
     Builder(fs::path dir, std::vector<rig::pci::FunctionFiles> files, std::map<std::string, Spec> replaced)
         : dir_(std::move(dir)), topology_(read_cpu(dir_)), replaced_(std::move(replaced)) {
+        topology_.set_groups(Topology::Groups::AsGiven);  // the kernel's, quirks included
         for (auto& f : files) files_.emplace(f.id.bus, std::move(f));
     }
 

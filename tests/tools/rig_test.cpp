@@ -200,6 +200,33 @@ TEST(RigTool, WhyNormalizesShortAndUppercaseAddresses) {
     EXPECT_EQ(short_form.out, full.out);
 }
 
+// Behind an IOMMU, a direct route means the two share an IOMMU group: VFIO takes the
+// NIC only with the GPU's function free of its vendor driver, and --why says so.
+TEST(RigTool, WhyOfADirectRouteBehindAnIommuSaysTheGpuMustBeFreeOfItsDriver) {
+    Topology t(Cpu::intel(0x8f));
+    const auto h = t.host_bridge(0, 0);
+    t.add(h, Spec::root_complex(0x8086, 0x09a2));
+    const auto usp = t.add(t.add(h, Spec::root_port(1, 0, 0x8086, 0x352a, 0x001d)), Spec::upstream_port(0x1000, 0xc030));
+    auto gpu = Spec::endpoint(0, 0, 0x10de, 0x2335, 0x030200);
+    gpu.driver = "nvidia";
+    gpu.iommu_group = 3;
+    t.add(t.add(usp, Spec::downstream_port(0, 0x1000, 0xc030)), gpu);
+    auto nic = Spec::endpoint(0, 0, 0x14e4, 0x1750, 0x020000);
+    nic.iommu_group = 4;
+    t.add(t.add(usp, Spec::downstream_port(1, 0x1000, 0xc030)), nic);
+    const Tree tree(t);
+    const test::Run run = rig({"topo", "--root", tree.root().string(), "--why", "03:00.0", "04:00.0"});
+    ASSERT_EQ(run.status, 0) << run.out;
+    EXPECT_NE(run.out.find("VFIO: behind an IOMMU this direct route means no ACS isolates 0000:04:00.0 from 0000:03:00.0, so "
+                           "they share an IOMMU group (3), and VFIO takes 0000:04:00.0 only with 0000:03:00.0 free of its "
+                           "vendor driver (bound to vfio-pci or to none; it is bound to nvidia)\n"),
+              std::string::npos)
+        << run.out;
+    // Without an IOMMU group the NIC is not behind an IOMMU: nothing to say.
+    const Tree plain(OneSwitch{}.build());
+    EXPECT_EQ(rig({"topo", "--root", plain.root().string(), "--why", "03:00.0", "04:00.0"}).out.find("VFIO:"), std::string::npos);
+}
+
 TEST(RigTool, WhyRejectsWhatIsNoBusAddress) {
     const Tree tree(OneSwitch{}.build());
     const test::Run run = rig({"topo", "--root", tree.root().string(), "--why", "03:00", "04:00.0"});

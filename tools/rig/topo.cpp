@@ -10,6 +10,7 @@
 #include "commands.hpp"
 #include "json.hpp"
 #include "pairing.hpp"
+#include "rig/pci/groups.hpp"
 #include "rig/pci/names.hpp"
 #include "rig/pci/routes.hpp"
 #include "rig/pci/snapshot.hpp"
@@ -176,8 +177,13 @@ int why(const pci::Machine& machine, std::string_view provider, std::string_view
             return 1;
         }
     const pci::Route r = machine.route(provider, client);
+    // Behind an IOMMU (the client has an IOMMU group) a direct route asks for the
+    // provider's function free of its vendor driver too (rig/pci/groups.hpp).
+    const auto group = pci::iommu_group(machine, client);
+    const std::string vfio = pci::direct_behind_iommu(machine, r, group && *group);
     if (!json) {
         out << r.explain();
+        if (!vfio.empty()) out << "VFIO: " << vfio << '\n';
         return 0;
     }
     nlohmann::json j = {{"provider", r.provider},
@@ -186,7 +192,8 @@ int why(const pci::Machine& machine, std::string_view provider, std::string_view
                         {"forwards", r.forwards()},
                         {"distance", r.distance ? nlohmann::json(pci::to_string(*r.distance)) : nlohmann::json()},
                         {"common", r.common ? nlohmann::json(*r.common) : nlohmann::json()},
-                        {"explanation", r.explain()}};
+                        {"explanation", r.explain()},
+                        {"vfio", vfio.empty() ? nlohmann::json() : nlohmann::json(vfio)}};
     j.update(links_json(r));
     out << j.dump(2) << '\n';
     return 0;

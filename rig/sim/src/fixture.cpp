@@ -102,8 +102,8 @@ Result<void> write_function(const Topology& t, FunctionRef ref, const fs::path& 
         if (auto r = make_dirs(root / driver); !r) return r;
         if (auto r = make_link(root, dir / "driver", driver); !r) return r;
     }
-    if (s.iommu_group) {
-        const fs::path group = fs::path("sys/kernel/iommu_groups") / std::to_string(*s.iommu_group);
+    if (const auto number = t.iommu_group(ref)) {
+        const fs::path group = fs::path("sys/kernel/iommu_groups") / std::to_string(*number);
         if (auto r = make_dirs(root / group / "devices"); !r) return r;
         if (auto r = make_link(root, dir / "iommu_group", group); !r) return r;
         if (auto r = make_link(root, group / "devices" / t.bus(ref), dir); !r) return r;

@@ -185,6 +185,45 @@ bool Topology::multifunction(FunctionRef f) const {
     });
 }
 
+namespace {
+
+// Linux's REQ_ACS_FLAGS (drivers/iommu/iommu.c): what a port must have on to isolate
+// the functions below it from their peers.
+constexpr std::uint16_t isolating_acs = cfg::acs_source_validation | cfg::acs_request_redirect |
+                                        cfg::acs_completion_redirect | cfg::acs_upstream_forwarding;
+static_assert(isolating_acs == 0x001d);
+
+bool isolates(const Spec& s) {
+    const bool port = s.port_type == cfg::PortType::RootPort || s.port_type == cfg::PortType::DownstreamPort;
+    return port && s.acs_control && (*s.acs_control & isolating_acs) == isolating_acs;
+}
+
+}  // namespace
+
+FunctionRef Topology::group_root(FunctionRef ref) const {
+    FunctionRef root = ref;
+    const Function& f = functions_.at(ref.index);
+    // A VF climbs from its PF's bus.
+    const Function& placed = f.physfn ? functions_.at(f.physfn->index) : f;
+    for (auto up = placed.upstream; up; up = functions_.at(up->index).upstream) {
+        if (isolates(functions_.at(up->index).spec)) break;
+        root = *up;
+    }
+    return root;
+}
+
+std::optional<unsigned> Topology::iommu_group(FunctionRef ref) const {
+    const auto& given = functions_.at(ref.index).spec.iommu_group;
+    if (!given || groups_ == Groups::AsGiven) return given;
+    const FunctionRef root = group_root(ref);
+    unsigned lowest = *given;
+    for (std::size_t i = 0; i < functions_.size(); ++i) {
+        const auto& other = functions_[i].spec.iommu_group;
+        if (other && *other < lowest && group_root({i}) == root) lowest = *other;
+    }
+    return lowest;
+}
+
 std::vector<FunctionRef> Topology::vfs(FunctionRef pf) const {
     std::vector<FunctionRef> out;
     for (std::size_t i = 0; i < functions_.size(); ++i)

@@ -217,7 +217,9 @@ TEST(P2pCopy, IommuDirectRunsP2pAtBusAddresses) {
     expect_verified(out["paths"][0], "p2p", 64 * 1024);
     EXPECT_TRUE(has(out["paths"][0]["reason"],
                     "machine 1: distance switch, forwards (direct below 0000:01:00.0, bus addresses the switch takes to the "
-                    "BAR before the NIC's IOMMU sees them)"))
+                    "BAR before the NIC's IOMMU sees them); behind an IOMMU this direct route means no ACS isolates "
+                    "0000:04:00.0 from 0000:03:00.0, so they share an IOMMU group, and VFIO takes 0000:04:00.0 only with "
+                    "0000:03:00.0 free of its vendor driver (bound to vfio-pci or to none)"))
         << out["paths"][0]["reason"];
 }
 
