@@ -8,17 +8,16 @@
 // order (IBA 9.7.5.1): a PSN ahead of the expected one is dropped, and the first of them
 // after the expected PSN last came gets one NAK PSN sequence error (one per gap); a PSN
 // behind it is a duplicate, never executed again: a run of duplicates (a requester's
-// go-back) is acknowledged once, through the last PSN taken, and a duplicate READ is
-// answered again from memory from the PSN it names where it falls inside the record of
-// one of the last max_dest_rd_atomic READs taken (else dropped, as rxe's
-// duplicate_request drops it). A request at the expected PSN is then checked as Linux's rxe
-// checks it (rxe_resp.c): its opcode must continue the message in progress (in_sequence,
-// IBA 9.7.5.1.x) and be one the model executes (not an atomic, not a SEND with
-// invalidate: unsupported); a request that breaks the sequence is a class C error (IBA 9.9.3):
-// NAK Invalid Request, the receive being filled completed with REMOTE_INVALID_REQUEST_ERR,
-// the QP to ERR; so is a packet whose payload or DMA length breaks rxe's check_length
-// (length_ok), checked once a SEND has its receive. ACKs are
-// coalesced: one on AckReq, at the end of each message, and at least every
+// go-back) is acknowledged once, through the last PSN taken; a duplicate READ is answered
+// again from memory from the PSN it names where it falls inside the record of one of the
+// last max_dest_rd_atomic READs taken, else dropped (Linux rxe_resp.c duplicate_request).
+// A request at the expected PSN is then checked as rxe checks it: its opcode continues the
+// message in progress (in_sequence; IBA 9.7.5.1, rxe check_op_seq), it is one the model
+// executes (not an atomic, not a SEND with invalidate; rxe check_op_valid), its payload and
+// DMA length fit the path MTU and 2^31 (length_ok, checked once a SEND has its receive;
+// rxe check_length). One that fails is a class C error (IBA 9.9.3): NAK Invalid Request,
+// the receive being filled completed with REMOTE_INVALID_REQUEST_ERR, the QP to ERR. ACKs
+// are coalesced: one on AckReq, at the end of each message, and at least every
 // Options::ack_every packets of a message whose requester asks for none.
 //
 // SEND (§5.7.1): the first packet takes the next RQ WQE; with none posted the responder
