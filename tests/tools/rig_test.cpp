@@ -405,7 +405,8 @@ TEST(RigTool, DeviceEntryThatIsADirectoryIsNoFunctionForEveryCommand) {
     for (const char* name : {"vendor", "device", "class", "config"}) fs::copy_file(gpu / name, entry / name);
     const test::Run ls = rig({"ls", "--root", tree.root().string(), "--json"});
     ASSERT_EQ(ls.status, 0) << ls.out;
-    for (const auto& f : nlohmann::json::parse(ls.out).at("functions")) EXPECT_NE(f.at("bus"), "0000:03:00.0");
+    const auto listed = nlohmann::json::parse(ls.out);
+    for (const auto& f : listed.at("functions")) EXPECT_NE(f.at("bus"), "0000:03:00.0");
     TempDir out;
     const test::Run snap = rig({"snapshot", "--root", tree.root().string(), (out.path() / "snap").string()});
     EXPECT_EQ(snap.status, 0) << snap.out;
