@@ -4,7 +4,7 @@
 //
 //   p2p_copy [--size 256M] [--path both|auto|p2p|bounce] [--pull]
 //            [--topology switch|acs|two-host-bridges|iommu|iommu-direct|iommu-blocked|small-bar
-//                        |DIR [--gpu BUS --nic BUS]]
+//                        |DIR [--gpu BUS [--nic BUS]]]
 //            [--cable wire|udp] [--pcap FILE] [--loss P] [--mtu BYTES] [--json]
 //
 // As two processes (session.hpp), each building one of the machines, with the same job
@@ -33,11 +33,14 @@
 
 #include <sys/resource.h>
 
+#include "ceiling.hpp"
 #include "copy.hpp"
 #include "machines.hpp"
 #include "report.hpp"
 #include "rig/bootstrap/peer.hpp"
 #include "session.hpp"
+#include "rig/pci/nics.hpp"
+#include "rig/pci/routes.hpp"
 #include "rig/pci/snapshot.hpp"
 #include "rig/text.hpp"
 #include "topologies.hpp"
@@ -148,6 +151,31 @@ void say_lost(const std::vector<Direction>& directions, double loss) {
 // This process as one machine of two: the receiver (--listen) waits for its sender, the
 // sender (--connect) connects; each then builds its machine, cables it towards the other
 // and runs its side (session.hpp).
+// The NIC rig pairs with the function `gpu` of the snapshot at `dir` (rig/pci/nics.hpp),
+// and the sentence that says why. Error where the tree cannot be read, `gpu` is no
+// function of it, or it has no NIC.
+rig::Result<std::pair<std::string, std::string>> paired_nic(const std::string& dir, const std::string& gpu) {
+    const auto bus = rig::pci::normalize_address(gpu);
+    if (!bus) return rig::fail("--gpu ", gpu, ": not a bus address (DDDD:BB:DD.F or BB:DD.F)");
+    const auto routes = rig::pci::Routes::read(rig::pci::Machine::at(dir));
+    if (!routes) return rig::fail(dir, ": ", routes.error());
+    const auto at = routes->find(*bus);
+    if (!at) return rig::fail(dir, ": --gpu ", *bus, ": no such function in the snapshot");
+    const auto pairs = rig::pci::pair_nics(*routes);
+    if (!pairs) return rig::fail(dir, ": ", pairs.error());
+    const auto pair = std::find_if(pairs->begin(), pairs->end(), [&](const rig::pci::Pairing& p) { return p.gpu == *bus; });
+    // Not a GPU by its class: its own ranking's first.
+    const auto ranked = pair != pairs->end() ? pair->ranked : rig::pci::rank_nics(*routes, *at);
+    if (ranked.empty()) return rig::fail(dir, ": no NIC in the snapshot to pair with ", *bus, "; name one with --nic BUS");
+    const std::string nic = pair != pairs->end() && pair->nic ? *pair->nic : ranked.front().nic;
+    const auto chosen = std::find_if(ranked.begin(), ranked.end(), [&](const rig::pci::RankedNic& n) { return n.nic == nic; });
+    std::string why = fmt::format("--nic {}: the NIC rig pairs with {} ({}", nic, *bus, chosen->why);
+    if (pair != pairs->end() && pair->why != "its first") why += "; " + pair->why;
+    if (ranked.size() > 1)
+        why += fmt::format("; of {} NICs, rig topo --root {} ranks them", ranked.size(), dir);
+    return std::pair{nic, why + ")"};
+}
+
 int run_apart(const Layout& layout, std::uint64_t gpu_memory_bytes, const std::string& listen, const std::string& connect,
               std::optional<std::uint16_t> local_port, const Options& options, const std::string& pcap, double loss,
               bool as_json) {
@@ -215,6 +243,8 @@ int run_apart(const Layout& layout, std::uint64_t gpu_memory_bytes, const std::s
         std::cerr << "p2p_copy: " << report.error() << "\n";
         return 1;
     }
+    // This process knows its own machine's links only: the ceiling is its side's.
+    for (p2p_copy::Outcome& o : report->paths) p2p_copy::judge(o, p2p_copy::ceiling(o.path, {&(*local)->side}));
     if (loss > 0 && !as_json) say_lost(sent, loss);
     if (as_json) std::cout << json(*report).dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) << "\n";
     else std::cout << table(*report);
@@ -236,7 +266,8 @@ int run(int argc, char** argv) {
                    "`rig snapshot` wrote (with --gpu and --nic)")
         ->capture_default_str();
     app.add_option("--gpu", gpu, "with --topology DIR: the bus address of the GPU the simulated GPU replaces");
-    app.add_option("--nic", nic, "with --topology DIR: the bus address of the NIC the simulated bnxt NIC replaces");
+    app.add_option("--nic", nic, "with --topology DIR: the bus address of the NIC the simulated bnxt NIC replaces "
+                                 "(without it, the NIC rig topo pairs with the GPU, and why)");
     std::string cable, pcap, listen, connect;
     auto* listen_option = app.add_option("--listen", listen,
                                          "[ADDR:]PORT: be machine 2, the receiver, in this process, and wait on this TCP "
@@ -321,13 +352,23 @@ int run(int argc, char** argv) {
     std::error_code ec;
     const bool directory = std::filesystem::is_directory(topology, ec);
     const bool named = !gpu.empty() || !nic.empty();  // --gpu, --nic: functions of a snapshot
+    if (directory && !gpu.empty() && nic.empty() && rig::pci::check_tree(topology)) {
+        const auto paired = paired_nic(topology, gpu);
+        if (!paired) {
+            std::cerr << "p2p_copy: " << paired.error() << "\n";
+            return 2;
+        }
+        nic = paired->first;
+        if (!as_json) std::cout << "p2p_copy: " << paired->second << "\n";  // --json: the object alone
+    }
     if (directory && named) {
         layout = from_snapshot(topology, gpu, nic, gpu_identity, nic_identity());
     } else if (directory) {
         if (auto tree = rig::pci::check_tree(topology); !tree)
             std::cerr << "p2p_copy: --topology " << tree.error() << "\n";
         else
-            std::cerr << "p2p_copy: --topology " << topology << " is a snapshot: name the GPU and the NIC with --gpu BUS --nic BUS\n";
+            std::cerr << "p2p_copy: --topology " << topology
+                      << " is a snapshot: name the GPU with --gpu BUS (and the NIC with --nic BUS, or rig pairs one)\n";
         return 2;
     } else if (named) {
         const bool builtin_name = std::find(builtin_names.begin(), builtin_names.end(), topology) != builtin_names.end();

@@ -14,6 +14,7 @@
 #include <array>
 
 #include "rig/pci/function.hpp"
+#include "rig/pci/groups.hpp"
 #include "rig/text.hpp"
 
 namespace p2p_copy {
@@ -227,6 +228,12 @@ std::string summary(const rig::pci::Route& route, rig::pci::Addressing nic) {
     return out;
 }
 
+std::string group_note(const Side& side, const rig::pci::Route& route) {
+    const bool iommu = side.nic->function().addressing() == rig::pci::Addressing::Iommu;
+    const std::string note = rig::pci::direct_behind_iommu(side.machine(), route, iommu);
+    return note.empty() ? note : "; " + note;
+}
+
 std::string_view to_string(Path path) { return path == Path::P2p ? "p2p" : "bounce"; }
 
 rig::Result<Link> Link::connect(Pair& pair, std::uint32_t depth, std::optional<rig::bnxt::Mtu> mtu) {
@@ -254,7 +261,8 @@ Forwarding forwarding(const Pair& pair) {
     for (const Side* side : {&pair.one, &pair.two}) {
         const auto route = side->route();
         f.both = f.both && route.forwards();
-        f.reason += (f.reason.empty() ? "" : "; ") + side->name + ": " + summary(route, side->nic->function().addressing());
+        f.reason += (f.reason.empty() ? "" : "; ") + side->name + ": " + summary(route, side->nic->function().addressing()) +
+                    group_note(*side, route);
     }
     return f;
 }

@@ -87,6 +87,10 @@ struct Forwarding {
 Forwarding forwarding(const Pair& pair);
 // One machine's part of it: "distance switch, forwards (direct below 0000:01:00.0)".
 std::string summary(const rig::pci::Route& route, rig::pci::Addressing nic);
+// Where the route is direct and the NIC behind an IOMMU, what that asks on a real machine
+// (rig/pci/groups.hpp direct_behind_iommu): "; behind an IOMMU this direct route means ...,
+// and VFIO takes the NIC only with the GPU free of its vendor driver ..."; else empty.
+std::string group_note(const Side& side, const rig::pci::Route& route);
 
 // GPU memory of `bytes` on each machine: `source` on machine 1, `destination` on 2.
 struct Buffers {

@@ -15,6 +15,7 @@
 #include <tuple>
 
 #include "rig/pci/config.hpp"
+#include "rig/pci/link.hpp"
 #include "rig/pci/machine.hpp"
 #include "rig/pci/snapshot.hpp"
 #include "rig/sim/system.hpp"
@@ -42,8 +43,18 @@ void read_capabilities(const std::vector<std::uint8_t>& config, Spec& spec) {
     if (config.size() < cfg::capabilities_pointer + 1 || !(le(config, cfg::status, 2) & cfg::status_capabilities_list)) return;
     std::uint32_t at = le(config, cfg::capabilities_pointer, 1) & ~3u;
     for (unsigned n = 0; n < cfg::capability_limit && at >= cfg::capability_first && at + 4 <= config.size(); ++n) {
-        if (le(config, at + cfg::capability_id, 1) == cfg::capability_pci_express)
+        if (le(config, at + cfg::capability_id, 1) == cfg::capability_pci_express) {
             spec.port_type = static_cast<cfg::PortType>(cfg::express_port_type.of(le(config, at + cfg::express_flags, 2)));
+            // LnkCap and LnkSta (PCIe 6.0 §7.5.3.6, §7.5.3.8): the simulated link as the snapshot's.
+            const std::uint32_t cap = le(config, at + cfg::express_link_capabilities, 4);
+            const std::uint32_t sta = le(config, at + cfg::express_link_status, 2);
+            const auto speed = rig::pci::generation_of(cfg::link_capabilities_speed.of(cap));
+            const auto width = static_cast<unsigned>(cfg::link_capabilities_width.of(cap));
+            if (speed && width > 0) spec.link = {*speed, width};
+            const auto trained = rig::pci::generation_of(cfg::link_status_speed.of(sta));
+            const auto lanes = static_cast<unsigned>(cfg::link_status_width.of(sta));
+            if (trained && lanes > 0) spec.trained = rig::pci::LinkState{*trained, lanes};
+        }
         at = le(config, at + cfg::capability_next, 1) & ~3u;
     }
     if (config.size() < cfg::express_bytes) return;
@@ -77,6 +88,7 @@ class Builder {
 public:
     Builder(fs::path dir, std::vector<rig::pci::FunctionFiles> files, std::map<std::string, Spec> replaced)
         : dir_(std::move(dir)), topology_(read_cpu(dir_)), replaced_(std::move(replaced)) {
+        topology_.set_groups(Topology::Groups::AsGiven);  // the kernel's, quirks included
         for (auto& f : files) files_.emplace(f.id.bus, std::move(f));
     }
 

@@ -5,7 +5,9 @@
 // Ownership: a Memory handle's State owns a Held, which owns the backend's Allocation and
 // the Space hold. A copy in flight holds the Held too, so a free during the copy takes
 // effect when it ends. The Held gives the allocation back before the hold, so the Space
-// hands an address out again only once the driver has let go of it.
+// hands an address out again only once the driver has let go of it; where a device
+// region still claims the memory's runs, it hands both to the machine's Claims, which
+// keep them until the claim goes (B18).
 #include "rig/gpu/gpu.hpp"
 
 #include <unistd.h>
@@ -16,6 +18,7 @@
 #include <utility>
 
 #include "rig/gpu/backend.hpp"
+#include "rig/pci/claim.hpp"
 #include "rig/space.hpp"
 #include "rig/text.hpp"
 
@@ -26,32 +29,87 @@ constexpr std::uint64_t page = 4096;  // the unit of a NIC's runs (seeds/000, Re
 
 std::uint64_t round_up(std::uint64_t n, std::uint64_t to) { return (n + to - 1) / to * to; }
 
+std::vector<pci::Span> spans_of(const std::vector<pci::Run>& runs) {
+    std::vector<pci::Span> spans;
+    for (const pci::Run& run : runs) spans.push_back({run.address.value, run.bytes});
+    return spans;
+}
+
 // The backend's memory and the Space range it lies at, given back in that order. It keeps
 // a copy of the GPU's Holder: the last copy of a Holder gives back all its holds.
-struct Held {
+struct Given {
     std::shared_ptr<Allocation> allocation;
     std::shared_ptr<Allocation> owners;  // a mapping's: the allocation of the GPU that owns the memory
     Hold hold;
     Holder holder;
-    Held(std::shared_ptr<Allocation> a, std::shared_ptr<Allocation> o, Hold h, Holder by)
+    Given(std::shared_ptr<Allocation> a, std::shared_ptr<Allocation> o, Hold h, Holder by)
         : allocation(std::move(a)), owners(std::move(o)), hold(std::move(h)), holder(std::move(by)) {}
-    Held(const Held&) = delete;
-    Held& operator=(const Held&) = delete;
-    ~Held() {
+    Given(const Given&) = delete;
+    Given& operator=(const Given&) = delete;
+    ~Given() {
         allocation.reset();
         owners.reset();
         rig::free(hold);
     }
-    // What a peer maps: the owner's allocation, not another peer's mapping of it.
-    const std::shared_ptr<Allocation>& source() const { return owners ? owners : allocation; }
 };
 
+// A Given and the machine whose claims decide when it goes: at once, or once the last
+// device region over its runs is deregistered.
+struct Held {
+    std::shared_ptr<Given> given;
+    pci::Machine machine;
+    Held(std::shared_ptr<Given> g, pci::Machine m) : given(std::move(g)), machine(std::move(m)) {}
+    Held(const Held&) = delete;
+    Held& operator=(const Held&) = delete;
+    ~Held() {
+        const auto spans = spans_of(given->allocation->reachable());
+        machine.claims().keep(spans, std::move(given));
+    }
+    const std::shared_ptr<Allocation>& allocation() const { return given->allocation; }
+    // What a peer maps: the owner's allocation, not another peer's mapping of it.
+    const std::shared_ptr<Allocation>& source() const { return given->owners ? given->owners : given->allocation; }
+    const Hold& hold() const { return given->hold; }
+};
+
+// Host memory of the driver, kept in the process's claims past its last handle while a
+// region over its pages covers them.
+void give_back(std::shared_ptr<const HostAllocation> allocation) {
+    if (!allocation) return;
+    const pci::Window& window = allocation->buffer.window;
+    if (!window.is_mapped()) return;
+    const pci::Span span{reinterpret_cast<std::uintptr_t>(window.data()), window.size()};
+    pci::process_claims().keep({&span, 1}, std::const_pointer_cast<HostAllocation>(std::move(allocation)));
+}
+
 }  // namespace
+
+struct HostMemory::State {
+    std::shared_ptr<const Backend> backend;  // kept for its label while the handle lives
+    mutable std::mutex mutex;
+    std::shared_ptr<const HostAllocation> allocation;  // null once freed
+    ~State() { give_back(std::move(allocation)); }
+};
 
 struct Gpu::State {
     std::shared_ptr<Backend> backend;
     std::shared_ptr<Space> space;
     Holder holder;
+    // What close frees: every memory and host memory it gave that is still alive.
+    std::mutex mutex;
+    bool closed = false;
+    std::vector<std::weak_ptr<Memory::State>> memories;
+    std::vector<std::weak_ptr<HostMemory::State>> hosts;
+
+    void check_open(const char* what) {
+        std::lock_guard lock(mutex);
+        if (closed) throw std::invalid_argument(std::string(what) + ": " + backend->label() + " is closed");
+    }
+    template <class T>
+    void remember(std::vector<std::weak_ptr<T>>& list, const std::shared_ptr<T>& item) {
+        std::lock_guard lock(mutex);
+        std::erase_if(list, [](const std::weak_ptr<T>& w) { return w.expired(); });
+        list.push_back(item);
+    }
 };
 
 struct Memory::State {
@@ -132,14 +190,14 @@ Pages pages(const Memory::State& memory, const char* what, std::uint64_t offset,
 
 Result<Runs> Memory::runs(std::uint64_t offset, std::uint64_t n) const {
     const Pages p = pages(*state_, "Memory::runs", offset, n);
-    auto runs = p.held->allocation->runs(p.first, p.bytes);
+    auto runs = p.held->allocation()->runs(p.first, p.bytes);
     if (!runs) return std::unexpected(std::move(runs).error());
     return Runs{std::move(*runs), p.offset};
 }
 
 Result<Dmabuf> Memory::dmabuf(std::uint64_t offset, std::uint64_t n) const {
     const Pages p = pages(*state_, "Memory::dmabuf", offset, n);
-    auto buf = p.held->allocation->dmabuf(p.first, p.bytes);
+    auto buf = p.held->allocation()->dmabuf(p.first, p.bytes);
     if (!buf) return std::unexpected(std::move(buf).error());
     const std::uint64_t bytes = buf->bytes(), at = buf->offset() + p.offset;
     return Dmabuf(buf->release(), bytes, at);
@@ -147,7 +205,11 @@ Result<Dmabuf> Memory::dmabuf(std::uint64_t offset, std::uint64_t n) const {
 
 // HostMemory
 
-const HostBuffer& HostMemory::buffer() const { return allocation_->buffer; }
+const HostBuffer& HostMemory::buffer() const {
+    std::lock_guard lock(state_->mutex);
+    if (!state_->allocation) throw std::invalid_argument("HostMemory::buffer: the host memory of " + state_->backend->label() + " was freed");
+    return state_->allocation->buffer;
+}
 
 // Gpu
 
@@ -189,6 +251,7 @@ void check_host(const HostBuffer& host, std::uint64_t host_offset, std::uint64_t
 
 Result<Memory> Gpu::alloc(std::uint64_t bytes) const {
     const Backend& backend = *state_->backend;
+    state_->check_open("Gpu::alloc");
     if (bytes == 0) throw std::invalid_argument("Gpu::alloc: 0 bytes on " + backend.label());
     const std::uint64_t granularity = backend.granularity();
     if (bytes > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()) - granularity)
@@ -211,12 +274,15 @@ Result<Memory> Gpu::alloc(std::uint64_t bytes) const {
     memory->address = address;
     memory->bytes = bytes;
     memory->held = held;
-    memory->held_by = std::make_shared<Held>(std::move(*allocation), nullptr, std::move(*hold), state_->holder);
+    memory->held_by = std::make_shared<Held>(std::make_shared<Given>(std::move(*allocation), nullptr, std::move(*hold), state_->holder),
+                                             state_->backend->machine());
+    state_->remember(state_->memories, memory);
     return Memory(std::move(memory));
 }
 
 Result<Memory> Gpu::map(const Memory& memory) const {
     const Backend& backend = *state_->backend;
+    state_->check_open("Gpu::map");
     const Memory::State& peer = *memory.state_;
     if (peer.space != state_->space)
         throw std::invalid_argument("Gpu::map: the memory at " + text::hex(static_cast<std::uint64_t>(peer.address)) + " of " +
@@ -225,7 +291,7 @@ Result<Memory> Gpu::map(const Memory& memory) const {
         throw std::invalid_argument("Gpu::map: the memory at " + text::hex(static_cast<std::uint64_t>(peer.address)) + " is already " +
                                     backend.label() + "'s");
     const auto held = peer.use("Gpu::map");
-    auto hold = rig::share(state_->holder, held->hold);
+    auto hold = rig::share(state_->holder, held->hold());
     if (!hold)
         throw std::invalid_argument("Gpu::map: the memory at " + text::hex(static_cast<std::uint64_t>(peer.address)) + " of " +
                                     peer.backend->label() + " was freed");
@@ -242,11 +308,47 @@ Result<Memory> Gpu::map(const Memory& memory) const {
     mapped->address = peer.address;
     mapped->bytes = peer.bytes;
     mapped->held = peer.held;
-    mapped->held_by = std::make_shared<Held>(std::move(*allocation), held->source(), std::move(*hold), state_->holder);
+    mapped->held_by = std::make_shared<Held>(std::make_shared<Given>(std::move(*allocation), held->source(), std::move(*hold), state_->holder),
+                                             state_->backend->machine());
+    state_->remember(state_->memories, mapped);
     return Memory(std::move(mapped));
 }
 
-void Gpu::free(const Memory& memory) const {
+namespace {
+
+// B18: the first claim over `memory`'s runs, as an Error, or Ok where none covers them.
+Result<void> unclaimed(const Memory::State& memory, const Held& held) {
+    for (const pci::Run& run : held.allocation()->reachable())
+        if (auto c = held.machine.claims().claimed({run.address.value, run.bytes}))
+            return fail(memory.backend->label(), ": cannot free the ", text::bytes(memory.bytes), " at ",
+                        text::hex(static_cast<std::uint64_t>(memory.address)), ": ", c->by, " covers bus addresses [",
+                        text::hex(c->span.first), ", ", text::hex(c->span.first + c->span.bytes),
+                        ") of it, which the NIC may still write; deregister the region first");
+    return {};
+}
+
+Result<void> unclaimed(const HostMemory::State& memory) {
+    const pci::Window& window = memory.allocation->buffer.window;
+    if (!window.is_mapped()) return {};
+    const auto first = reinterpret_cast<std::uintptr_t>(window.data());
+    if (auto c = pci::process_claims().claimed({first, window.size()}))
+        return fail(memory.backend->label(), ": cannot free the host memory of ", text::bytes(window.size()), " at ",
+                    text::hex(first), ": ", c->by, " covers process addresses [", text::hex(c->span.first), ", ",
+                    text::hex(c->span.first + c->span.bytes), ") of it, which the NIC may still write; deregister the region first");
+    return {};
+}
+
+// Frees `state` (which must be unclaimed): the Held goes here unless a copy in flight
+// still holds it.
+void release(Memory::State& state) {
+    std::shared_ptr<Held> held;
+    std::lock_guard lock(state.mutex);
+    held = std::move(state.held_by);
+}
+
+}  // namespace
+
+Result<void> Gpu::free(const Memory& memory) const {
     Memory::State& state = *memory.state_;
     if (state.backend != state_->backend.get())
         throw std::invalid_argument("Gpu::free: the memory at " + text::hex(static_cast<std::uint64_t>(state.address)) + " is " +
@@ -254,13 +356,67 @@ void Gpu::free(const Memory& memory) const {
     std::shared_ptr<Held> held;
     {
         std::lock_guard lock(state.mutex);
+        if (!state.held_by) return {};
+        if (auto r = unclaimed(state, *state.held_by); !r) return r;
         held = std::move(state.held_by);
     }
-    // `held` goes here unless a copy in flight still holds it.
+    return {};  // `held` goes here unless a copy in flight still holds it
+}
+
+Result<void> Gpu::free(const HostMemory& memory) const {
+    HostMemory::State& state = *memory.state_;
+    if (state.backend != state_->backend)
+        throw std::invalid_argument("Gpu::free: the host memory is " + state.backend->label() + "'s, not " +
+                                    state_->backend->label() + "'s");
+    std::shared_ptr<const HostAllocation> allocation;
+    {
+        std::lock_guard lock(state.mutex);
+        if (!state.allocation) return {};
+        if (auto r = unclaimed(state); !r) return r;
+        allocation = std::move(state.allocation);
+    }
+    give_back(std::move(allocation));
+    return {};
+}
+
+Result<void> Gpu::close() const {
+    std::vector<std::shared_ptr<Memory::State>> memories;
+    std::vector<std::shared_ptr<HostMemory::State>> hosts;
+    std::lock_guard lock(state_->mutex);
+    if (state_->closed) return {};
+    for (const auto& w : state_->memories)
+        if (auto m = w.lock()) memories.push_back(std::move(m));
+    for (const auto& w : state_->hosts)
+        if (auto h = w.lock()) hosts.push_back(std::move(h));
+    // Every claim is checked before anything is freed, so that a refused close frees nothing.
+    for (const auto& m : memories) {
+        std::lock_guard hold(m->mutex);
+        if (!m->held_by) continue;
+        if (auto r = unclaimed(*m, *m->held_by); !r) return r;
+    }
+    for (const auto& h : hosts) {
+        std::lock_guard hold(h->mutex);
+        if (!h->allocation) continue;
+        if (auto r = unclaimed(*h); !r) return r;
+    }
+    state_->closed = true;
+    for (const auto& m : memories) release(*m);
+    for (const auto& h : hosts) {
+        std::shared_ptr<const HostAllocation> allocation;
+        {
+            std::lock_guard hold(h->mutex);
+            allocation = std::move(h->allocation);
+        }
+        give_back(std::move(allocation));
+    }
+    state_->memories.clear();
+    state_->hosts.clear();
+    return {};
 }
 
 Result<HostMemory> Gpu::host(std::uint64_t bytes) const {
     const Backend& backend = *state_->backend;
+    state_->check_open("Gpu::host");
     if (bytes == 0) throw std::invalid_argument("Gpu::host: 0 bytes of host memory for " + backend.label());
     auto allocation = state_->backend->host(bytes);
     if (!allocation) return std::unexpected(std::move(allocation).error());
@@ -269,19 +425,23 @@ Result<HostMemory> Gpu::host(std::uint64_t bytes) const {
     if (const auto at = reinterpret_cast<std::uintptr_t>(window.data()); window.is_mapped() && at % page != 0)
         return fail(backend.label(), ": the driver gave host memory of ", text::bytes(bytes), " at ", text::hex(at),
                     ", which does not start on a page");
-    return HostMemory(std::move(*allocation));
+    auto memory = std::make_shared<HostMemory::State>();
+    memory->backend = state_->backend;
+    memory->allocation = std::move(*allocation);
+    state_->remember(state_->hosts, memory);
+    return HostMemory(std::move(memory));
 }
 
 Result<void> Gpu::upload(const Memory& memory, std::uint64_t offset, std::span<const std::byte> bytes) const {
     const auto held = checked(*memory.state_, *state_->backend, "Gpu::upload", offset, bytes.size());
     if (bytes.empty()) return {};
-    return state_->backend->upload(*held->allocation, offset, bytes);
+    return state_->backend->upload(*held->allocation(), offset, bytes);
 }
 
 Result<void> Gpu::download(const Memory& memory, std::uint64_t offset, std::span<std::byte> out) const {
     const auto held = checked(*memory.state_, *state_->backend, "Gpu::download", offset, out.size());
     if (out.empty()) return {};
-    return state_->backend->download(*held->allocation, offset, out);
+    return state_->backend->download(*held->allocation(), offset, out);
 }
 
 Result<void> Gpu::copy_to_host(const Memory& memory, std::uint64_t offset, const HostBuffer& host, std::uint64_t host_offset,
@@ -289,7 +449,7 @@ Result<void> Gpu::copy_to_host(const Memory& memory, std::uint64_t offset, const
     const auto held = checked(*memory.state_, *state_->backend, "Gpu::copy_to_host", offset, n);
     check_host(host, host_offset, n, "Gpu::copy_to_host");
     if (n == 0) return {};
-    return state_->backend->copy_to_host(*held->allocation, offset, host, host_offset, n);
+    return state_->backend->copy_to_host(*held->allocation(), offset, host, host_offset, n);
 }
 
 Result<void> Gpu::copy_from_host(const HostBuffer& host, std::uint64_t host_offset, const Memory& memory, std::uint64_t offset,
@@ -297,13 +457,13 @@ Result<void> Gpu::copy_from_host(const HostBuffer& host, std::uint64_t host_offs
     const auto held = checked(*memory.state_, *state_->backend, "Gpu::copy_from_host", offset, n);
     check_host(host, host_offset, n, "Gpu::copy_from_host");
     if (n == 0) return {};
-    return state_->backend->copy_from_host(host, host_offset, *held->allocation, offset, n);
+    return state_->backend->copy_from_host(host, host_offset, *held->allocation(), offset, n);
 }
 
 Result<void> Gpu::fill(const Memory& memory, std::uint64_t offset, std::uint64_t n, std::uint64_t seed) const {
     const auto held = checked(*memory.state_, *state_->backend, "Gpu::fill", offset, n);
     if (n == 0) return {};
-    return state_->backend->fill(*held->allocation, offset, n, seed);
+    return state_->backend->fill(*held->allocation(), offset, n, seed);
 }
 
 Result<void> Gpu::fill(const Memory& memory, std::uint64_t seed) const { return fill(memory, 0, memory.bytes(), seed); }
@@ -311,7 +471,7 @@ Result<void> Gpu::fill(const Memory& memory, std::uint64_t seed) const { return 
 Result<std::uint64_t> Gpu::checksum(const Memory& memory, std::uint64_t offset, std::uint64_t n) const {
     const auto held = checked(*memory.state_, *state_->backend, "Gpu::checksum", offset, n);
     if (n == 0) return std::uint64_t{0};  // pattern::finish(0, 0)
-    return state_->backend->checksum(*held->allocation, offset, n);
+    return state_->backend->checksum(*held->allocation(), offset, n);
 }
 
 Result<std::uint64_t> Gpu::checksum(const Memory& memory) const { return checksum(memory, 0, memory.bytes()); }

@@ -31,6 +31,7 @@
 #include "dma_memory.hpp"
 #include "range_allocator.hpp"
 #include "rig/pci/config.hpp"
+#include "rig/pci/groups.hpp"
 #include "rig/pci/reservation.hpp"
 #include "rig/text.hpp"
 #include "sysfs.hpp"
@@ -296,16 +297,23 @@ public:
     }
 
 private:
+    // What sysfs says keeps the function's group from VFIO (groups.hpp), for the kernel's
+    // refusal to name; empty where nothing does or the files cannot tell.
+    std::string blocked(const std::string& bus) const {
+        const auto group = iommu_group(Machine::at(root_), bus);
+        return group && *group ? not_viable(**group, bus) : std::string();
+    }
+
     Result<vfio::Opened> open(const std::string& bus, const fs::path& dir, bool iommufd) {
         if (iommufd) {
-            if (auto cdev = vfio::vfio_cdev(dir)) return vfio::open_iommufd(*kernel_, paths_, bus, *cdev);
+            if (auto cdev = vfio::vfio_cdev(dir)) return vfio::open_iommufd(*kernel_, paths_, bus, *cdev, blocked(bus));
         }
         auto group = vfio::iommu_group(dir, bus);
         if (!group) return std::unexpected(std::move(group).error());
         if (!*group)
             return fail(bus, ": has no IOMMU group: the machine has no IOMMU and VFIO's no-IOMMU mode is off "
                              "(enable_unsafe_noiommu_mode)");
-        return vfio::open_container(*kernel_, paths_, bus, **group, vfio::is_noiommu(root_, **group));
+        return vfio::open_container(*kernel_, paths_, bus, **group, vfio::is_noiommu(root_, **group), blocked(bus));
     }
 
     fs::path root_;

@@ -48,6 +48,8 @@ Machine Machine::make(std::string name, std::shared_ptr<Ops> ops, std::optional<
 
 std::optional<std::string> Machine::name() const { return state_->name; }
 
+Claims& Machine::claims() const { return *state_->claims; }
+
 std::optional<std::string> Machine::failed() const {
     if (state_->kind != State::Kind::Transport) return std::nullopt;
     return state_->ops->failed();

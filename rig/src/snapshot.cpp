@@ -26,17 +26,6 @@ Result<fs::path> sysfs_root(const Machine& machine) {
     return *machine.root();
 }
 
-std::optional<int> read_int(const fs::path& file) {
-    auto text = sysfs::read_text(file);
-    if (!text) return std::nullopt;
-    std::string_view s = *text;
-    while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.remove_suffix(1);
-    int value = 0;
-    const auto [end, error] = std::from_chars(s.data(), s.data() + s.size(), value);
-    if (error != std::errc() || end != s.data() + s.size() || s.empty()) return std::nullopt;
-    return value;
-}
-
 // The PF a VF's physfn link resolves to, inside the root.
 std::optional<fs::path> physfn_dir(const fs::path& root, const fs::path& dir) {
     std::error_code ec;
@@ -67,7 +56,8 @@ Result<void> copy_named_link(const fs::path& dir, const fs::path& out, const fs:
 Result<void> copy_node(const fs::path& root, const fs::path& out, const fs::path& dir) {
     const fs::path rel = dir.lexically_relative(root);
     if (auto r = make_dirs(out / rel); !r) return r;
-    for (const char* name : {"vendor", "device", "class", "numa_node", "secondary_bus_number", "subordinate_bus_number"}) {
+    for (const char* name : {"vendor", "device", "class", "numa_node", "secondary_bus_number", "subordinate_bus_number",
+                             "current_link_speed", "current_link_width", "max_link_speed", "max_link_width"}) {
         auto text = sysfs::read_text(dir / name);
         if (!text) continue;
         if (auto r = write_file(out / rel / name, *text); !r) return r;
@@ -133,19 +123,20 @@ Result<std::vector<FunctionFiles>> describe(const Machine& machine) {
     std::vector<FunctionFiles> out;
     out.reserve(ids->size());
     for (auto& id : *ids) {
-        FunctionFiles f{std::move(id), {}, {}, {}, {}, {}, {}, {}, {}, {}};
+        FunctionFiles f{std::move(id), {}, {}, {}, {}, {}, {}, {}, {}, {}, {}};
         auto dir = sysfs::function_dir(*root, f.id.bus);
         if (dir) {
             if (auto way = sysfs::read_way(*root, f.id.bus)) {
                 f.host_bridge = way->host_bridge;
                 if (way->nodes.size() > 1) f.upstream = way->nodes[1].bus;
+                f.link = way->nodes[0].link;
             } else {
                 f.unread = way.error();
             }
             f.driver = sysfs::link_name(*dir / "driver");
             f.iommu_group = sysfs::link_name(*dir / "iommu_group");
             if (const auto pf = physfn_dir(*root, *dir)) f.physfn = pf->filename().string();
-            f.numa_node = read_int(*dir / "numa_node");
+            f.numa_node = sysfs::read_int(*dir / "numa_node");
             if (auto bytes = sysfs::read_config(*dir)) {
                 if (auto header = parse_header(*bytes); header && header->is_bridge())
                     f.buses = std::pair<unsigned, unsigned>{*header->secondary_bus, *header->subordinate_bus};

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cerrno>
 #include <cstring>
 #include <deque>
@@ -126,6 +127,17 @@ Result<std::uint32_t> read_hex(const fs::path& file, std::uint32_t max) {
     return static_cast<std::uint32_t>(value);
 }
 
+std::optional<int> read_int(const fs::path& file) {
+    auto text = read_text(file);
+    if (!text) return std::nullopt;
+    std::string_view s = *text;
+    while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.remove_suffix(1);
+    int value = 0;
+    const auto [end, error] = std::from_chars(s.data(), s.data() + s.size(), value);
+    if (error != std::errc() || end != s.data() + s.size() || s.empty()) return std::nullopt;
+    return value;
+}
+
 std::optional<std::string> link_name(const fs::path& link) {
     std::error_code ec;
     if (!fs::is_symlink(fs::symlink_status(link, ec)) || ec) return std::nullopt;
@@ -192,6 +204,36 @@ std::optional<HostBridgeName> parse_host_bridge(std::string_view name) {
     return HostBridgeName{address->domain, address->bus};
 }
 
+Link read_link(const fs::path& dir) {
+    const auto text = [&](const char* name) -> std::optional<std::string> {
+        auto t = read_text(dir / name);
+        if (!t) return std::nullopt;
+        while (!t->empty() && (t->back() == '\n' || t->back() == ' ')) t->pop_back();
+        return *t;
+    };
+    const auto width = [&](const char* name) -> std::optional<unsigned> {
+        const auto t = text(name);
+        unsigned value = 0;
+        if (!t || t->empty()) return std::nullopt;
+        const auto [end, error] = std::from_chars(t->data(), t->data() + t->size(), value);
+        if (error != std::errc() || end != t->data() + t->size() || value == 0 || value > 32) return std::nullopt;
+        return value;
+    };
+    const auto state = [&](const char* speed, const char* lanes) -> std::optional<LinkState> {
+        const auto s = text(speed);
+        const auto w = width(lanes);
+        const auto g = s ? parse_sysfs_speed(*s) : std::nullopt;
+        if (!g || !w) return std::nullopt;
+        return LinkState{*g, *w};
+    };
+    Link link;
+    link.status = state("current_link_speed", "current_link_width");
+    link.capability = state("max_link_speed", "max_link_width");
+    std::error_code ec;
+    if (link.status || link.capability || fs::exists(dir / "current_link_speed", ec)) link.source = LinkSource::Sysfs;
+    return link;
+}
+
 namespace {
 
 Result<Node> read_node(const fs::path& dir, std::string_view bus) {
@@ -199,7 +241,11 @@ Result<Node> read_node(const fs::path& dir, std::string_view bus) {
     if (!bytes) return fail(std::string(bus), ": ", bytes.error());
     auto header = parse_header(*bytes);
     if (!header) return fail(std::string(bus), ": ", (dir / "config").string(), ": ", header.error());
-    return Node{std::string(bus), dir, *header};
+    Node node{std::string(bus), dir, *header, header->link(), std::string(bus)};
+    // Without CAP_SYS_ADMIN the capability lies past the 64 bytes sysfs gives; the link
+    // files are readable by anyone.
+    if (node.link.source == LinkSource::Unread) node.link = read_link(dir);
+    return node;
 }
 
 }  // namespace
@@ -224,6 +270,11 @@ Result<Way> read_way(const fs::path& root, std::string_view bus) {
         if (!pf) return fail(std::string(bus), ": its physfn link: ", pf.error());
         if (!fs::is_directory(*pf, ec)) return fail(std::string(bus), ": its physfn link names no directory (", pf->string(), ")");
         from = *pf;
+        // SR-IOV 1.1 §3.5: a VF's link registers are reserved; it uses its PF's link.
+        if (auto pf_node = read_node(*pf, pf->filename().string())) {
+            way.nodes[0].link = pf_node->link;
+            way.nodes[0].link_owner = pf_node->bus;
+        }
     }
     fs::path at = from.parent_path();
     for (int depth = 0;; ++depth) {

@@ -54,6 +54,9 @@ Result<std::string> read_file(const fs::path& file, std::size_t max, Longer long
 Result<std::string> read_text(const fs::path& file);
 // A file holding one hexadecimal number as sysfs writes it ("0x10de\n"), at most `max`.
 Result<std::uint32_t> read_hex(const fs::path& file, std::uint32_t max);
+// A file holding one decimal integer ("-1\n", numa_node), or nullopt where it cannot be
+// read or holds anything else.
+std::optional<int> read_int(const fs::path& file);
 // The name of the file a link points to ("vfio-pci" for a driver link), or nullopt
 // where there is no such link.
 std::optional<std::string> link_name(const fs::path& link);
@@ -81,7 +84,17 @@ struct Node {
     std::string bus;  // its bus address, as its directory is named
     fs::path dir;     // its resolved directory
     Header header;    // its configuration space, read now
+    // Its PCI Express link, from its configuration space where that has the registers,
+    // else from its sysfs link files (read_link); an SR-IOV VF's is its PF's.
+    Link link;
+    std::string link_owner;  // whose registers or files gave `link`: bus, or a VF's PF
+    std::uint32_t id = 0;    // the node's number among the ways read together (route_rule.hpp, number())
 };
+
+// A function's link from the files of its directory: max_link_speed, max_link_width,
+// current_link_speed and current_link_width (drivers/pci/pci-sysfs.c). LinkSource::Unread
+// where none of them can be read.
+Link read_link(const fs::path& dir);
 
 // A function's way up to its host bridge, as Linux's pci_upstream_bridge() climbs it.
 struct Way {
@@ -90,6 +103,7 @@ struct Way {
     std::vector<Node> nodes;
     std::string host_bridge;  // "pci0000:40": the nearest host bridge directory above it
     fs::path host_bridge_dir;
+    std::uint32_t host_bridge_id = 0;  // its host bridge's number among the ways read together
 };
 
 // Reads the way up of the function at `bus`, with each node's configuration space read

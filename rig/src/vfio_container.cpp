@@ -111,7 +111,7 @@ private:
 }  // namespace
 
 Result<Opened> open_container(Kernel& kernel, const Paths& paths, const std::string& bus, unsigned group,
-                              bool noiommu) {
+                              bool noiommu, const std::string& blocked) {
     const std::string container_path = paths.dev("/dev/vfio/vfio");
     auto container = kernel.open(container_path, O_RDWR);
     if (!container) {
@@ -142,13 +142,21 @@ Result<Opened> open_container(Kernel& kernel, const Paths& paths, const std::str
     status.argsz = sizeof status;
     auto got = kernel.ioctl(group_fd.get(), VFIO_GROUP_GET_STATUS, &status);
     if (!got) return fail(bus, ": VFIO_GROUP_GET_STATUS of ", group_path, " failed: ", errno_text(got.error()));
-    if (!(status.flags & VFIO_GROUP_FLAGS_VIABLE))
+    if (!(status.flags & VFIO_GROUP_FLAGS_VIABLE)) {
+        if (!blocked.empty()) return fail(bus, ": ", blocked, " (VFIO_GROUP_GET_STATUS: not viable)");
         return fail(bus, ": IOMMU group ", std::to_string(group),
                     " is not viable: every function of the group must be bound to vfio-pci or to no driver");
+    }
 
+    // Since Linux 5.19 setting the container claims the group's DMA
+    // (iommu_group_claim_dma_owner()): EPERM while a driver of the group holds it.
     int container_number = container_fd.get();
     auto set = kernel.ioctl(group_fd.get(), VFIO_GROUP_SET_CONTAINER, &container_number);
-    if (!set) return fail(bus, ": VFIO_GROUP_SET_CONTAINER failed: ", errno_text(set.error()));
+    if (!set) {
+        if (!blocked.empty() && (set.error() == EPERM || set.error() == EBUSY))
+            return fail(bus, ": ", blocked, " (VFIO_GROUP_SET_CONTAINER: ", errno_text(set.error()), ")");
+        return fail(bus, ": VFIO_GROUP_SET_CONTAINER failed: ", errno_text(set.error()));
+    }
 
     const unsigned long type = noiommu ? VFIO_NOIOMMU_IOMMU : VFIO_TYPE1v2_IOMMU;
     const char* type_name = noiommu ? "the no-IOMMU mode" : "the type1v2 IOMMU";

@@ -57,15 +57,21 @@ struct Paths {
 // The container/group way. `group` is the function's IOMMU group number, `noiommu`
 // whether it is a VFIO no-IOMMU group. Errors name the bus and the cause: no
 // /dev/vfio/vfio ("VFIO is not available"), the group is taken by another process
-// (EBUSY), the group is not viable, the IOMMU type is unsupported.
+// (EBUSY), the group is not viable, the IOMMU type is unsupported. `blocked` is what
+// sysfs says keeps the group from VFIO (groups.hpp not_viable(); empty: nothing), given
+// with the kernel's refusal of the group so that it names the functions and drivers.
 Result<Opened> open_container(Kernel& kernel, const Paths& paths, const std::string& bus, unsigned group,
-                              bool noiommu);
+                              bool noiommu, const std::string& blocked = {});
 
 // Whether this build and machine can take the iommufd way: the ABI is known (always: the
 // few structs are defined here where <linux/iommufd.h> lacks them) and /dev/iommu exists.
 bool iommufd_present(Kernel& kernel, const Paths& paths);
 
-// The iommufd way, for the function whose vfio cdev is `cdev` ("vfio3").
-Result<Opened> open_iommufd(Kernel& kernel, const Paths& paths, const std::string& bus, const std::string& cdev);
+// The iommufd way, for the function whose vfio cdev is `cdev` ("vfio3"). `blocked` as
+// for open_container: VFIO_DEVICE_BIND_IOMMUFD claims the group's DMA
+// (iommu_device_claim_dma_owner()), which the kernel refuses while a driver of the group
+// holds it.
+Result<Opened> open_iommufd(Kernel& kernel, const Paths& paths, const std::string& bus, const std::string& cdev,
+                            const std::string& blocked = {});
 
 }  // namespace rig::pci::vfio

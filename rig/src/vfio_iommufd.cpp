@@ -94,7 +94,8 @@ private:
 
 bool iommufd_present(Kernel& kernel, const Paths& paths) { return kernel.exists(paths.dev("/dev/iommu")); }
 
-Result<Opened> open_iommufd(Kernel& kernel, const Paths& paths, const std::string& bus, const std::string& cdev) {
+Result<Opened> open_iommufd(Kernel& kernel, const Paths& paths, const std::string& bus, const std::string& cdev,
+                            const std::string& blocked) {
     const std::string iommu_path = paths.dev("/dev/iommu");
     auto iommufd = kernel.open(iommu_path, O_RDWR);
     if (!iommufd) return fail(bus, ": cannot open ", iommu_path, ": ", errno_text(iommufd.error()));
@@ -113,6 +114,10 @@ Result<Opened> open_iommufd(Kernel& kernel, const Paths& paths, const std::strin
     bind.iommufd = iommu.get();
     auto bound = kernel.ioctl(device_fd.get(), abi::device_bind_iommufd, &bind);
     if (!bound) {
+        // The bind claims the group's DMA (iommu_device_claim_dma_owner()): EPERM where a
+        // kernel driver of the group holds it, or another process's iommufd does.
+        if (!blocked.empty() && (bound.error() == EPERM || bound.error() == EBUSY))
+            return fail(bus, ": ", blocked, " (VFIO_DEVICE_BIND_IOMMUFD: ", errno_text(bound.error()), ")");
         if (bound.error() == EBUSY) return fail(bus, " is taken by another process: its vfio cdev is bound");
         return fail(bus, ": VFIO_DEVICE_BIND_IOMMUFD failed: ", errno_text(bound.error()));
     }

@@ -95,7 +95,7 @@ TEST_P(Contract, MappedMemoryOutlivesItsOwnersFree) {
     const Memory owned = must(a.alloc(64 * KiB));
     const Memory mapped = must(b.map(owned));
     must(a.fill(owned, 5));
-    a.free(owned);
+    must(a.free(owned));
     EXPECT_EQ(must(b.checksum(mapped)), reference::fill_checksum(5, 64 * KiB));
     // The range is still held by b: a new allocation does not land on it.
     const Memory other = must(a.alloc(64 * KiB));
@@ -277,8 +277,8 @@ TEST_P(Contract, RunsOfASubRangeStartAtThePageOfItsFirstByte) {
 TEST_P(Contract, FreedMemoryIsRefusedAndAFreeAgainDoesNothing) {
     const Gpu g = gpu(0);
     const Memory m = must(g.alloc(4096));
-    g.free(m);
-    g.free(m);
+    must(g.free(m));
+    must(g.free(m));
     std::vector<std::byte> out(8);
     try {
         (void)g.download(m, 0, out);
@@ -289,13 +289,47 @@ TEST_P(Contract, FreedMemoryIsRefusedAndAFreeAgainDoesNothing) {
     EXPECT_THROW((void)m.runs(0, 8), std::invalid_argument);
 }
 
+TEST_P(Contract, FreedHostMemoryIsRefusedAndAFreeAgainDoesNothing) {
+    const Gpu g = gpu(0);
+    const HostMemory host = must(g.host(4096));
+    must(g.free(host));
+    must(g.free(host));
+    try {
+        (void)host.buffer();
+        FAIL() << "no exception";
+    } catch (const std::invalid_argument& e) {
+        EXPECT_NE(std::string(e.what()).find("the host memory of " + g.bus()), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("was freed"), std::string::npos) << e.what();
+    }
+}
+
+TEST_P(Contract, CloseFreesEveryMemoryAndLaterAllocationsThrow) {
+    const Gpu g = gpu(0);
+    const Memory m = must(g.alloc(4096));
+    const HostMemory host = must(g.host(4096));
+    must(g.close());
+    must(g.close());
+    std::vector<std::byte> out(8);
+    EXPECT_THROW((void)g.download(m, 0, out), std::invalid_argument);
+    EXPECT_THROW((void)host.buffer(), std::invalid_argument);
+    try {
+        (void)g.alloc(4096);
+        FAIL() << "no exception";
+    } catch (const std::invalid_argument& e) {
+        EXPECT_NE(std::string(e.what()).find(g.bus() + " (" + g.name() + ") is closed"), std::string::npos) << e.what();
+    }
+    EXPECT_THROW((void)g.host(4096), std::invalid_argument);
+}
+
 TEST_P(Contract, MemoryOfAnotherGpuIsRefused) {
     const Gpu a = gpu(0), b = gpu(1);
     const Memory m = must(a.alloc(4096));
     std::vector<std::byte> out(8);
     EXPECT_THROW((void)b.download(m, 0, out), std::invalid_argument);
-    EXPECT_THROW(b.free(m), std::invalid_argument);
+    EXPECT_THROW((void)b.free(m), std::invalid_argument);
     EXPECT_THROW((void)a.map(m), std::invalid_argument);
+    const HostMemory host = must(a.host(4096));
+    EXPECT_THROW((void)b.free(host), std::invalid_argument);
 }
 
 TEST_P(Contract, RangesOutsideTheMemoryAndEmptyAllocationsThrow) {

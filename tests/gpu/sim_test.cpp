@@ -22,6 +22,7 @@
 #include "rig/gpu/reference.hpp"
 #include "rig/gpu/sim/model.hpp"
 #include "rig/gpu/sim/registers.hpp"
+#include "rig/pci/claim.hpp"
 #include "rig/pci/function.hpp"
 #include "rig/sim/dma_engine.hpp"
 #include "rig/sim/faults.hpp"
@@ -169,7 +170,7 @@ struct Fragmented {
         : gpu(must(sim::open(bench.system.machine(), bench.gpus[0], sim_space()))),
           a(must(gpu.alloc(1 * MiB))), b(must(gpu.alloc(1 * MiB))), c(must(gpu.alloc(61 * MiB))),
           hole(must(b.runs())), last(must(c.runs())) {
-        gpu.free(b);
+        must(gpu.free(b));
     }
     Gpu gpu;
     Memory a, b, c;
@@ -304,16 +305,98 @@ TEST(SimGpu, BarFreeCountsOnlyTheBar) {
     const auto r = m.runs();
     ASSERT_FALSE(r);
     EXPECT_NE(r.error().find("with 0 bytes of it free"), std::string::npos) << r.error();
-    g.free(m);
+    must(g.free(m));
     const Memory a = must(g.alloc(32 * MiB));
     const Memory b = must(g.alloc(64 * MiB));  // 32 MiB behind the BAR, 32 past it
     const auto rb = b.runs();
     ASSERT_FALSE(rb);
     EXPECT_NE(rb.error().find("with 0 bytes of it free"), std::string::npos) << rb.error();
-    g.free(a);
+    must(g.free(a));
     const auto again = b.runs();
     ASSERT_FALSE(again);
     EXPECT_NE(again.error().find("with 32 MiB of it free"), std::string::npos) << again.error();
+}
+
+// B18 (docs/bugs.md): a NIC's region claims the runs it registered on its machine
+// (Region::device); here the test claims them as the region would.
+pci::Claim claim_runs(const Bench& bench, const Runs& runs, std::string by) {
+    std::vector<pci::Span> spans;
+    for (const auto& run : runs.runs) spans.push_back({run.address.value, run.bytes});
+    return bench.system.machine().claims().claim(spans, std::move(by));
+}
+
+TEST(SimGpu, FreeOfMemoryWhoseRunsAreClaimedIsRefusedNamingTheClaimAndTheRange) {
+    const Bench bench = build(small());
+    const Gpu g = must(sim::open(bench.system.machine(), bench.gpus[0], sim_space()));
+    const Memory m = must(g.alloc(1 * MiB));
+    const Runs part = must(m.runs(256 * KiB, 64 * KiB));
+    pci::Claim claim = claim_runs(bench, part, "the device region of 64 KiB of NIC 0000:09:00.0");
+    const std::uint64_t first = part.runs[0].address.value;
+    const auto refused = g.free(m);
+    ASSERT_FALSE(refused);
+    EXPECT_EQ(refused.error(), bench.gpus[0] + " (rig sim GPU): cannot free the 1 MiB at " + text::hex(static_cast<std::uint64_t>(m.address())) +
+                                   ": the device region of 64 KiB of NIC 0000:09:00.0 covers bus addresses [" + text::hex(first) + ", " +
+                                   text::hex(first + 64 * KiB) + ") of it, which the NIC may still write; deregister the region first");
+    must(g.fill(m, 5));  // still allocated
+    claim.drop();
+    must(g.free(m));
+    std::vector<std::byte> out(8);
+    EXPECT_THROW((void)g.download(m, 0, out), std::invalid_argument);
+}
+
+TEST(SimGpu, MemoryWhoseLastHandleGoesWhileClaimedIsKeptUntilTheClaimGoes) {
+    const Bench bench = build(small());
+    const Gpu g = must(sim::open(bench.system.machine(), bench.gpus[0], sim_space()));
+    std::optional<Memory> all = must(g.alloc(64 * MiB));  // every byte of VRAM
+    pci::Claim claim = claim_runs(bench, must(all->runs()), "the device region of 64 MiB of NIC 0000:09:00.0");
+    all.reset();
+    EXPECT_EQ(bench.system.machine().claims().kept(), 1u);
+    EXPECT_FALSE(g.alloc(64 * KiB)) << "the VRAM the region covers was handed out again";
+    claim.drop();
+    EXPECT_EQ(bench.system.machine().claims().kept(), 0u);
+    EXPECT_TRUE(g.alloc(64 * MiB));
+}
+
+TEST(SimGpu, CloseWhileAClaimCoversMemoryIsRefusedAndFreesNothing) {
+    const Bench bench = build(small());
+    const Gpu g = must(sim::open(bench.system.machine(), bench.gpus[0], sim_space()));
+    const Memory free_one = must(g.alloc(64 * KiB));
+    const Memory covered = must(g.alloc(128 * KiB));
+    pci::Claim claim = claim_runs(bench, must(covered.runs()), "the device region of 128 KiB of NIC 0000:09:00.0");
+    const auto refused = g.close();
+    ASSERT_FALSE(refused);
+    EXPECT_NE(refused.error().find(": cannot free the 128 KiB at " + text::hex(static_cast<std::uint64_t>(covered.address())) +
+                                   ": the device region of 128 KiB of NIC 0000:09:00.0 covers bus addresses"),
+              std::string::npos)
+        << refused.error();
+    must(g.fill(free_one, 1));  // nothing freed, still open
+    EXPECT_TRUE(g.alloc(64 * KiB));
+    claim.drop();
+    must(g.close());
+    std::vector<std::byte> out(8);
+    EXPECT_THROW((void)g.download(covered, 0, out), std::invalid_argument);
+}
+
+TEST(SimGpu, FreeOrCloseOfHostMemoryWhosePagesAreClaimedIsRefused) {
+    const Bench bench = build();
+    const Gpu g = must(sim::open(bench.system.machine(), bench.gpus[0], sim_space()));
+    const HostMemory host = must(g.host(16 * KiB));
+    const auto first = reinterpret_cast<std::uintptr_t>(host.buffer().window.data());
+    const pci::Span span{first + 4 * KiB, 4 * KiB};
+    pci::Claim claim = pci::process_claims().claim({&span, 1}, "the pages region of 4 KiB of NIC 0000:09:00.0");
+    const auto refused = g.free(host);
+    ASSERT_FALSE(refused);
+    EXPECT_EQ(refused.error(), bench.gpus[0] + " (rig sim GPU): cannot free the host memory of 16 KiB at " + text::hex(first) +
+                                   ": the pages region of 4 KiB of NIC 0000:09:00.0 covers process addresses [" +
+                                   text::hex(first + 4 * KiB) + ", " + text::hex(first + 8 * KiB) +
+                                   ") of it, which the NIC may still write; deregister the region first");
+    const auto close = g.close();
+    ASSERT_FALSE(close);
+    EXPECT_NE(close.error().find("covers process addresses"), std::string::npos) << close.error();
+    EXPECT_EQ(host.buffer().size(), 16 * KiB);  // still there
+    claim.drop();
+    must(g.free(host));
+    EXPECT_THROW((void)host.buffer(), std::invalid_argument);
 }
 
 TEST(SimGpu, ACopyTheIommuDoesNotMapFaultsAtItsBusAddressAndMovesNothing) {

@@ -9,6 +9,7 @@
 #include "../support/random_topology.hpp"
 #include "../support/trees.hpp"
 #include "rig/pci/machine.hpp"
+#include "rig/pci/routes.hpp"
 
 namespace rig::pci {
 namespace {
@@ -94,6 +95,8 @@ TEST(RouteProperty, RandomTreesAgreeWithTheReferenceAndAreSymmetric) {
             const Tree tree(t, unprivileged ? std::optional<unsigned>(64) : std::nullopt);
             const Machine m = tree.machine();
             const Reference reference(t, unprivileged);
+            const auto routes = Routes::read(m);
+            ASSERT_TRUE(routes) << routes.error();
             for (std::size_t i = 0; i < t.functions().size(); ++i)
                 for (std::size_t j = 0; j < t.functions().size(); ++j) {
                     const FunctionRef p{i}, c{j};
@@ -104,6 +107,16 @@ TEST(RouteProperty, RandomTreesAgreeWithTheReferenceAndAreSymmetric) {
                     ASSERT_EQ(r.forwards(), reference.forwards(p, c)) << r.explain();
                     ASSERT_EQ(m.forwards(b, a), r.forwards());
                     ASSERT_EQ(m.distance(b, a), r.distance);
+                    // Routes, from ways read once, answers as Machine does pair by pair.
+                    const auto ri = routes->find(a), rj = routes->find(b);
+                    ASSERT_TRUE(ri && rj);
+                    const Route once = routes->route(*ri, *rj);
+                    ASSERT_EQ(once.verdict, r.verdict);
+                    ASSERT_EQ(once.distance, r.distance);
+                    ASSERT_EQ(once.common, r.common);
+                    ASSERT_EQ(once.explain(), r.explain());
+                    ASSERT_EQ(routes->verdict(*ri, *rj), r.verdict);
+                    ASSERT_EQ(routes->distance(*ri, *rj), r.distance);
                     ++pairs;
                     forwarded += r.forwards();
                 }

@@ -41,6 +41,8 @@ public:
     std::string bus;
     bool viable = true;
     int group_open_error = 0;
+    int set_container_error = 0;  // VFIO_GROUP_SET_CONTAINER's errno (EPERM: the group's DMA is a driver's)
+    int bind_error = 0;           // VFIO_DEVICE_BIND_IOMMUFD's errno
     std::uint32_t device_flags = VFIO_DEVICE_FLAGS_PCI | VFIO_DEVICE_FLAGS_RESET;
     std::array<Region, 9> regions{};
     std::vector<std::uint8_t> config = std::vector<std::uint8_t>(4096, 0);
@@ -106,7 +108,9 @@ public:
                 s->flags = viable ? VFIO_GROUP_FLAGS_VIABLE : 0;
                 return note("GROUP_GET_STATUS", 0);
             }
-            case VFIO_GROUP_SET_CONTAINER: return note("GROUP_SET_CONTAINER", 0);
+            case VFIO_GROUP_SET_CONTAINER:
+                if (set_container_error) return fail_with("GROUP_SET_CONTAINER", set_container_error);
+                return note("GROUP_SET_CONTAINER", 0);
             case VFIO_GROUP_UNSET_CONTAINER: return note("GROUP_UNSET_CONTAINER", 0);
             case VFIO_GROUP_GET_DEVICE_FD:
                 if (std::string(static_cast<const char*>(arg)) != bus) return std::unexpected(ENODEV);
@@ -154,7 +158,10 @@ public:
             default: break;
         }
         namespace abi = pci::vfio::abi;
-        if (request == abi::device_bind_iommufd) return note("DEVICE_BIND_IOMMUFD", 0);
+        if (request == abi::device_bind_iommufd) {
+            if (bind_error) return fail_with("DEVICE_BIND_IOMMUFD", bind_error);
+            return note("DEVICE_BIND_IOMMUFD", 0);
+        }
         if (request == abi::device_attach_iommufd_pt) return note("DEVICE_ATTACH_IOMMUFD_PT", 0);
         if (request == abi::ioas_alloc) {
             static_cast<abi::iommu_ioas_alloc*>(arg)->out_ioas_id = 7;
@@ -248,6 +255,10 @@ private:
     Sys<int> note(std::string what, int value) {
         log.push_back(std::move(what));
         return value;
+    }
+    Sys<int> fail_with(std::string what, int error) {
+        log.push_back(std::move(what));
+        return std::unexpected(error);
     }
 
     std::uint8_t* region_bytes(std::uint64_t offset, std::size_t n) {

@@ -42,6 +42,9 @@ struct Local {
     std::shared_ptr<FakeKernel> kernel = std::make_shared<FakeKernel>();
     std::string driver = "vfio-pci";
     std::optional<unsigned> group = 5;
+    // A second function below the same root port (which has no ACS, so it shares the
+    // group), bound to this driver; none where empty.
+    std::string neighbour;
 
     std::string dev(const std::string& path) const { return dir.path().string() + path; }
 
@@ -55,6 +58,12 @@ struct Local {
         s.driver = driver;
         s.iommu_group = group;
         t.add(rp, s);
+        if (!neighbour.empty()) {
+            auto n = sim::Spec::endpoint(0, 1, 0x10de, 0x2335, 0x030200);
+            n.driver = neighbour;
+            n.iommu_group = 9;
+            t.add(rp, n);
+        }
         if (auto r = sim::write_sysfs(t, dir.path()); !r) throw std::runtime_error(r.error());
 
         kernel->bus = bus;
@@ -288,6 +297,54 @@ TEST(LocalTake, GroupNotViableIsAnError) {
     ASSERT_FALSE(f);
     EXPECT_EQ(f.error(), "0000:01:00.0: IOMMU group 5 is not viable: every function of the group must be bound to "
                          "vfio-pci or to no driver");
+}
+
+// The kernel's refusal names what sysfs says blocks the group: the function sharing it
+// and its driver, as the simulator's take does.
+TEST(LocalTake, GroupNotViableNamesTheFunctionAndTheDriverThatHoldIt) {
+    Local local;
+    local.neighbour = "nvidia";
+    local.with_vfio();
+    local.kernel->viable = false;
+    auto f = Function::take(local.machine(), bus);
+    ASSERT_FALSE(f);
+    EXPECT_EQ(f.error(), "0000:01:00.0: IOMMU group 5 is not viable: 0000:01:00.1 in it is bound to the driver nvidia; VFIO "
+                         "takes a function only where every function of its group is bound to vfio-pci, to no driver, or "
+                         "is a bridge: unbind 0000:01:00.1 from nvidia (or bind it to vfio-pci) (VFIO_GROUP_GET_STATUS: not "
+                         "viable)");
+}
+
+TEST(LocalTake, SetContainerRefusedForTheGroupsDmaNamesTheDriverThatHoldsIt) {
+    Local local;
+    local.neighbour = "nvidia";
+    local.with_vfio();
+    local.kernel->set_container_error = EPERM;
+    auto f = Function::take(local.machine(), bus);
+    ASSERT_FALSE(f);
+    EXPECT_NE(f.error().find("0000:01:00.0: IOMMU group 5 is not viable: 0000:01:00.1 in it is bound to the driver nvidia"),
+              std::string::npos) << f.error();
+    EXPECT_NE(f.error().find("(VFIO_GROUP_SET_CONTAINER: "), std::string::npos) << f.error();
+}
+
+TEST(LocalTake, IommufdBindRefusedForTheGroupsDmaNamesTheDriverThatHoldsIt) {
+    Local local;
+    local.neighbour = "amdgpu";
+    local.with_iommufd();
+    local.kernel->bind_error = EPERM;
+    auto f = Function::take(local.machine(), bus);
+    ASSERT_FALSE(f);
+    EXPECT_NE(f.error().find("0000:01:00.0: IOMMU group 5 is not viable: 0000:01:00.1 in it is bound to the driver amdgpu"),
+              std::string::npos) << f.error();
+    EXPECT_NE(f.error().find("(VFIO_DEVICE_BIND_IOMMUFD: "), std::string::npos) << f.error();
+}
+
+TEST(LocalTake, IommufdBindRefusedWithNothingInTheGroupSaysWhatTheKernelSaid) {
+    Local local;
+    local.with_iommufd();
+    local.kernel->bind_error = EPERM;
+    auto f = Function::take(local.machine(), bus);
+    ASSERT_FALSE(f);
+    EXPECT_EQ(f.error().rfind("0000:01:00.0: VFIO_DEVICE_BIND_IOMMUFD failed: ", 0), 0u) << f.error();
 }
 
 TEST(LocalTake, GroupOpenElsewhereIsTakenByAnotherProcess) {

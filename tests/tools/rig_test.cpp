@@ -152,10 +152,16 @@ TEST(RigTool, TopoPrintsBothMatricesWithLegend) {
     EXPECT_NE(run.out.find("GPU0    0000:03:00.0  10de:1db4  3D controller"), std::string::npos) << run.out;
     EXPECT_NE(run.out.find("DEV0    0000:03:00.1"), std::string::npos) << run.out;
     EXPECT_NE(run.out.find("NIC0    0000:04:00.0"), std::string::npos) << run.out;
-    EXPECT_NE(run.out.find("GPU0  X     SW    SW"), std::string::npos) << run.out;
-    // The GPU's own port (the common node with its audio function) redirects too.
-    EXPECT_NE(run.out.find("GPU0  X     NS    NS"), std::string::npos) << run.out;
+    // By default the GPUs' and NICs' matrices, as nvidia-smi shows them.
+    EXPECT_NE(run.out.find("      GPU0  NIC0  \nGPU0  X     SW    \n"), std::string::npos) << run.out;
+    EXPECT_NE(run.out.find("(2 of 3 endpoints); --all shows every one"), std::string::npos) << run.out;
+    EXPECT_NE(run.out.find("GPU0  X     NS    \n"), std::string::npos) << run.out;
     EXPECT_NE(run.out.find("NS   = not supported"), std::string::npos) << run.out;
+    const test::Run every = rig({"topo", "--root", tree.root().string(), "--all"});
+    EXPECT_NE(every.out.find("GPU0  X     SW    SW"), std::string::npos) << every.out;
+    // The GPU's own port (the common node with its audio function) redirects too.
+    EXPECT_NE(every.out.find("GPU0  X     NS    NS"), std::string::npos) << every.out;
+    EXPECT_EQ(every.out.find("--all shows"), std::string::npos) << every.out;
 }
 
 TEST(RigTool, TopoNotesAVirtualTopologyWhenEveryEndpointSitsOnARootBus) {
@@ -194,6 +200,33 @@ TEST(RigTool, WhyNormalizesShortAndUppercaseAddresses) {
     EXPECT_EQ(short_form.out, full.out);
 }
 
+// Behind an IOMMU, a direct route means the two share an IOMMU group: VFIO takes the
+// NIC only with the GPU's function free of its vendor driver, and --why says so.
+TEST(RigTool, WhyOfADirectRouteBehindAnIommuSaysTheGpuMustBeFreeOfItsDriver) {
+    Topology t(Cpu::intel(0x8f));
+    const auto h = t.host_bridge(0, 0);
+    t.add(h, Spec::root_complex(0x8086, 0x09a2));
+    const auto usp = t.add(t.add(h, Spec::root_port(1, 0, 0x8086, 0x352a, 0x001d)), Spec::upstream_port(0x1000, 0xc030));
+    auto gpu = Spec::endpoint(0, 0, 0x10de, 0x2335, 0x030200);
+    gpu.driver = "nvidia";
+    gpu.iommu_group = 3;
+    t.add(t.add(usp, Spec::downstream_port(0, 0x1000, 0xc030)), gpu);
+    auto nic = Spec::endpoint(0, 0, 0x14e4, 0x1750, 0x020000);
+    nic.iommu_group = 4;
+    t.add(t.add(usp, Spec::downstream_port(1, 0x1000, 0xc030)), nic);
+    const Tree tree(t);
+    const test::Run run = rig({"topo", "--root", tree.root().string(), "--why", "03:00.0", "04:00.0"});
+    ASSERT_EQ(run.status, 0) << run.out;
+    EXPECT_NE(run.out.find("VFIO: behind an IOMMU this direct route means no ACS isolates 0000:04:00.0 from 0000:03:00.0, so "
+                           "they share an IOMMU group (3), and VFIO takes 0000:04:00.0 only with 0000:03:00.0 free of its "
+                           "vendor driver (bound to vfio-pci or to none; it is bound to nvidia)\n"),
+              std::string::npos)
+        << run.out;
+    // Without an IOMMU group the NIC is not behind an IOMMU: nothing to say.
+    const Tree plain(OneSwitch{}.build());
+    EXPECT_EQ(rig({"topo", "--root", plain.root().string(), "--why", "03:00.0", "04:00.0"}).out.find("VFIO:"), std::string::npos);
+}
+
 TEST(RigTool, WhyRejectsWhatIsNoBusAddress) {
     const Tree tree(OneSwitch{}.build());
     const test::Run run = rig({"topo", "--root", tree.root().string(), "--why", "03:00", "04:00.0"});
@@ -211,18 +244,142 @@ TEST(RigTool, WhyOfNoFunctionIsAnErrorNamingIt) {
     }
 }
 
-TEST(RigTool, WhyWithJsonIsAUsageError) {
-    const Tree tree(OneSwitch{}.build());
+TEST(RigTool, WhyWithJsonGivesTheLinksAndTheBottleneck) {
+    OneSwitch s;
+    s.gpu_trained = pci::LinkState{pci::Generation::Gen3, 8};
+    const Tree tree(s.build());
     for (const std::vector<std::string>& args :
          {std::vector<std::string>{"topo", "--root", tree.root().string(), "--json", "--why", "03:00.0", "04:00.0"},
           {"topo", "--root", tree.root().string(), "--why", "03:00.0", "04:00.0", "--json"}}) {
         const test::Run run = rig(args);
-        EXPECT_EQ(run.status, 2) << run.out;
-        EXPECT_TRUE(run.out.find("--why excludes --json") != std::string::npos ||
-                    run.out.find("--json excludes --why") != std::string::npos)
-            << run.out;
-        EXPECT_EQ(run.out.find("not supported"), std::string::npos) << "no explanation is printed: " << run.out;
+        ASSERT_EQ(run.status, 0) << run.out;
+        const auto j = nlohmann::json::parse(run.out);
+        EXPECT_EQ(j.at("verdict"), "direct");
+        EXPECT_EQ(j.at("common"), "0000:01:00.0");
+        ASSERT_EQ(j.at("links").size(), 2u);
+        EXPECT_EQ(j.at("links")[0].at("function"), "0000:03:00.0");
+        EXPECT_EQ(j.at("links")[0].at("downtrained"), true);
+        EXPECT_EQ(j.at("links")[0].at("status").at("width"), 8);
+        EXPECT_EQ(j.at("links")[0].at("capability").at("generation"), 4);
+        EXPECT_EQ(j.at("links")[1].at("downtrained"), false);
+        EXPECT_EQ(j.at("bottleneck_bytes_per_second"), 8ull * 984'615'384u);
     }
+    const test::Run text = rig({"topo", "--root", tree.root().string(), "--why", "03:00.0", "04:00.0"});
+    EXPECT_NE(text.out.find("    0000:03:00.0 - 0000:02:08.0: Gen3 x8 (both ends can Gen4 x16)\n"), std::string::npos)
+        << text.out;
+    EXPECT_NE(text.out.find("  bottleneck: Gen3 x8, 7876923072 bytes/s each way\n"), std::string::npos) << text.out;
+}
+
+TEST(RigTool, LsShowsEachFunctionsLink) {
+    OneSwitch s;
+    s.gpu_trained = pci::LinkState{pci::Generation::Gen3, 8};
+    const Tree tree(s.build());
+    const test::Run run = rig({"ls", "--root", tree.root().string()});
+    ASSERT_EQ(run.status, 0) << run.out;
+    EXPECT_NE(run.out.find("LINK"), std::string::npos) << run.out;
+    const auto line = [&](const std::string& bus) { return run.out.substr(run.out.find(bus), run.out.find('\n', run.out.find(bus)) - run.out.find(bus)); };
+    EXPECT_NE(line("0000:03:00.0").find("Gen3 x8 (can Gen4 x16)"), std::string::npos) << run.out;
+    EXPECT_NE(line("0000:04:00.0").find("Gen4 x16"), std::string::npos) << run.out;
+    EXPECT_NE(line("0000:00:00.0").find(" - "), std::string::npos) << run.out;  // no PCI Express capability
+    const test::Run json = rig({"ls", "--root", tree.root().string(), "--json"});
+    const auto j = nlohmann::json::parse(json.out).at("functions");
+    for (const auto& f : j)
+        if (f.at("bus") == "0000:03:00.0") {
+            EXPECT_EQ(f.at("link").at("text"), "Gen3 x8 (can Gen4 x16)");
+            EXPECT_EQ(f.at("link").at("source"), "config");
+            EXPECT_EQ(f.at("link").at("status").at("gigatransfers"), 8.0);
+        }
+}
+
+// The example machine: GPU 1b:00.0 and NIC 1c:00.0 below switch 1a:00.0, a NIC
+// on another root port (20:00.0) and one on another socket's host bridge (81:00.0), every
+// link Gen5 x16 unless `gpu_trained` says otherwise.
+Topology pairing_machine(std::optional<pci::LinkState> gpu_trained = std::nullopt) {
+    const pci::LinkState gen5{pci::Generation::Gen5, 16};
+    const auto with = [&](Spec s, int numa = 0) {
+        s.link = gen5;
+        s.numa_node = numa;
+        return s;
+    };
+    Topology t(Cpu::intel(0x8f));
+    const auto h = t.host_bridge(0, 0);
+    t.add(h, Spec::root_complex(0x8086, 0x09a2));
+    auto rp = with(Spec::root_port(1, 0, 0x8086, 0x352a));
+    rp.secondary = 0x1a;
+    auto usp = with(Spec::upstream_port(0x1000, 0xc030));
+    usp.secondary = 0x40;
+    const auto sw = t.add(t.add(h, rp), usp);  // 1a:00.0
+    auto d0 = with(Spec::downstream_port(0, 0x1000, 0xc030));
+    d0.secondary = 0x1b;
+    auto d1 = with(Spec::downstream_port(1, 0x1000, 0xc030));
+    d1.secondary = 0x1c;
+    auto gpu = with(Spec::endpoint(0, 0, 0x10de, 0x2335, 0x030200));
+    gpu.trained = gpu_trained;
+    t.add(t.add(sw, d0), gpu);                                                     // 1b:00.0
+    t.add(t.add(sw, d1), with(Spec::endpoint(0, 0, 0x15b3, 0x1021, 0x020700)));    // 1c:00.0
+    auto rp2 = with(Spec::root_port(2, 0, 0x8086, 0x352a));
+    rp2.secondary = 0x20;
+    t.add(t.add(h, rp2), with(Spec::endpoint(0, 0, 0x15b3, 0x1021, 0x020700)));    // 20:00.0
+    const auto h8 = t.host_bridge(0, 0x80);
+    t.add(h8, Spec::root_complex(0x8086, 0x09a2));
+    t.add(t.add(h8, with(Spec::root_port(1, 0, 0x8086, 0x352a), 1)), with(Spec::endpoint(0, 0, 0x15b3, 0x1021, 0x020700), 1));
+    return t;
+}
+
+TEST(RigTool, TopoPairsEachGpuWithItsNicAndSaysWhy) {
+    const Tree tree(pairing_machine());
+    const test::Run run = rig({"topo", "--root", tree.root().string()});
+    ASSERT_EQ(run.status, 0) << run.out;
+    EXPECT_NE(run.out.find("  GPU0 0000:1b:00.0 -> NIC0 0000:1c:00.0 (switch 0000:1a:00.0, Gen5 x16, NUMA 0); next NIC1 "
+                           "(bridge)\n"),
+              std::string::npos)
+        << run.out;
+    EXPECT_EQ(run.out.find("warning:"), std::string::npos) << run.out;
+    const test::Run pinned = rig({"topo", "--root", tree.root().string(), "--pair", "1b:00.0=20:00.0"});
+    ASSERT_EQ(pinned.status, 0) << pinned.out;
+    EXPECT_NE(pinned.out.find("  GPU0 0000:1b:00.0 -> NIC1 0000:20:00.0 (bridge pci0000:00, Gen5 x16, NUMA 0); override; "
+                              "next NIC0 (switch)\n"),
+              std::string::npos)
+        << pinned.out;
+    const test::Run not_nic = rig({"topo", "--root", tree.root().string(), "--pair", "1b:00.0=1b:00.0"});
+    EXPECT_EQ(not_nic.status, 1);
+    EXPECT_NE(not_nic.out.find("0000:1b:00.0 is no NIC: class 0x030200"), std::string::npos) << not_nic.out;
+    const test::Run malformed = rig({"topo", "--root", tree.root().string(), "--pair", "GPU0=NIC0"});
+    EXPECT_EQ(malformed.status, 2);
+}
+
+TEST(RigTool, TopoWarnsOfEveryDowntrainedLinkOnAGpuNicRoute) {
+    const Tree tree(pairing_machine(pci::LinkState{pci::Generation::Gen3, 8}));
+    const test::Run run = rig({"topo", "--root", tree.root().string()});
+    ASSERT_EQ(run.status, 0) << run.out;
+    EXPECT_NE(run.out.find("(switch 0000:1a:00.0, Gen3 x8, NUMA 0)"), std::string::npos) << run.out;
+    EXPECT_NE(run.out.find("  warning: the link of 0000:1b:00.0 below 0000:40:00.0 is downtrained: LnkSta Gen3 x8, "
+                           "LnkCap Gen5 x16, port LnkCap Gen5 x16 (routes of GPU0)\n"),
+              std::string::npos)
+        << run.out;
+}
+
+TEST(RigTool, TopoJsonNicsHasTheRankingAndThePair) {
+    const Tree tree(pairing_machine());
+    const test::Run run = rig({"topo", "--root", tree.root().string(), "--json"});
+    ASSERT_EQ(run.status, 0) << run.out;
+    const auto nics = nlohmann::json::parse(run.out).at("nics");
+    ASSERT_EQ(nics.size(), 1u);
+    const auto& gpu = nics[0];
+    EXPECT_EQ(gpu.size(), 3u);
+    EXPECT_EQ(gpu.at("gpu"), "0000:1b:00.0");
+    EXPECT_EQ(gpu.at("paired"), "0000:1c:00.0");
+    const auto& ranked = gpu.at("ranked");
+    ASSERT_EQ(ranked.size(), 3u);
+    EXPECT_EQ(ranked[0], (nlohmann::json{{"nic", "0000:1c:00.0"},
+                                         {"forwards", true},
+                                         {"distance", "switch"},
+                                         {"numa", "same"},
+                                         {"bottleneck_bytes_per_second", 16ull * 3'938'461'538u},
+                                         {"tie", false}}));
+    EXPECT_EQ(ranked[1].at("distance"), "bridge");
+    EXPECT_EQ(ranked[2].at("distance"), "system");
+    EXPECT_EQ(ranked[2].at("numa"), "other");
 }
 
 TEST(RigTool, UsageErrorsExitTwoWithCli11sMessage) {

@@ -66,6 +66,8 @@ public:
 
     Result<std::vector<pci::Run>> runs(std::uint64_t offset, std::uint64_t bytes) const override;
     Result<Dmabuf> dmabuf(std::uint64_t offset, std::uint64_t bytes) const override;
+    // No runs ever (runs says why), so no region of a NIC driven from user space covers it.
+    std::vector<pci::Run> reachable() const override { return {}; }
 
     CUdeviceptr address() const { return address_; }
     const Device& device() const { return *device_; }
@@ -90,6 +92,7 @@ public:
 
     Result<std::vector<pci::Run>> runs(std::uint64_t offset, std::uint64_t bytes) const override { return owner_->runs(offset, bytes); }
     Result<Dmabuf> dmabuf(std::uint64_t offset, std::uint64_t bytes) const override { return owner_->dmabuf(offset, bytes); }
+    std::vector<pci::Run> reachable() const override { return owner_->reachable(); }
     CUdeviceptr address() const { return memory_.address(); }
 private:
     const std::shared_ptr<const Device> device_;

@@ -75,6 +75,12 @@ public:
 
     Result<std::vector<pci::Run>> runs(std::uint64_t offset, std::uint64_t bytes) const override;
     Result<Dmabuf> dmabuf(std::uint64_t offset, std::uint64_t bytes) const override;
+    // The runs of the whole BO where the page map gives them; none where it does not,
+    // and then no NIC region can cover it either.
+    std::vector<pci::Run> reachable() const override {
+        auto r = runs(0, bytes_);
+        return r ? std::move(*r) : std::vector<pci::Run>{};
+    }
 
     const Device& device() const { return *device_; }
     std::uint64_t address() const { return address_; }
@@ -101,6 +107,7 @@ public:
 
     Result<std::vector<pci::Run>> runs(std::uint64_t offset, std::uint64_t bytes) const override { return owner_->runs(offset, bytes); }
     Result<Dmabuf> dmabuf(std::uint64_t offset, std::uint64_t bytes) const override { return owner_->dmabuf(offset, bytes); }
+    std::vector<pci::Run> reachable() const override { return owner_->reachable(); }
     amdgpu_bo_handle bo = nullptr;
     bool va_mapped = false;
     Imported hip;

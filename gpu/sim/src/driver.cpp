@@ -75,6 +75,7 @@ public:
 
     Result<std::vector<pci::Run>> runs(std::uint64_t offset, std::uint64_t n) const override;
     Result<Dmabuf> dmabuf(std::uint64_t offset, std::uint64_t n) const override;
+    std::vector<pci::Run> reachable() const override;
 
     const std::shared_ptr<Device> device;  // kept while the memory lives, mapped by peers included
     const std::uint64_t address, bytes;
@@ -92,6 +93,7 @@ public:
 
     Result<std::vector<pci::Run>> runs(std::uint64_t offset, std::uint64_t n) const override { return owner->runs(offset, n); }
     Result<Dmabuf> dmabuf(std::uint64_t offset, std::uint64_t n) const override { return owner->dmabuf(offset, n); }
+    std::vector<pci::Run> reachable() const override { return owner->reachable(); }
 
     const std::shared_ptr<Device> device;
     const std::shared_ptr<Allocation> owner;
@@ -131,6 +133,7 @@ public:
     }
 
     std::uint64_t granularity() const override { return granule; }
+    pci::Machine machine() const override { return function_.machine(); }
 
     // Segment table (registers.hpp: stage, then store at an index).
 
@@ -445,6 +448,14 @@ Result<std::vector<pci::Run>> Memory::runs(std::uint64_t offset, std::uint64_t n
         done += piece;
         skip = 0;
     }
+    return runs;
+}
+
+std::vector<pci::Run> Memory::reachable() const {
+    std::vector<pci::Run> runs;
+    const std::uint64_t bar_bytes = device->bar_bytes();
+    for (const Extent& e : extents)
+        if (e.offset < bar_bytes) runs.push_back({device->bar() + e.offset, std::min(e.bytes, bar_bytes - e.offset)});
     return runs;
 }
 

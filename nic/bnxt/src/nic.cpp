@@ -52,6 +52,7 @@ Result<void> Nic::close() {
     if (!s.fn.release() && !first_error)
         first_error = s.bus + ": bus mastering would not turn off, so the memory the NIC reached was not given back";
     s.kept.clear();
+    s.kept_claims.clear();
     if (first_error) return std::unexpected(std::move(*first_error));
     return {};
 }

@@ -32,6 +32,9 @@ std::string region_name(const Region::State& r) {
     return std::string(kinds[static_cast<int>(r.kind)]) + " region of " + text::bytes(r.bytes);
 }
 
+// Who a claim of the region names to the memory's owner (B18).
+std::string claimant(const Region::State& r) { return "the " + region_name(r) + " of NIC " + r.nic->bus; }
+
 // ALLOCATE_MRW, then REGISTER_MR over the pages of `runs` (§4.6.12 two-step, §7.2 step 3);
 // the region joins its NIC's registry. On an Error nothing stays registered.
 Result<void> register_region(Region::State& r, std::span<const pci::Run> runs) {
@@ -132,6 +135,8 @@ Result<Region> Region::pages(const Nic& nic, std::span<std::byte> memory) {
     if (!runs) return std::unexpected(std::move(runs).error());  // Function::pin names the function and the bytes
     state->pinned = memory.data();
     state->pinned_bytes = memory.size();
+    const pci::Span span{address, memory.size()};
+    state->claim = pci::process_claims().claim({&span, 1}, claimant(*state));
     if (auto r = register_region(*state, *runs); !r) {
         state->nic->fn.unpin(state->pinned, state->pinned_bytes);
         state->pinned = nullptr;
@@ -211,6 +216,12 @@ Result<Region> Region::device(const Nic& nic, std::span<const pci::Run> runs) {
     auto state = std::make_shared<State>();
     state->nic = open_nic(nic, "device");
     Nic::State& n = *state->nic;
+    state->kind = RegionKind::Device;
+    state->bytes = total;
+    // Claimed first, so that the owner cannot give the memory back while it is registered.
+    std::vector<pci::Span> spans;
+    for (const pci::Run& run : runs) spans.push_back({run.address.value, run.bytes});
+    state->claim = n.fn.machine().claims().claim(spans, claimant(*state));
     // Every run is decided, and mapped where it must be, before anything is registered.
     std::vector<pci::Run> reached;
     std::optional<Provider> last;
@@ -226,8 +237,6 @@ Result<Region> Region::device(const Nic& nic, std::span<const pci::Run> runs) {
         }
         reached.push_back(*r);
     }
-    state->kind = RegionKind::Device;
-    state->bytes = total;
     state->va = reached.front().address.value;
     if (auto r = register_region(*state, reached); !r) {
         unmap();
@@ -247,6 +256,7 @@ Result<void> Region::State::deregister_locked() {
         if (auto done = n.rcfw->call(hsi::Opcode::DEREGISTER_MR, command); !done) {
             // seeds/000: the NIC may still reach the memory; it stays until close.
             life = Life::Stuck;
+            n.kept_claims.push_back(std::move(claim));
             n.kept.push_back(std::move(memory));
             n.kept.push_back(std::move(pages.table));
             return std::unexpected(std::move(done).error());
@@ -268,6 +278,7 @@ Result<void> Region::State::deregister_locked() {
     if (!n.fn.released())
         for (const pci::Run& run : peers) n.fn.unmap_peer(run);
     peers.clear();
+    claim.drop();  // the NIC reaches the memory no more: its owner may give it back
     return result;
 }
 

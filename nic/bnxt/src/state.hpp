@@ -36,6 +36,7 @@
 #include "rig/bnxt/nic.hpp"
 #include "rig/bnxt/qp.hpp"
 #include "rig/bnxt/region.hpp"
+#include "rig/pci/claim.hpp"
 
 namespace rig::bnxt {
 
@@ -100,6 +101,7 @@ struct Nic::State {
     // Memory the NIC may still reach after a refused deregister or destroy: kept until
     // the release at close turns bus mastering off (seeds/000, "deregister").
     std::vector<DmaBuffer> kept;
+    std::vector<pci::Claim> kept_claims;  // the claims of regions whose deregister was refused
 
     std::vector<Region::State*> regions;
     std::vector<Cq::State*> cqs;
@@ -124,6 +126,9 @@ struct Region::State {
     const void* pinned = nullptr;      // Pages
     std::uint64_t pinned_bytes = 0;
     std::vector<pci::Run> peers;       // Device: what map_peer mapped into the NIC's IOMMU domain
+    // Pages, Device: the memory it covers, claimed against its owner's free (B18): the
+    // process's bytes (Pages) or the runs' bus addresses on the NIC's machine (Device).
+    pci::Claim claim;
     PageList pages;
     // Deregistered until REGISTER_MR succeeds; Stuck once DEREGISTER_MR was refused.
     enum class Life : std::uint8_t { Registered, Deregistered, Stuck } life = Life::Deregistered;

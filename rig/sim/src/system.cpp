@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <stdexcept>
 
+#include "rig/pci/groups.hpp"
 #include "rig/pci/reservation.hpp"
 #include "rig/pci/transport.hpp"
 #include "rig/sim/fixture.hpp"
@@ -85,6 +86,14 @@ public:
         if (!state_->topology.find(bus)) return fail(name, ": ", bus, ": no such function");
         Slot* slot = state_->find(bus);
         if (!slot) return fail(name, ": ", bus, " has no device model to take (a bridge, or an endpoint without one)");
+        // As VFIO takes: the function bound to vfio-pci (or to none), its group viable.
+        const Spec& spec = state_->topology[*state_->topology.find(bus)].spec;
+        if (!spec.driver.empty() && spec.driver != "vfio-pci")
+            return fail(name, ": ", bus, " is bound to the driver ", spec.driver, "; to take it, unbind it and bind vfio-pci");
+        auto group = pci::iommu_group(state_->routes, bus);
+        if (!group) return fail(name, ": ", bus, ": ", group.error());
+        if (*group)
+            if (auto why = pci::not_viable(**group, bus); !why.empty()) return fail(name, ": ", bus, ": ", why);
         bool inherited = false;
         {
             std::lock_guard lock(state_->take_mutex);

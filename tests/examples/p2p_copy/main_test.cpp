@@ -94,7 +94,13 @@ TEST(P2pCopy, JsonHasExactlyTheIssuesFieldsInItsOrder) {
     for (const auto& path : out.at("paths")) {
         path_keys.clear();
         for (const auto& [k, v] : path.items()) path_keys.insert(k);
-        EXPECT_EQ(path_keys, (std::set<std::string>{"path", "ran", "reason", "bytes", "seconds", "bytes_per_second", "verified"}));
+        EXPECT_EQ(path_keys, (std::set<std::string>{"path", "ran", "reason", "bytes", "seconds", "bytes_per_second",
+                                                    "ceiling_bytes_per_second", "impossible", "verified"}));
+        // The simulated links: Gen4 x16 each (the simulator's own speed is the CPU's, far below).
+        if (path.at("ran") == true) {
+            EXPECT_EQ(path.at("ceiling_bytes_per_second"), 16.0 * 1'969'230'769);
+            EXPECT_EQ(path.at("impossible"), false);
+        }
     }
 }
 
@@ -211,7 +217,9 @@ TEST(P2pCopy, IommuDirectRunsP2pAtBusAddresses) {
     expect_verified(out["paths"][0], "p2p", 64 * 1024);
     EXPECT_TRUE(has(out["paths"][0]["reason"],
                     "machine 1: distance switch, forwards (direct below 0000:01:00.0, bus addresses the switch takes to the "
-                    "BAR before the NIC's IOMMU sees them)"))
+                    "BAR before the NIC's IOMMU sees them); behind an IOMMU this direct route means no ACS isolates "
+                    "0000:04:00.0 from 0000:03:00.0, so they share an IOMMU group, and VFIO takes 0000:04:00.0 only with "
+                    "0000:03:00.0 free of its vendor driver (bound to vfio-pci or to none)"))
         << out["paths"][0]["reason"];
 }
 
@@ -334,7 +342,8 @@ TEST(P2pCopy, TableNamesEachPathWithoutProgressForShortTransfers) {
     EXPECT_TRUE(has(run.out, "p2p_copy: 64 KiB from GPU memory on machine 1 to GPU memory on machine 2 (topology switch: "
                              "GPU 0000:03:00.0, NIC 0000:04:00.0 on each; path MTU 4096)"))
         << run.out;
-    EXPECT_TRUE(has(run.out, "path    ran             bytes   seconds   throughput  verified")) << run.out;
+    EXPECT_TRUE(has(run.out, "path    ran             bytes   seconds   throughput      ceiling  verified")) << run.out;
+    EXPECT_TRUE(has(run.out, "        ceiling: machine 1: Gen4 x16 0000:03:00.0 - 0000:02:00.0, 31.51 GB/s")) << run.out;
     EXPECT_TRUE(has(run.out, "p2p     ran             65536")) << run.out;
     EXPECT_TRUE(has(run.out, "bounce  ran             65536")) << run.out;
     EXPECT_TRUE(has(run.out, "        why: machine 1 sends from its GPU region")) << run.out;
@@ -511,6 +520,21 @@ TEST(P2pCopy, JsonOfANameThatIsNoUtf8ReplacesItsBytes) {
     EXPECT_EQ(out.at("topology"), (parent.path() / "snap-\xef\xbf\xbd\xef\xbf\xbd").string());
 }
 
+TEST_F(Snapshot, WithoutNicTheNicRigPairsWithTheGpuIsTakenAndSaysWhy) {
+    take(OneSwitch{});
+    const rig::test::Run run = p2p_copy({"--size", "64K", "--topology", dir(), "--gpu", "03:00.0"});
+    EXPECT_EQ(run.status, 0) << run.out;
+    EXPECT_TRUE(has(run.out, "p2p_copy: --nic 0000:04:00.0: the NIC rig pairs with 0000:03:00.0 (switch 0000:01:00.0, "
+                             "Gen4 x16, NUMA unknown)\n"))
+        << run.out;
+    EXPECT_TRUE(has(run.out, "GPU 0000:03:00.0, NIC 0000:04:00.0 on each")) << run.out;
+    const auto [status, out] = p2p_copy_json({"--size", "64K", "--topology", dir(), "--gpu", "0000:03:00.0"});
+    EXPECT_EQ(status, 0);  // the JSON object alone
+    const rig::test::Run none = p2p_copy({"--size", "64K", "--topology", dir(), "--gpu", "0000:09:00.0"});
+    EXPECT_EQ(none.status, 2);
+    EXPECT_TRUE(has(none.out, "--gpu 0000:09:00.0: no such function in the snapshot")) << none.out;
+}
+
 TEST_F(Snapshot, FunctionsTheSnapshotLacksOrThatAreBridgesAreRefused) {
     take(OneSwitch{});
     struct Case {
@@ -529,7 +553,8 @@ TEST_F(Snapshot, FunctionsTheSnapshotLacksOrThatAreBridgesAreRefused) {
     }
     const rig::test::Run missing = p2p_copy({"--topology", dir()});
     EXPECT_EQ(missing.status, 2);
-    EXPECT_TRUE(has(missing.out, "is a snapshot: name the GPU and the NIC with --gpu BUS --nic BUS")) << missing.out;
+    EXPECT_TRUE(has(missing.out, "is a snapshot: name the GPU with --gpu BUS (and the NIC with --nic BUS, or rig pairs one)"))
+        << missing.out;
 }
 
 TEST(P2pCopy, ADirectoryThatIsNoSnapshotIsNamedSo) {

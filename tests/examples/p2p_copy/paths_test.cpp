@@ -12,6 +12,7 @@
 #include "rig/gpu/reference.hpp"
 #include "rig/pci/function.hpp"
 #include "rig/sim/topology.hpp"
+#include "rig/text.hpp"
 
 namespace p2p_copy {
 namespace {
@@ -88,6 +89,35 @@ TEST_F(Paths, P2pReadMovesExactlyTheBytes) {
     auto path = must(PeerToPeer::open(*pair_, *link_, *buffers_, Mode::Read, {64 * KiB, 4}));
     must(path.run(size));
     expect_arrived(size);
+}
+
+// B18 (docs/bugs.md): GPU memory freed while a NIC region covers it, reallocated at the
+// same address, and a receive into the old region overwrote the new memory and completed
+// OK. The free is refused, naming the region's NIC and the range; the next allocation
+// lies elsewhere, so the receive lands where the region says and nowhere else; once the
+// region is deregistered the free succeeds.
+TEST_F(Paths, FreeingGpuMemoryARegionCoversIsRefusedAndTheReceiveMissesTheNextAllocation) {
+    std::optional<PeerToPeer> path = must(PeerToPeer::open(*pair_, *link_, *buffers_, Mode::SendRecv, {64 * KiB, 4}));
+    const rig::gpu::Gpu& gpu = *pair_->two.gpu;
+    const rig::gpu::Memory& old = buffers_->destination;
+    const auto first = must(old.runs(0, 4096)).runs[0].address.value;
+    const auto refused = gpu.free(old);
+    ASSERT_FALSE(refused);
+    EXPECT_NE(refused.error().find(": the device region of 304 KiB of NIC " + pair_->two.nic->bus() + " covers bus addresses [" +
+                                   rig::text::hex(first) + ", "),
+              std::string::npos)
+        << refused.error();
+    EXPECT_NE(refused.error().find("deregister the region first"), std::string::npos) << refused.error();
+
+    const rig::gpu::Memory next = must(gpu.alloc(size));
+    EXPECT_NE(next.address(), old.address());
+    must(gpu.fill(next, 13));
+    must(path->run(size));  // receives into the old region
+    expect_arrived(size);
+    EXPECT_EQ(must(gpu.checksum(next)), rig::gpu::reference::fill_checksum(13, size)) << "the receive wrote the next allocation";
+
+    path.reset();  // deregisters both regions
+    must(gpu.free(old));
 }
 
 // 4 KiB chunks through 3 host slots: each slot is reused 25 times.

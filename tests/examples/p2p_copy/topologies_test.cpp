@@ -118,6 +118,59 @@ TEST(Topologies, SnapshotOfEachBuiltinRebuildsTheSameMachine) {
     }
 }
 
+// A machine as `rig snapshot` sees it with the IOMMU on: GPU, its audio function and a
+// NIC below a switch without ACS, all three in IOMMU group 3, each bound to its driver.
+rig::sim::Topology grouped_machine(const std::string& audio_driver) {
+    using rig::sim::Spec;
+    rig::sim::Topology t(rig::sim::Cpu::intel(0x8f));
+    const auto h = t.host_bridge(0, 0);
+    t.add(h, Spec::root_complex(0x8086, 0x09a2));
+    const auto usp = t.add(t.add(h, Spec::root_port(1, 0, 0x8086, 0x352a, 0x001d)), Spec::upstream_port(0x1000, 0xc030));
+    const auto dsp1 = t.add(usp, Spec::downstream_port(0x08, 0x1000, 0xc030));
+    const auto dsp2 = t.add(usp, Spec::downstream_port(0x10, 0x1000, 0xc030));
+    auto gpu_fn = Spec::endpoint(0, 0, 0x10de, 0x2335, 0x030200);
+    gpu_fn.driver = "nvidia";
+    gpu_fn.iommu_group = 3;
+    t.add(dsp1, gpu_fn);
+    auto audio = Spec::endpoint(0, 1, 0x10de, 0x10f1, 0x040300);
+    audio.driver = audio_driver;
+    audio.iommu_group = 3;
+    t.add(dsp1, audio);
+    auto nic = Spec::endpoint(0, 0, 0x14e4, 0x1750, 0x020000);
+    nic.driver = "bnxt_en";
+    nic.iommu_group = 3;
+    t.add(dsp2, nic);
+    return t;
+}
+
+// --topology DIR --gpu --nic: the snapshot's IOMMU groups are the what-if's. The NIC, in
+// a group, is behind an IOMMU, as VFIO takes it; the GPU and NIC rig drives are bound to
+// vfio-pci in it, as rig takes them.
+TEST(Topologies, SnapshotGroupsPutTheNicBehindAnIommuInTheWhatIf) {
+    const Tree tree(grouped_machine(""));
+    const Layout l = must(from_snapshot(tree.root(), "0000:03:00.0", "0000:04:00.0", gpu(), nic_identity()));
+    EXPECT_EQ(l.topology.groups(), rig::sim::Topology::Groups::AsGiven);
+    const auto& nic = l.topology[*l.topology.find(l.nic)].spec;
+    EXPECT_EQ(nic.iommu_group, 3u);
+    EXPECT_EQ(nic.driver, "vfio-pci");
+    auto pair = open_pair(l, 64 << 20);
+    ASSERT_TRUE(pair) << pair.error();
+    EXPECT_EQ((*pair)->one.nic->function().addressing(), rig::pci::Addressing::Iommu);
+}
+
+// Where the snapshot's group holds a function bound to its driver, the what-if refuses
+// as VFIO would on that machine, naming the function and the driver.
+TEST(Topologies, SnapshotGroupWithAFunctionBoundToItsDriverRefusesTheTakeNamingIt) {
+    const Tree tree(grouped_machine("snd_hda_intel"));
+    const Layout l = must(from_snapshot(tree.root(), "0000:03:00.0", "0000:04:00.0", gpu(), nic_identity()));
+    EXPECT_EQ(l.topology[*l.topology.find("0000:03:00.1")].spec.driver, "snd_hda_intel");
+    const auto pair = open_pair(l, 64 << 20);
+    ASSERT_FALSE(pair);
+    EXPECT_NE(pair.error().find("IOMMU group 3 is not viable: 0000:03:00.1 in it is bound to the driver snd_hda_intel"),
+              std::string::npos)
+        << pair.error();
+}
+
 TEST(Topologies, SnapshotThatIsNoTreeIsRefused) {
     TempDir empty;
     const auto r = from_snapshot(empty.path(), "0000:03:00.0", "0000:04:00.0", gpu(), nic_identity());

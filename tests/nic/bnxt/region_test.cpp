@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "nic_machine.hpp"
+#include "rig/pci/claim.hpp"
 #include "rig/text.hpp"
 
 namespace rig::bnxt::test {
@@ -333,6 +334,78 @@ TEST(Region, DeviceRefusedByTheFirmwareIsAnError) {
     auto r = Region::device(*o.nic, o.m.gpu_runs(near_gpu_bus, 0, 4096));
     ASSERT_FALSE(r);
     EXPECT_EQ(r.error(), "0000:04:00.0: the firmware refused REGISTER_MR (status 5: INVALID_PARAMETER)");
+}
+
+// ---- claims (B18, docs/bugs.md): what a region covers, its owner may not free ----
+
+pci::Span span_of(const pci::Run& run) { return {run.address.value, run.bytes}; }
+
+TEST_P(EitherAddressing, DeviceClaimsItsRunsOnTheMachineUntilDeregistered) {
+    Opened o(GetParam());
+    const auto runs = o.m.gpu_runs(near_gpu_bus, 64 << 10, 1 << 20);
+    auto r = Region::device(*o.nic, runs);
+    ASSERT_TRUE(r) << r.error();
+    const auto claimed = o.m.machine().claims().claimed(span_of(runs[0]));
+    ASSERT_TRUE(claimed);
+    EXPECT_EQ(claimed->by, "the device region of 1 MiB of NIC 0000:04:00.0");
+    EXPECT_EQ(claimed->span, span_of(runs[0]));
+    ASSERT_TRUE(r->deregister());
+    EXPECT_FALSE(o.m.machine().claims().claimed(span_of(runs[0])));
+}
+
+TEST(Region, DeviceThroughTheHostBridgeClaimsTheBusAddressesNotTheIovas) {
+    Opened o(Iommu::On, Routing::redirect_to_allowed());
+    const auto runs = o.m.gpu_runs(near_gpu_bus, 0, 65536);
+    auto r = Region::device(*o.nic, runs);
+    ASSERT_TRUE(r) << r.error();
+    EXPECT_TRUE(o.m.machine().claims().claimed(span_of(runs[0])));
+    EXPECT_FALSE(o.m.machine().claims().claimed({r->address(), 65536}));
+}
+
+TEST(Region, DeviceRefusedClaimsNothing) {
+    Opened o(Iommu::Off);
+    o.m.faults.refuse(Opcode::REGISTER_MR, RcfwStatus::INVALID_PARAMETER);
+    const auto runs = o.m.gpu_runs(near_gpu_bus, 0, 4096);
+    ASSERT_FALSE(Region::device(*o.nic, runs));
+    EXPECT_FALSE(o.m.machine().claims().claimed(span_of(runs[0])));
+}
+
+TEST(Region, PagesClaimsItsBytesInTheProcessUntilDeregistered) {
+    Opened o(Iommu::On);
+    auto memory = process_pages(3 * 4096);
+    const pci::Span span{reinterpret_cast<std::uintptr_t>(memory.get()), 3 * 4096};
+    auto r = Region::pages(*o.nic, std::span(memory.get(), 3 * 4096));
+    ASSERT_TRUE(r) << r.error();
+    const auto claimed = pci::process_claims().claimed(span);
+    ASSERT_TRUE(claimed);
+    EXPECT_EQ(claimed->by, "the pages region of 12 KiB of NIC 0000:04:00.0");
+    ASSERT_TRUE(r->deregister());
+    EXPECT_FALSE(pci::process_claims().claimed(span));
+}
+
+TEST(Region, RefusedDeregisterKeepsTheClaimUntilClose) {
+    Opened o(Iommu::Off);
+    const auto runs = o.m.gpu_runs(near_gpu_bus, 0, 65536);
+    auto r = Region::device(*o.nic, runs);
+    ASSERT_TRUE(r) << r.error();
+    o.m.faults.refuse(Opcode::DEREGISTER_MR, RcfwStatus::FAIL);
+    EXPECT_FALSE(r->deregister());
+    { Region gone = std::move(*r); }  // the NIC may still write the memory
+    EXPECT_TRUE(o.m.machine().claims().claimed(span_of(runs[0])));
+    ASSERT_TRUE(o.nic->close());
+    EXPECT_FALSE(o.m.machine().claims().claimed(span_of(runs[0])));
+}
+
+TEST(Region, CloseGivesUpTheClaimsOfTheRegionsItDeregisters) {
+    Opened o(Iommu::On);
+    const auto runs = o.m.gpu_runs(near_gpu_bus, 0, 65536);
+    auto memory = process_pages(4096);
+    auto device = Region::device(*o.nic, runs);
+    auto pages = Region::pages(*o.nic, std::span(memory.get(), 4096));
+    ASSERT_TRUE(device && pages);
+    ASSERT_TRUE(o.nic->close());
+    EXPECT_FALSE(o.m.machine().claims().claimed(span_of(runs[0])));
+    EXPECT_FALSE(pci::process_claims().claimed({reinterpret_cast<std::uintptr_t>(memory.get()), 4096}));
 }
 
 // ---- deregister ----

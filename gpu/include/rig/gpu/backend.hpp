@@ -19,6 +19,7 @@
 
 #include "rig/gpu/gpu.hpp"
 #include "rig/pci/dma.hpp"
+#include "rig/pci/machine.hpp"
 #include "rig/result.hpp"
 
 namespace rig::gpu {
@@ -37,6 +38,11 @@ public:
     // byte `offset` in it (0 where the platform exports exactly the range, the byte's
     // place in the allocation where it exports only whole allocations).
     virtual Result<Dmabuf> dmabuf(std::uint64_t offset, std::uint64_t bytes) const = 0;
+    // The bus address runs, on the owner's machine (Backend::machine), of every byte of it
+    // a device can reach, in order: what a NIC's region may cover and claim (B18). Empty
+    // where the backend publishes no runs (CUDA) or none can be read (HIP without
+    // CAP_SYS_ADMIN); bytes past a BAR are left out.
+    virtual std::vector<pci::Run> reachable() const = 0;
 };
 
 // Host memory a backend's driver allocated and pinned for its GPU (Gpu::host). The
@@ -58,6 +64,10 @@ public:
     const std::string& label() const { return label_; }
     const std::string& name() const { return name_; }
     const std::string& bus() const { return bus_; }
+
+    // The machine whose bus the GPU's runs are on, whose claims (Machine::claims) a free
+    // asks (B18): this computer's for CUDA and HIP, the simulated machine's for sim.
+    virtual pci::Machine machine() const { return pci::Machine::local(); }
 
     // The allocation granularity in bytes: a power of two, at least 4096.
     virtual std::uint64_t granularity() const = 0;

@@ -11,7 +11,12 @@
 // (rig/gpu/pattern.hpp defines both; rig/gpu/reference.hpp computes them on the host).
 //
 // Lifecycle: open (a backend's `open`) → alloc / map / host → runs, copies, fill, checksum
-// → free.
+// → free → close.
+// Memory a device still reaches is not given back (cases B18, docs/bugs.md): a NIC's
+// region over its runs or over host memory's pages claims them (rig/pci/claim.hpp), and
+// free and close refuse while a claim covers any byte, naming the region's NIC and the
+// range. Memory whose last handle goes while claimed stays until the claim goes, as the
+// kernel keeps a page a device holds, so its address is not handed out again meanwhile.
 // Gpu and Memory are handles: copies share one GPU, one allocation. Memory keeps its GPU's
 // driver state alive; the GPU memory behind it goes back once every GPU that holds it (its
 // owner and the peers that map it) freed it or dropped its last handle, as the Space's
@@ -119,18 +124,24 @@ struct HostBuffer {
 // A NIC at physical addresses cannot pin it (Function::pin takes only memory its own
 // alloc_dma gave).
 // A handle: copies share one allocation, which the last copy's destructor gives back to
-// the GPU's driver (the GPU stays open until then). A device that still has its pages
-// pinned keeps them until it unpins them, as the kernel keeps pinned pages.
+// the GPU's driver (the GPU stays open until then); while a region over its pages covers
+// them it stays until the region goes (B18). A device that still has its pages pinned
+// keeps them until it unpins them, as the kernel keeps pinned pages.
 // Thread safety: buffer() may be read from several threads at once.
+// Gpu::free of it (or the Gpu's close) gives it back at once; a HostBuffer taken from it
+// before must not be used after.
 class HostMemory {
 public:
+    // Throws std::invalid_argument once it was freed.
     const HostBuffer& buffer() const;
     std::uint64_t size() const { return buffer().size(); }
 
+    struct State;
+
 private:
     friend class Gpu;
-    explicit HostMemory(std::shared_ptr<const HostAllocation> allocation) : allocation_(std::move(allocation)) {}
-    std::shared_ptr<const HostAllocation> allocation_;
+    explicit HostMemory(std::shared_ptr<State> state) : state_(std::move(state)) {}
+    std::shared_ptr<State> state_;
 };
 
 // GPU memory at an address of its vendor's Space, allocated by one GPU (its owner) or
@@ -201,9 +212,22 @@ public:
     Result<Memory> map(const Memory& memory) const;
 
     // Gives back this GPU's hold on memory it allocated or mapped (its Space range goes
-    // back with the last hold). Freeing memory again does nothing. Throws
-    // std::invalid_argument for memory this GPU neither allocated nor mapped.
-    void free(const Memory& memory) const;
+    // back with the last hold). Freeing memory again does nothing. Error, and nothing
+    // given back, while a device region covers any of its bytes (B18): the message names
+    // the region, its NIC and the bus addresses it covers; deregister the region first.
+    // Throws std::invalid_argument for memory this GPU neither allocated nor mapped.
+    Result<void> free(const Memory& memory) const;
+    // Gives host memory (host) back to the GPU's driver; its buffer() throws afterwards.
+    // Freeing it again does nothing. Error, and nothing given back, while a region over
+    // its pages (Region::pages) covers any of them, naming the region, its NIC and the
+    // process addresses. Throws std::invalid_argument for host memory of another GPU.
+    Result<void> free(const HostMemory& memory) const;
+
+    // Frees every memory this GPU allocated or mapped and every host memory it gave, as
+    // free does, after which alloc, map and host throw std::invalid_argument. Error, and
+    // nothing freed, while a region covers any of them, as free says. Closing again does
+    // nothing. The driver's state goes with the last handle of the Gpu or of its memory.
+    Result<void> close() const;
 
     // `bytes` bytes (at least; the simulated GPU rounds up to its machine's page) of host
     // memory pinned for this GPU's copy engine (HostMemory). Its contents are undefined.

@@ -108,8 +108,11 @@ public:
     void forget(const Gid& address);
     // From the step: `address` is at `mac`, where a lookup asked for it. Whether one did.
     bool answer(const Gid& address, const Mac& mac);
-    // The answer for `address`, waited for until `deadline` (steady clock).
-    std::optional<Mac> wait(const Gid& address, std::chrono::steady_clock::time_point deadline);
+    // The answer for `address`, waited for until `clock` reaches `deadline`: woken by the
+    // answer, else looking at the clock every millisecond, so a test's ManualClock moved by
+    // hand ends the wait and nothing sleeps a real timeout (nic.hpp: timers run on
+    // Options::clock).
+    std::optional<Mac> wait(const Gid& address, Nanoseconds deadline, const Clock& clock);
 
 private:
     struct Lookup {
@@ -211,6 +214,7 @@ struct SendWork {
     std::uint32_t sent = 0;   // packets (READ: request sent = npkts) transmitted since the last rewind
     std::uint32_t acked = 0;  // packets acknowledged; READ: response packets placed
     bool asked_mid = false;   // READ: asked for again from a response after the first
+    bool holds_read_slot = false;  // READ: sent, so counted against the initiator depth until it completes
     bool done = false;
     hsi::CqeReqStatus status = hsi::CqeReqStatus::OK;
     hsi::ReqErrStateReason reason = hsi::ReqErrStateReason::NO_ERROR;
@@ -232,6 +236,16 @@ struct InboundWrite {
     std::uint32_t rkey = 0;
     std::uint64_t length = 0;
     std::uint64_t offset = 0;
+};
+
+// An RDMA READ the responder took, kept to answer its duplicates (Linux rxe_resp.c
+// struct resp_res; IBA 9.7.5.1.3): its PSNs and what its RETH asked for.
+struct ReadRecord {
+    std::uint32_t first_psn = 0;
+    std::uint32_t last_psn = 0;
+    std::uint64_t va = 0;
+    std::uint32_t rkey = 0;
+    std::uint32_t length = 0;
 };
 
 // The outcome of a local memory access through SGEs.
@@ -311,6 +325,8 @@ struct Qp {
     std::uint32_t msn = 0;
     Receive receive;
     InboundWrite write;
+    // The last READs taken, at most the responder depth (max_dest_rd_atomic), oldest first.
+    std::deque<ReadRecord> reads;
 };
 
 class Firmware {
@@ -442,6 +458,9 @@ private:
     // The coalesced acknowledgement of request `p`, just taken (`last`: of its message).
     void acknowledge(Qp& qp, const Packet& p, bool last);
     void responder_error(Qp& qp, const Packet& p, NakCode nak, hsi::ResErrStateReason reason);
+    // A class C error (IBA 9.9.3): the receive being filled fails with
+    // REMOTE_INVALID_REQUEST_ERR, then responder_error with NAK Invalid Request.
+    void invalid_request(Qp& qp, const Packet& p);
     // A frame to the QP's peer (its address vector, MODIFY_QP INIT->RTR): p's headers
     // written into `frame`, with room for `payload_bytes` after them, returned for the
     // caller to fill before transmit(qp, frame).

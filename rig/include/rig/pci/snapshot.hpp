@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "rig/pci/link.hpp"
 #include "rig/pci/machine.hpp"
 #include "rig/result.hpp"
 
@@ -36,6 +37,10 @@ struct FunctionFiles {
     // it that is no bridge, a physfn link that does not resolve): every route of it is
     // unread; empty where it was read.
     std::string unread;
+    // Its PCI Express link (link.hpp): from Link Capabilities and Link Status where its
+    // configuration space gives them, else from its sysfs link files; an SR-IOV VF's is its
+    // PF's. LinkSource::Unread for conventional PCI and where neither can be read.
+    Link link;
 };
 
 // The boot CPU as the machine's /proc/cpuinfo gives it: its first processor block.
@@ -59,7 +64,8 @@ Result<std::vector<FunctionFiles>> describe(const Machine& machine);
 // listed or not), its link (made relative) and the directories on its resolved path; for
 // each directory named by a bus address there (the function and every bridge above it,
 // read or not, and a VF's PF), its vendor, device, class, config (as many bytes as this
-// process may read), numa_node, secondary_bus_number and subordinate_bus_number files,
+// process may read), numa_node, secondary_bus_number, subordinate_bus_number, current_link_speed,
+// current_link_width, max_link_speed and max_link_width files,
 // its driver and iommu_group links (to empty directories of the same names) and its
 // physfn link (as it is where it does not resolve); for each host bridge directory there,
 // its devices on its root bus; and proc/cpuinfo's vendor_id, cpu family, model and model

@@ -62,6 +62,8 @@ public:
     // Function::alloc_dma did not give is refused: its pages go back to the system when
     // the process dies while the NIC may still write them. Throws std::invalid_argument
     // if memory is empty, does not start on a page, or the NIC is closed.
+    // The bytes are claimed in pci::process_claims() until the region is deregistered, so
+    // that their owner (Gpu::free of Gpu::host memory) refuses to give them back (B18).
     static Result<Region> pages(const Nic& nic, std::span<std::byte> memory);
 
     // A region over another device's memory at `runs` (bus address, bytes), in order,
@@ -85,6 +87,8 @@ public:
     // requests carry it. Throws std::invalid_argument if runs is empty, a run's size is
     // 0, a run's address or size is not a multiple of 4096, or the NIC is closed. (The
     // seed's "negative address" cannot be written as a pci::Run.)
+    // The runs are claimed on the NIC's machine (Machine::claims) until the region is
+    // deregistered, so that their owner (Gpu::free) refuses to give them back (B18).
     static Result<Region> device(const Nic& nic, std::span<const pci::Run> runs);
 
     // Copies the out.size() bytes at `offset` of a host region into out. The bytes a
@@ -98,7 +102,7 @@ public:
 
     // Deregisters the region (DEREGISTER_MR, DEALLOCATE_KEY) and frees what the library
     // allocated for it, the memory of host included, unpins the pages of pages and unmaps
-    // what device mapped into the NIC's IOMMU domain. The
+    // what device mapped into the NIC's IOMMU domain, and gives up its claim. The
     // NIC reads and writes the region no more once it returns Ok. Error naming the command
     // and status if the firmware refuses; then, and after any call an exception ended,
     // every later deregister is an Error, and the NIC may still reach the region's memory,

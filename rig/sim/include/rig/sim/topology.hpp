@@ -30,6 +30,7 @@
 
 #include "rig/pci/address.hpp"
 #include "rig/pci/config.hpp"
+#include "rig/pci/link.hpp"
 #include "rig/sim/device.hpp"
 
 namespace rig::sim {
@@ -71,6 +72,15 @@ struct Spec {
     // (conventional PCI) or 4096 (PCI Express); 0: 4096 with a PCI Express capability,
     // else 256.
     unsigned config_bytes = 0;
+    // Its PCI Express link (with a port_type; rig/pci/link.hpp): `link` is what it can do
+    // (Link Capabilities: Max Link Speed, Maximum Link Width), `trained` what its link
+    // runs at (Link Status); nullopt: what both ends can do, the lower speed and width of
+    // this function and the root port or downstream port above it. A root port or
+    // downstream port reports the status of the function at the lowest device and
+    // function below it, and a link that is down (width 0) where there is none. An SR-IOV
+    // VF's link registers are reserved (zero), as SR-IOV 1.1 §3.5 has them.
+    pci::LinkState link{pci::Generation::Gen4, 16};
+    std::optional<pci::LinkState> trained;
     std::optional<std::uint8_t> secondary;    // bridges: the bus below; nullopt: the next free one
     std::optional<std::uint8_t> subordinate;  // bridges: nullopt: the highest bus below it
 
@@ -151,6 +161,34 @@ public:
     // The SR-IOV VFs of a PF, in the order added.
     std::vector<FunctionRef> vfs(FunctionRef pf) const;
 
+    // The function's link as its configuration space gives it (Spec::link, trained):
+    // LinkSource::Config, or Unread without a PCI Express capability or for a VF.
+    pci::Link link(FunctionRef f) const;
+
+    // How the IOMMU groups sysfs shows are made from the Specs' iommu_group numbers.
+    enum class Groups {
+        // As VFIO sees them (Linux's pci_device_group(), drivers/iommu/iommu.c): walking
+        // up from a function, each bridge that does not isolate what is below it joins
+        // its group: a root or downstream port without ACS Source Validation, Request
+        // Redirect, Completion Redirect and Upstream Forwarding all on (0x001d), a switch
+        // upstream port (no ACS applies to it, so the downstream ports below it reach each
+        // other), a PCI bridge. The walk stops at the first port that isolates, or at the
+        // host bridge. Functions whose walks end at the same node share a group, numbered
+        // as the lowest of their Specs' iommu_group. Functions without an iommu_group stay
+        // without one. Known gap: Linux also joins the functions of one multifunction
+        // device without ACS and DMA aliases (quirks); the simulator does not.
+        ByAcs,
+        // Each Spec's iommu_group as given: a snapshot's, which the kernel computed.
+        AsGiven,
+    };
+    void set_groups(Groups groups) { groups_ = groups; }
+    Groups groups() const { return groups_; }
+    // The IOMMU group sysfs shows for the function, by groups(); nullopt: none.
+    std::optional<unsigned> iommu_group(FunctionRef f) const;
+    // The node whose subtree shares the function's group under Groups::ByAcs: the
+    // function itself where the first bridge above it isolates it.
+    FunctionRef group_root(FunctionRef f) const;
+
     // The function's whole configuration space (4096 bytes, before any truncation to
     // spec.config_bytes): type 0 or 1 header, BARs, bus numbers, the PCI Express
     // capability at 0x40 (60 bytes; the list ends there, so 0x80..0xff is free for a
@@ -167,6 +205,7 @@ private:
     std::vector<Function> functions_;
     std::vector<std::pair<std::uint32_t, std::uint8_t>> buses_;  // (domain, bus) numbers in use
     std::uint64_t next_bar_ = 0x40'0000'0000;                    // the BAR allocator's next free address
+    Groups groups_ = Groups::ByAcs;
 };
 
 }  // namespace rig::sim
