@@ -195,7 +195,7 @@ int why(const pci::Machine& machine, std::string_view provider, std::string_view
                         {"explanation", r.explain()},
                         {"vfio", vfio.empty() ? nlohmann::json() : nlohmann::json(vfio)}};
     j.update(links_json(r));
-    out << j.dump(2) << '\n';
+    out << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
     return 0;
 }
 
