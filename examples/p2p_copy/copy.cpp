@@ -87,8 +87,9 @@ rig::Result<Report> copy(Pair& pair, const Options& asked, const ProgressFor& pr
     Options options = asked;
     options.pipeline = fitted(asked.pipeline, asked.size);
     Report report{pair.topology, options.size, pair.one.gpu_bus, pair.one.nic_bus, {}, {}};
-    auto link = Link::connect(pair, options.pipeline.depth);
+    auto link = Link::connect(pair, options.pipeline.depth, options.mtu);
     if (!link) return std::unexpected(std::move(link).error());
+    if (const auto mtu = link->qp[0]->path_mtu()) report.path_mtu = rig::bnxt::bytes(*mtu);
     auto buffers = Buffers::allocate(pair, options.size);
     if (!buffers) return std::unexpected(std::move(buffers).error());
     if (auto r = pair.one.gpu->fill(buffers->source, options.seed); !r) return rig::fail(pair.one.name, ": ", r.error());

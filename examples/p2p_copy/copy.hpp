@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 
 #include "paths.hpp"
 #include "report.hpp"
@@ -28,6 +29,8 @@ struct Options {
     Mode mode = Mode::SendRecv;  // of both paths' NIC-to-NIC step (--pull: Mode::Read)
     Pipeline pipeline;  // cut to `size` where it is longer (a chunk at most `size`, in pages)
     std::uint64_t seed = 0x5eed'0001;  // of the source's fill pattern
+    // --mtu: the queue pairs' path MTU at most this (rig::bnxt::Path::mtu); nullopt: the ports'.
+    std::optional<rig::bnxt::Mtu> mtu;
 };
 
 // A progress callback for a path about to run, or an empty one.

@@ -4,8 +4,8 @@
 //
 //   p2p_copy [--size 256M] [--path both|auto|p2p|bounce] [--pull]
 //            [--topology switch|acs|two-host-bridges|iommu|iommu-direct|iommu-blocked|small-bar
-//                        |DIR [--gpu BUS --nic BUS]]
-//            [--cable wire|udp] [--pcap FILE] [--loss P] [--json]
+//                        |DIR [--gpu BUS [--nic BUS]]]
+//            [--cable wire|udp] [--pcap FILE] [--loss P] [--mtu BYTES] [--json]
 //
 // As two processes (session.hpp), each building one of the machines, with the same job
 // options on both:
@@ -29,12 +29,17 @@
 #include <map>
 #include <new>
 #include <optional>
+#include <sstream>
+
+#include <sys/resource.h>
 
 #include "copy.hpp"
 #include "machines.hpp"
 #include "report.hpp"
 #include "rig/bootstrap/peer.hpp"
 #include "session.hpp"
+#include "rig/pci/nics.hpp"
+#include "rig/pci/routes.hpp"
 #include "rig/pci/snapshot.hpp"
 #include "rig/text.hpp"
 #include "topologies.hpp"
@@ -61,16 +66,36 @@ std::optional<std::uint64_t> parse_size(std::string_view s) {
 // The GPU's memory: a power of two that holds the buffer, at least 64 MiB.
 std::uint64_t gpu_memory_for(std::uint64_t size) { return std::bit_ceil(std::max<std::uint64_t>(size, std::uint64_t{64} << 20)); }
 
-// The memory this process may still take (MemAvailable of /proc/meminfo); nullopt where
-// the kernel does not say.
-std::optional<std::uint64_t> available_memory() {
-    std::ifstream meminfo("/proc/meminfo");
-    std::string key;
-    std::uint64_t kib = 0;
-    std::string unit;
-    while (meminfo >> key >> kib >> unit)
-        if (key == "MemAvailable:") return kib * 1024;
+// A "Key: N kB" line of a /proc file, in bytes; nullopt where the file has none.
+std::optional<std::uint64_t> proc_kib(const char* file, const std::string& wanted) {
+    std::ifstream in(file);
+    for (std::string line; std::getline(in, line);) {
+        std::istringstream words(line);
+        std::string key;
+        std::uint64_t kib = 0;
+        if (words >> key >> kib && key == wanted) return kib * 1024;
+    }
     return std::nullopt;
+}
+
+// The memory this process may still take, and what bounds it: the machine's MemAvailable
+// (/proc/meminfo), or the address-space limit (RLIMIT_AS, `ulimit -v`) less what the
+// process has mapped (VmSize of /proc/self/status), whichever is less; nullopt where
+// neither is known.
+struct Available {
+    std::uint64_t bytes = 0;
+    const char* bound = "";
+};
+std::optional<Available> available_memory() {
+    std::optional<Available> a;
+    if (const auto mem = proc_kib("/proc/meminfo", "MemAvailable:")) a = Available{*mem, "this machine has"};
+    rlimit limit{};
+    if (::getrlimit(RLIMIT_AS, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY) {
+        const std::uint64_t mapped = proc_kib("/proc/self/status", "VmSize:").value_or(0);
+        const std::uint64_t cap = limit.rlim_cur > mapped ? limit.rlim_cur - mapped : 0;
+        if (!a || cap < a->bytes) a = Available{cap, "this process's address-space limit (RLIMIT_AS, ulimit -v) leaves"};
+    }
+    return a;
 }
 
 // How long a receiver waits for its sender to connect, a sender for its receiver to
@@ -125,6 +150,31 @@ void say_lost(const std::vector<Direction>& directions, double loss) {
 // This process as one machine of two: the receiver (--listen) waits for its sender, the
 // sender (--connect) connects; each then builds its machine, cables it towards the other
 // and runs its side (session.hpp).
+// The NIC rig pairs with the function `gpu` of the snapshot at `dir` (rig/pci/nics.hpp),
+// and the sentence that says why. Error where the tree cannot be read, `gpu` is no
+// function of it, or it has no NIC.
+rig::Result<std::pair<std::string, std::string>> paired_nic(const std::string& dir, const std::string& gpu) {
+    const auto bus = rig::pci::normalize_address(gpu);
+    if (!bus) return rig::fail("--gpu ", gpu, ": not a bus address (DDDD:BB:DD.F or BB:DD.F)");
+    const auto routes = rig::pci::Routes::read(rig::pci::Machine::at(dir));
+    if (!routes) return rig::fail(dir, ": ", routes.error());
+    const auto at = routes->find(*bus);
+    if (!at) return rig::fail(dir, ": --gpu ", *bus, ": no such function in the snapshot");
+    const auto pairs = rig::pci::pair_nics(*routes);
+    if (!pairs) return rig::fail(dir, ": ", pairs.error());
+    const auto pair = std::find_if(pairs->begin(), pairs->end(), [&](const rig::pci::Pairing& p) { return p.gpu == *bus; });
+    // Not a GPU by its class: its own ranking's first.
+    const auto ranked = pair != pairs->end() ? pair->ranked : rig::pci::rank_nics(*routes, *at);
+    if (ranked.empty()) return rig::fail(dir, ": no NIC in the snapshot to pair with ", *bus, "; name one with --nic BUS");
+    const std::string nic = pair != pairs->end() && pair->nic ? *pair->nic : ranked.front().nic;
+    const auto chosen = std::find_if(ranked.begin(), ranked.end(), [&](const rig::pci::RankedNic& n) { return n.nic == nic; });
+    std::string why = fmt::format("--nic {}: the NIC rig pairs with {} ({}", nic, *bus, chosen->why);
+    if (pair != pairs->end() && pair->why != "its first") why += "; " + pair->why;
+    if (ranked.size() > 1)
+        why += fmt::format("; of {} NICs, rig topo --root {} ranks them", ranked.size(), dir);
+    return std::pair{nic, why + ")"};
+}
+
 int run_apart(const Layout& layout, std::uint64_t gpu_memory_bytes, const std::string& listen, const std::string& connect,
               std::optional<std::uint16_t> local_port, const Options& options, const std::string& pcap, double loss,
               bool as_json) {
@@ -193,7 +243,7 @@ int run_apart(const Layout& layout, std::uint64_t gpu_memory_bytes, const std::s
         return 1;
     }
     if (loss > 0 && !as_json) say_lost(sent, loss);
-    if (as_json) std::cout << json(*report).dump() << "\n";
+    if (as_json) std::cout << json(*report).dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) << "\n";
     else std::cout << table(*report);
     return exit_status(*report, options.choice);
 }
@@ -213,7 +263,8 @@ int run(int argc, char** argv) {
                    "`rig snapshot` wrote (with --gpu and --nic)")
         ->capture_default_str();
     app.add_option("--gpu", gpu, "with --topology DIR: the bus address of the GPU the simulated GPU replaces");
-    app.add_option("--nic", nic, "with --topology DIR: the bus address of the NIC the simulated bnxt NIC replaces");
+    app.add_option("--nic", nic, "with --topology DIR: the bus address of the NIC the simulated bnxt NIC replaces "
+                                 "(without it, the NIC rig topo pairs with the GPU, and why)");
     std::string cable, pcap, listen, connect;
     auto* listen_option = app.add_option("--listen", listen,
                                          "[ADDR:]PORT: be machine 2, the receiver, in this process, and wait on this TCP "
@@ -230,6 +281,11 @@ int run(int argc, char** argv) {
     app.add_option("--loss", loss, "the probability that the cable loses each frame, either way (0 to 1; the RC transport sends lost packets again)")
         ->check(CLI::Range(0.0, 1.0))
         ->capture_default_str();
+    std::string mtu_text;
+    app.add_option("--mtu", mtu_text,
+                   "the queue pairs' path MTU at most this many bytes: 256, 512, 1024, 2048 or 4096 (a fabric of "
+                   "1500-byte Ethernet frames carries 1024; default: the ports', 4096)")
+        ->check(CLI::IsMember({"256", "512", "1024", "2048", "4096"}));
     app.add_flag("--json", as_json, "print one JSON object instead of the table");
     std::string chunk_text = "1M";
     std::uint32_t depth = Pipeline{}.depth;
@@ -271,11 +327,11 @@ int run(int argc, char** argv) {
     const Pipeline pipeline = fitted({*chunk, depth}, *size);
     const std::uint64_t staged = pipeline.chunk * pipeline.depth;
     const std::uint64_t machines = apart ? 1 : 2;  // in this process
-    if (const auto available = available_memory(); available && machines * (*size + staged) > *available) {
+    if (const auto available = available_memory(); available && machines * (*size + staged) > available->bytes) {
         const auto gib = [](std::uint64_t bytes) { return fmt::format("{:.1f} GiB", static_cast<double>(bytes) / (1 << 30)); };
         std::cerr << "p2p_copy: --size " << rig::text::bytes(*size) << " needs about " << gib(machines * (*size + staged))
                   << " of memory (each simulated GPU holds the buffer, and each machine stages " << rig::text::bytes(staged)
-                  << " of it for the bounce path); this machine has " << gib(*available) << " available\n";
+                  << " of it for the bounce path); " << available->bound << " " << gib(available->bytes) << " available\n";
         return 2;
     }
     Options options;
@@ -283,6 +339,7 @@ int run(int argc, char** argv) {
     options.size = *size;
     options.choice = path == "auto" ? Choice::Auto : path == "p2p" ? Choice::P2p : path == "bounce" ? Choice::Bounce : Choice::Both;
     options.mode = pull ? Mode::Read : Mode::SendRecv;
+    if (!mtu_text.empty()) options.mtu = static_cast<rig::bnxt::Mtu>(std::countr_zero(std::stoul(mtu_text) >> 8));
 
     auto gpu_config = p2p_copy::gpu_config(gpu_memory_for(*size));
     // small-bar: the largest BAR below --size (at least a page), the memory as for the rest.
@@ -292,13 +349,23 @@ int run(int argc, char** argv) {
     std::error_code ec;
     const bool directory = std::filesystem::is_directory(topology, ec);
     const bool named = !gpu.empty() || !nic.empty();  // --gpu, --nic: functions of a snapshot
+    if (directory && !gpu.empty() && nic.empty() && rig::pci::check_tree(topology)) {
+        const auto paired = paired_nic(topology, gpu);
+        if (!paired) {
+            std::cerr << "p2p_copy: " << paired.error() << "\n";
+            return 2;
+        }
+        nic = paired->first;
+        if (!as_json) std::cout << "p2p_copy: " << paired->second << "\n";  // --json: the object alone
+    }
     if (directory && named) {
         layout = from_snapshot(topology, gpu, nic, gpu_identity, nic_identity());
     } else if (directory) {
         if (auto tree = rig::pci::check_tree(topology); !tree)
             std::cerr << "p2p_copy: --topology " << tree.error() << "\n";
         else
-            std::cerr << "p2p_copy: --topology " << topology << " is a snapshot: name the GPU and the NIC with --gpu BUS --nic BUS\n";
+            std::cerr << "p2p_copy: --topology " << topology
+                      << " is a snapshot: name the GPU with --gpu BUS (and the NIC with --nic BUS, or rig pairs one)\n";
         return 2;
     } else if (named) {
         const bool builtin_name = std::find(builtin_names.begin(), builtin_names.end(), topology) != builtin_names.end();
@@ -340,7 +407,7 @@ int run(int argc, char** argv) {
         return 1;
     }
     if (loss > 0 && !as_json) say_lost(directions, loss);
-    if (as_json) std::cout << json(*report).dump() << "\n";
+    if (as_json) std::cout << json(*report).dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) << "\n";
     else std::cout << table(*report);
     return exit_status(*report, options.choice);
 }

@@ -236,7 +236,7 @@ std::string group_note(const Side& side, const rig::pci::Route& route) {
 
 std::string_view to_string(Path path) { return path == Path::P2p ? "p2p" : "bounce"; }
 
-rig::Result<Link> Link::connect(Pair& pair, std::uint32_t depth) {
+rig::Result<Link> Link::connect(Pair& pair, std::uint32_t depth, std::optional<rig::bnxt::Mtu> mtu) {
     Link link;
     Side* sides[2] = {&pair.one, &pair.two};
     for (int i = 0; i < 2; ++i) {
@@ -247,8 +247,10 @@ rig::Result<Link> Link::connect(Pair& pair, std::uint32_t depth) {
         if (!qp) return rig::fail(sides[i]->name, ": ", qp.error());
         link.qp[i] = std::move(*qp);
     }
+    rig::bnxt::Path path;
+    path.mtu = mtu;
     for (int i = 0; i < 2; ++i)
-        if (auto r = link.qp[i]->connect(link.qp[1 - i]->endpoint()); !r) return rig::fail(sides[i]->name, ": ", r.error());
+        if (auto r = link.qp[i]->connect(link.qp[1 - i]->endpoint(), {}, path); !r) return rig::fail(sides[i]->name, ": ", r.error());
     link.read_depth = std::max<std::uint32_t>(1, std::min<std::uint32_t>(pair.two.nic->limits().max_qp_init_rd_atom,
                                                                          pair.one.nic->limits().max_qp_rd_atom));
     return link;

@@ -72,8 +72,9 @@ struct Link {
     // Reads in flight at once: the smaller of the two NICs' initiator and responder depths.
     std::uint32_t read_depth = 1;
 
+    // Its queue pairs' path MTU at most `mtu` (rig::bnxt::Path::mtu), the ports' where nullopt.
     // Error naming the machine and the step (CREATE_CQ, CREATE_QP, MODIFY_QP) that failed.
-    static rig::Result<Link> connect(Pair& pair, std::uint32_t depth);
+    static rig::Result<Link> connect(Pair& pair, std::uint32_t depth, std::optional<rig::bnxt::Mtu> mtu = std::nullopt);
 };
 
 // Whether each machine's bus carries its NIC's requests to its GPU's BAR, in words for the

@@ -15,8 +15,9 @@ std::string throughput(double bytes_per_second) {
 
 std::string table(const Report& report) {
     std::string out = fmt::format("p2p_copy: {} from GPU memory on machine 1 to GPU memory on machine 2 (topology {}: "
-                                  "GPU {}, NIC {} on each)\n\n",
-                                  rig::text::bytes(report.size), report.topology, report.gpu, report.nic);
+                                  "GPU {}, NIC {} on each{})\n\n",
+                                  rig::text::bytes(report.size), report.topology, report.gpu, report.nic,
+                                  report.path_mtu ? fmt::format("; path MTU {}", report.path_mtu) : "");
     if (!report.side.empty()) out.insert(out.size() - 1, report.side + "\n");
     out += fmt::format("{:<7} {:<8} {:>12} {:>9} {:>12}  {}\n", "path", "ran", "bytes", "seconds", "throughput", "verified");
     for (const Outcome& o : report.paths) {
@@ -40,7 +41,8 @@ nlohmann::ordered_json json(const Report& report) {
                          {"seconds", o.seconds},
                          {"bytes_per_second", o.bytes_per_second()},
                          {"verified", o.verified}});
-    return nlohmann::ordered_json{{"topology", report.topology}, {"size", report.size}, {"paths", std::move(paths)}};
+    return nlohmann::ordered_json{{"topology", report.topology}, {"size", report.size}, {"path_mtu", report.path_mtu},
+                                  {"paths", std::move(paths)}};
 }
 
 ProgressLine::ProgressLine(std::FILE* out, std::string path, std::uint64_t total, bool enabled, Now now)

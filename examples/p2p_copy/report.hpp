@@ -2,7 +2,7 @@
 // line on stderr while a transfer that has run for more than a second goes on.
 //
 // The JSON object, the shape issue 8 gives:
-//   {"topology": "switch", "size": 268435456,
+//   {"topology": "switch", "size": 268435456, "path_mtu": 4096,
 //    "paths": [{"path": "p2p", "ran": true, "reason": "...", "bytes": 268435456,
 //               "seconds": 0.21, "bytes_per_second": 1.27e9, "verified": true}, ...]}
 // A refused path has "ran": false, its reason, and 0 bytes, seconds and bytes_per_second.
@@ -39,6 +39,8 @@ struct Report {
     // As two processes (session.hpp): which machine this process is and its peer, a line
     // of the table below the heading (not in the JSON object, whose shape stays); else "".
     std::string side;
+    // The path MTU the queue pairs use (rig::bnxt::Qp::path_mtu), bytes; 0: not connected.
+    std::uint32_t path_mtu = 0;
 };
 
 // The table: a heading line, one row per path, each row's reason below it.

@@ -85,7 +85,11 @@ rig::Result<void> connect_queue_pair(Session& s) {
     if (!qp) return give_up(s.peer, s.side().name + ": " + qp.error());
     s.qp = std::move(*qp);
     const auto& limits = nic.limits();
-    auto theirs = exchange<bs::QueuePair>(s, bs::QueuePair{s.qp->endpoint(), limits.max_qp_rd_atom, limits.max_qp_init_rd_atom});
+    // The endpoint says the capped MTU, so that both sides' path MTUs agree (the smaller
+    // of the two caps) whatever the peer's --mtu.
+    rig::bnxt::Endpoint mine = s.qp->endpoint();
+    if (s.options.mtu) mine.mtu = std::min(mine.mtu, *s.options.mtu);
+    auto theirs = exchange<bs::QueuePair>(s, bs::QueuePair{mine, limits.max_qp_rd_atom, limits.max_qp_init_rd_atom});
     if (!theirs) return std::unexpected(std::move(theirs).error());
     // The reader is the receiver: its initiator depth against the sender's responder depth.
     const std::uint32_t rd_atom = limits.max_qp_rd_atom, init_rd_atom = limits.max_qp_init_rd_atom;
@@ -96,7 +100,9 @@ rig::Result<void> connect_queue_pair(Session& s) {
                                            "or issues none (max_qp_init_rd_atom {})",
                                            s.peer_name(), s.role == Role::Receiver ? "the sender" : "the receiver",
                                            theirs->max_qp_rd_atom, theirs->max_qp_init_rd_atom));
-    if (auto r = s.qp->connect(theirs->endpoint, s.retries); !r)
+    rig::bnxt::Path path;
+    path.mtu = s.options.mtu;
+    if (auto r = s.qp->connect(theirs->endpoint, s.retries, path); !r)
         return give_up(s.peer, fmt::format("{}: connecting to {}'s queue pair {}: {}", s.side().name, s.peer_name(),
                                            rig::text::hex(theirs->endpoint.qpn, 6), r.error()));
     return {};
@@ -252,6 +258,7 @@ rig::Result<Report> run_side(Local& local, bs::Peer& peer, Role role, const Opti
                               peer.address(), retry_words(retries));
     if (auto r = hello(s); !r) return std::unexpected(std::move(r).error());
     if (auto r = connect_queue_pair(s); !r) return std::unexpected(std::move(r).error());
+    if (const auto mtu = s.qp->path_mtu()) report.path_mtu = rig::bnxt::bytes(*mtu);
     if (auto r = allocate(s); !r) return std::unexpected(std::move(r).error());
     auto path = [&](Path p) -> rig::Result<void> {
         auto o = run_path(s, p, progress, done);

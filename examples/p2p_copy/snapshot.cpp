@@ -10,13 +10,12 @@
 // functions other than the GPU and NIC get no BARs: no route depends on them.
 #include <algorithm>
 #include <array>
-#include <fstream>
-#include <iterator>
 #include <map>
 #include <stdexcept>
 #include <tuple>
 
 #include "rig/pci/config.hpp"
+#include "rig/pci/link.hpp"
 #include "rig/pci/machine.hpp"
 #include "rig/pci/snapshot.hpp"
 #include "rig/sim/system.hpp"
@@ -32,11 +31,6 @@ using rig::sim::HostBridgeRef;
 using rig::sim::Spec;
 using rig::sim::Topology;
 
-std::vector<std::uint8_t> read_bytes(const fs::path& file) {
-    std::ifstream in(file, std::ios::binary);
-    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
 std::uint32_t le(const std::vector<std::uint8_t>& bytes, std::uint32_t offset, unsigned width) {
     std::uint32_t v = 0;
     for (unsigned i = 0; i < width && offset + i < bytes.size(); ++i) v |= std::uint32_t{bytes[offset + i]} << (8 * i);
@@ -49,8 +43,18 @@ void read_capabilities(const std::vector<std::uint8_t>& config, Spec& spec) {
     if (config.size() < cfg::capabilities_pointer + 1 || !(le(config, cfg::status, 2) & cfg::status_capabilities_list)) return;
     std::uint32_t at = le(config, cfg::capabilities_pointer, 1) & ~3u;
     for (unsigned n = 0; n < cfg::capability_limit && at >= cfg::capability_first && at + 4 <= config.size(); ++n) {
-        if (le(config, at + cfg::capability_id, 1) == cfg::capability_pci_express)
+        if (le(config, at + cfg::capability_id, 1) == cfg::capability_pci_express) {
             spec.port_type = static_cast<cfg::PortType>(cfg::express_port_type.of(le(config, at + cfg::express_flags, 2)));
+            // LnkCap and LnkSta (PCIe 6.0 §7.5.3.6, §7.5.3.8): the simulated link as the snapshot's.
+            const std::uint32_t cap = le(config, at + cfg::express_link_capabilities, 4);
+            const std::uint32_t sta = le(config, at + cfg::express_link_status, 2);
+            const auto speed = rig::pci::generation_of(cfg::link_capabilities_speed.of(cap));
+            const auto width = static_cast<unsigned>(cfg::link_capabilities_width.of(cap));
+            if (speed && width > 0) spec.link = {*speed, width};
+            const auto trained = rig::pci::generation_of(cfg::link_status_speed.of(sta));
+            const auto lanes = static_cast<unsigned>(cfg::link_status_width.of(sta));
+            if (trained && lanes > 0) spec.trained = rig::pci::LinkState{*trained, lanes};
+        }
         at = le(config, at + cfg::capability_next, 1) & ~3u;
     }
     if (config.size() < cfg::express_bytes) return;
@@ -67,24 +71,16 @@ void read_capabilities(const std::vector<std::uint8_t>& config, Spec& spec) {
     }
 }
 
+// The tree's CPU as rig's reader gives it (bounded, inside the tree); a field it lacks,
+// or spells as no number, keeps the simulator's default, as the route reader does.
 rig::sim::Cpu read_cpu(const fs::path& dir) {
     rig::sim::Cpu cpu;
-    std::ifstream in(dir / "proc/cpuinfo");
-    for (std::string line; std::getline(in, line) && !line.empty();) {
-        const auto colon = line.find(':');
-        if (colon == std::string::npos) continue;
-        std::string key = line.substr(0, colon);
-        while (!key.empty() && (key.back() == '\t' || key.back() == ' ')) key.pop_back();
-        const std::string value = colon + 2 <= line.size() ? line.substr(colon + 2) : "";
-        try {
-            if (key == "vendor_id") cpu.vendor = value;
-            else if (key == "cpu family") cpu.family = static_cast<unsigned>(std::stoul(value));
-            else if (key == "model") cpu.model = static_cast<unsigned>(std::stoul(value));
-            else if (key == "model name") cpu.model_name = value;
-        } catch (const std::exception&) {
-            // a number the tree spells otherwise: keep the default, as the route reader does
-        }
-    }
+    const auto files = rig::pci::describe_cpu(rig::pci::Machine::at(dir));
+    if (!files) return cpu;
+    if (!files->vendor.empty()) cpu.vendor = files->vendor;
+    if (files->family) cpu.family = *files->family;
+    if (files->model) cpu.model = *files->model;
+    if (!files->model_name.empty()) cpu.model_name = files->model_name;
     return cpu;
 }
 
@@ -96,8 +92,11 @@ public:
         for (auto& f : files) files_.emplace(f.id.bus, std::move(f));
     }
 
+    // Every function whose way up was read; the others (and so everything below them) are
+    // left out, as no route of theirs can be read.
     rig::Result<Topology> build() {
         for (const auto& [bus, f] : files_) {
+            if (!f.unread.empty()) continue;
             auto r = add(bus, 0);
             if (!r) return std::unexpected(std::move(r).error());
         }
@@ -149,7 +148,7 @@ private:
             spec.driver = "vfio-pci";  // as it is once rig takes it
             return spec;
         }
-        const auto config = read_bytes(dir_ / "sys/bus/pci/devices" / f.id.bus / "config");
+        const std::vector<std::uint8_t>& config = f.config;
         Spec spec;
         spec.device = address.device;
         spec.function = address.function;
@@ -237,6 +236,7 @@ rig::Result<Layout> from_snapshot(const fs::path& dir, std::string_view gpu, std
     for (const auto& [bus, identity, what] : {std::tuple{&buses[0], &gpu_identity, "--gpu"}, std::tuple{&buses[1], &nic_identity, "--nic"}}) {
         const auto f = std::find_if(files->begin(), files->end(), [&](const auto& x) { return x.id.bus == *bus; });
         if (f == files->end()) return rig::fail(dir.string(), ": ", what, " ", *bus, ": no such function in the snapshot");
+        if (!f->unread.empty()) return rig::fail(dir.string(), ": ", what, " ", *bus, ": its way up cannot be read: ", f->unread);
         if ((f->id.class_code >> 16) == 0x06)  // every bridge: host, ISA, PCI-to-PCI, ...
             return rig::fail(dir.string(), ": ", what, " ", *bus, " is a bridge, not an endpoint");
         const auto address = rig::pci::BusAddress::parse(*bus);

@@ -118,7 +118,9 @@ int run(int argc, char** argv) {
     const auto connect = [&](const pingpong::Dest& peer) -> rig::Result<void> {
         auto peer_mac = (*port)->resolve(peer.gid, resolve_timeout);
         if (!peer_mac) return rig::fail("Failed to modify QP to RTR: ", peer_mac.error());
-        const rig::bnxt::Endpoint endpoint{peer.qpn, peer.psn, peer.gid, *peer_mac, o.mtu};
+        // The exchange carries no port MTU: the path MTU is -m (pp_connect_ctx's attr.path_mtu).
+        const rig::bnxt::Endpoint endpoint{peer.qpn, peer.psn, peer.gid, *peer_mac, rig::bnxt::Mtu::Mtu4096};
+        path.mtu = o.mtu;
         if (auto r = qp->connect(endpoint, retries, path); !r) return rig::fail("Failed to modify QP to RTR/RTS: ", r.error());
         return {};
     };

@@ -109,7 +109,8 @@ int run(int argc, char** argv) {
         path.max_dest_rd_atomic = static_cast<std::uint8_t>(a.mine.out_reads);
         path.max_rd_atomic = static_cast<std::uint8_t>(
             std::clamp<std::uint32_t>(a.remote.out_reads, 1, qp->read_depths().initiator));
-        const rig::bnxt::Endpoint peer{a.remote.qpn, a.remote.psn, a.remote.gid, *peer_mac, a.mtu};
+        path.mtu = a.mtu;  // ctx_modify_qp_to_rtr's attr.path_mtu; the exchange carries no port MTU
+        const rig::bnxt::Endpoint peer{a.remote.qpn, a.remote.psn, a.remote.gid, *peer_mac, rig::bnxt::Mtu::Mtu4096};
         if (auto r = qp->connect(peer, retries, path); !r) return rig::fail("Failed to modify QP to RTR/RTS: ", r.error());
         return {};
     };

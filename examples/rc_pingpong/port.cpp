@@ -29,7 +29,7 @@ std::string Port::counters() const {
         {"neighbor_solicitations", rx.neighbor_solicitations}, {"neighbor_answers", rx.neighbor_answers},
         {"not_roce", rx.not_roce},           {"truncated", rx.truncated},
         {"bad_length", rx.bad_length},       {"bad_ip_checksum", rx.bad_ip_checksum},
-        {"bad_udp_port", rx.bad_udp_port},   {"bad_opcode", rx.bad_opcode},
+        {"bad_udp_port", rx.bad_udp_port},   {"bad_opcode", rx.bad_opcode}, {"bad_aeth", rx.bad_aeth},
         {"bad_icrc", rx.bad_icrc},           {"wrong_mac", rx.wrong_mac},
         {"wrong_address", rx.wrong_address}, {"unknown_qp", rx.unknown_qp},
         {"unconnected_qp", rx.unconnected_qp}, {"wrong_source", rx.wrong_source},

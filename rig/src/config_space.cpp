@@ -75,6 +75,10 @@ Result<Header> parse_header(std::span<const std::uint8_t> bytes) {
             const auto flags = c.u16(*express + config::express_flags);
             h.port_type = static_cast<PortType>(config::express_port_type.of(flags));
         }
+        if (c.has(*express + config::express_link_status, 2)) {
+            h.link_capabilities = c.u32(*express + config::express_link_capabilities);
+            h.link_status = c.u16(*express + config::express_link_status);
+        }
     }
     auto acs = find_extended(c, config::extended_acs);
     if (!acs) return std::unexpected(std::move(acs).error());
@@ -85,6 +89,21 @@ Result<Header> parse_header(std::span<const std::uint8_t> bytes) {
         h.acs_control = c.u16(**acs + config::acs_control);
     }
     return h;
+}
+
+Link Header::link() const {
+    Link link;
+    if (!link_capabilities || !link_status) return link;
+    link.source = LinkSource::Config;
+    const auto state = [](std::uint64_t speed, std::uint64_t width) -> std::optional<LinkState> {
+        const auto generation = generation_of(speed);
+        if (!generation || width == 0) return std::nullopt;
+        return LinkState{*generation, static_cast<unsigned>(width)};
+    };
+    link.capability = state(config::link_capabilities_speed.of(*link_capabilities),
+                            config::link_capabilities_width.of(*link_capabilities));
+    link.status = state(config::link_status_speed.of(*link_status), config::link_status_width.of(*link_status));
+    return link;
 }
 
 }  // namespace rig::pci

@@ -8,6 +8,7 @@
 #include <span>
 
 #include "rig/pci/config.hpp"
+#include "rig/pci/link.hpp"
 #include "rig/result.hpp"
 
 namespace rig::pci {
@@ -25,6 +26,10 @@ struct Header {
     bool capabilities_read = false;
     std::optional<config::PortType> port_type;  // the PCI Express capability's, if it has one
     std::optional<std::uint16_t> acs_control;   // ACS Control, if it has the ACS capability
+    // The PCI Express capability's Link Capabilities and Link Status registers, raw
+    // (rig/pci/config.hpp), where it has them; link() reads them.
+    std::optional<std::uint32_t> link_capabilities;
+    std::optional<std::uint16_t> link_status;
     std::optional<std::uint8_t> secondary_bus;  // type 1 only
     std::optional<std::uint8_t> subordinate_bus;
 
@@ -32,6 +37,10 @@ struct Header {
     // Whether its ACS Control sends peer-to-peer requests to the root complex
     // (RR, CR or EC; spec/p2pdma.md §4). false where it has no ACS capability.
     bool redirects() const { return acs_control && (*acs_control & config::acs_redirect) != 0; }
+    // The link as the two registers give it (LinkSource::Config), or LinkSource::Unread
+    // where the capability was not read or has no link registers. A speed field outside
+    // 1..6, or a width of 0, leaves that state nullopt.
+    Link link() const;
 };
 
 // Parses `bytes`, the first bytes of a configuration space (64, 256 or 4096 of them).

@@ -14,7 +14,7 @@ struct ClassName {
     std::string_view name;
 };
 
-constexpr std::array<ClassName, 49> class_names{{
+constexpr std::array<ClassName, 50> class_names{{
     {0x0000, false, "Non-VGA unclassified device"},
     {0x0001, false, "VGA compatible unclassified device"},
     {0x0100, false, "SCSI storage controller"},
@@ -50,6 +50,7 @@ constexpr std::array<ClassName, 49> class_names{{
     {0x0b40, false, "Co-processor"},
     {0x0c03, false, "USB controller"},
     {0x0c05, false, "SMBus"},
+    {0x0c06, false, "InfiniBand"},
     {0x1200, false, "Processing accelerators"},
     {0x1300, false, "Non-Essential Instrumentation"},
     {0x01, true, "Mass storage controller"},
@@ -91,7 +92,7 @@ Kind kind_of(const Id& id) {
     const auto base = id.class_code >> 16;
     const auto subclass = id.class_code >> 8;
     if (is_gpu(id)) return Kind::Gpu;
-    if (base == 0x02) return Kind::Nic;
+    if (base == 0x02 || subclass == 0x0c06) return Kind::Nic;  // network, or InfiniBand (serial bus) controller
     if (id.class_code == 0x010802) return Kind::Nvme;
     if (base == 0x01) return Kind::Storage;
     if (base == 0x12 || subclass == 0x0b40) return Kind::Accelerator;

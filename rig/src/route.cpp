@@ -53,15 +53,22 @@
 //
 // A function that cannot be read (not a bus address, no function of the machine, a file
 // on its way unreadable or malformed, every function of a transport without sysfs files)
-// is unread: forwards is false and distance nullopt. Nothing is cached: ACS Control
-// changes at run time (setpci, pci=config_acs), and each answer reads the files anew.
+// is unread: forwards is false and distance nullopt. Machine caches nothing: ACS Control
+// changes at run time (setpci, pci=config_acs), and each of its answers reads the files
+// anew. Routes (routes.hpp) reads every way once and answers every pair from the ways
+// as they were then, by this same rule (route_rule.hpp).
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
+#include <stdexcept>
+#include <unordered_map>
 #include <string>
 
 #include "machine_state.hpp"
 #include "rig/text.hpp"
+#include "route_links.hpp"
+#include "route_rule.hpp"
 #include "sysfs.hpp"
 
 namespace rig::pci {
@@ -116,11 +123,6 @@ constexpr unsigned amd_zen_family = 0x17;
 
 std::string ids(const Node& node) { return fmt::format("{:04x}:{:04x}", node.header.vendor, node.header.device); }
 
-struct HostBridgeAnswer {
-    bool allowed = false;
-    std::string why;
-};
-
 // __host_bridge_whitelist(): whether the host bridge above `way` is listed, given
 // whether both functions share it.
 HostBridgeAnswer host_bridge_allowed(const Way& way, bool same_host_bridge) {
@@ -148,64 +150,139 @@ HostBridgeAnswer host_bridge_allowed(const Way& way, bool same_host_bridge) {
     return {false, fmt::format("{}'s first device {} ({}) is not in the allow-list", name, device.bus, ids(device))};
 }
 
-// Step C: the root complex's rule.
-void root_complex_rule(Route& r, const Way& provider, const Way& client, const std::filesystem::path& root) {
-    const sysfs::Cpu cpu = sysfs::read_cpu(root);
+bool cpu_rule_applies(const sysfs::Cpu& cpu) {
+    return cpu.vendor == "AuthenticAMD" && cpu.family && *cpu.family >= amd_zen_family;
+}
+
+const RuleInputs::HostBridge& facts_of(const RuleInputs& in, std::uint32_t host_bridge) {
+    if (host_bridge >= in.host_bridges.size())
+        throw std::logic_error("rig: no facts for host bridge " + std::to_string(host_bridge));  // rule_inputs' bug
+    return in.host_bridges[host_bridge];
+}
+
+// Step C's verdict alone.
+bool root_complex_allows(std::uint32_t provider, std::uint32_t client, const RuleInputs& in) {
+    if (in.cpu_rule) return true;
+    if (provider == client) return facts_of(in, provider).same.allowed;
+    return facts_of(in, provider).cross.allowed && facts_of(in, client).cross.allowed;
+}
+
+// Step C: the root complex's rule, explained.
+void root_complex_rule(Route& r, const Way& provider, const Way& client, const RuleInputs& in) {
+    const sysfs::Cpu& cpu = in.cpu;
     if (!cpu.error.empty()) r.cpu = "unknown (" + cpu.error + ")";
     else r.cpu = (cpu.vendor.empty() ? std::string("no vendor_id") : cpu.vendor) +
                  (cpu.family ? fmt::format(" family {:#x}", *cpu.family) : std::string(" without a cpu family"));
-    if (cpu.vendor == "AuthenticAMD" && cpu.family && *cpu.family >= amd_zen_family) {
+    if (in.cpu_rule) {
         r.cpu_rule = true;
         r.verdict = Verdict::ThroughHostBridge;
         return;
     }
-    bool allowed = false;
-    if (provider.host_bridge_dir == client.host_bridge_dir) {
-        const auto answer = host_bridge_allowed(provider, true);
-        allowed = answer.allowed;
-        r.host_bridge_rule = answer.why;
-    } else {
-        const auto p = host_bridge_allowed(provider, false);
-        const auto c = host_bridge_allowed(client, false);
-        allowed = p.allowed && c.allowed;
-        r.host_bridge_rule = p.why + "; " + c.why;
-    }
-    r.verdict = allowed ? Verdict::ThroughHostBridge : Verdict::NotSupported;
+    const std::uint32_t p = provider.host_bridge_id, c = client.host_bridge_id;
+    if (p == c) r.host_bridge_rule = facts_of(in, p).same.why;
+    else r.host_bridge_rule = facts_of(in, p).cross.why + "; " + facts_of(in, c).cross.why;
+    r.verdict = root_complex_allows(p, c, in) ? Verdict::ThroughHostBridge : Verdict::NotSupported;
 }
 
-// Step A: where the first node of the provider's way that is also on the client's way
-// lies on each (the number of hops to it), or nullopt.
+// Step A: where the nearest node on both ways lies on each (the number of hops to it), or
+// nullopt. Both ways below one host bridge are paths of one tree from its root bus, so
+// nodes at one depth (hops from the root bus) are the same node or not, compared as whole
+// nodes by number: the deepest depth at which they are the same is the common node.
 struct Common {
     std::size_t provider = 0, client = 0;
 };
-std::optional<Common> common_node(const Way& provider, const Way& client) {
-    for (std::size_t i = 0; i < provider.nodes.size(); ++i)
-        for (std::size_t j = 0; j < client.nodes.size(); ++j)
-            if (provider.nodes[i].dir == client.nodes[j].dir) return Common{i, j};
+std::optional<Common> common_node(const Leg& provider, const Leg& client) {
+    if (provider.host_bridge != client.host_bridge) return std::nullopt;
+    const std::size_t np = provider.steps.size(), nc = client.steps.size();
+    for (std::size_t depth = std::min(np, nc); depth-- > 0;) {
+        const std::size_t i = np - 1 - depth, j = nc - 1 - depth;
+        if (provider.steps[i].id == client.steps[j].id) return Common{i, j};
+    }
     return std::nullopt;
 }
 
-Distance distance_of(const Way& provider, const Way& client, const std::optional<Common>& common) {
-    if (!common) return provider.host_bridge_dir == client.host_bridge_dir ? Distance::Bridge : Distance::System;
+Distance distance_of(const Leg& provider, const Leg& client, const std::optional<Common>& common) {
+    if (!common) return provider.host_bridge == client.host_bridge ? Distance::Bridge : Distance::System;
     // A function with itself: Switch where it has an upstream bridge, Bridge on a root bus.
     const bool same_function = common->provider == 0 && common->client == 0;
-    return same_function && provider.nodes.size() == 1 ? Distance::Bridge : Distance::Switch;
+    return same_function && provider.steps.size() == 1 ? Distance::Bridge : Distance::Switch;
+}
+
+// The legs of two ways, with the steps they are made of.
+struct Legs {
+    std::vector<Step> provider_steps, client_steps;
+    Leg provider, client;
+    Legs(const Way& p, const Way& c)
+        : provider_steps(steps_of(p)), client_steps(steps_of(c)), provider{provider_steps, p.host_bridge_id},
+          client{client_steps, c.host_bridge_id} {}
+};
+
+}  // namespace
+
+std::uint32_t number(std::span<Way* const> ways) {
+    std::unordered_map<std::string, std::uint32_t> nodes, host_bridges;
+    for (Way* way : ways) {
+        if (!way) continue;
+        way->host_bridge_id =
+            host_bridges.emplace(way->host_bridge_dir.native(), static_cast<std::uint32_t>(host_bridges.size())).first->second;
+        for (Node& node : way->nodes)
+            node.id = nodes.emplace(node.dir.native(), static_cast<std::uint32_t>(nodes.size())).first->second;
+    }
+    return static_cast<std::uint32_t>(host_bridges.size());
+}
+
+std::vector<Step> steps_of(const Way& way) {
+    std::vector<Step> steps;
+    steps.reserve(way.nodes.size());
+    for (const Node& node : way.nodes) steps.push_back({node.id, node.header.capabilities_read, node.header.redirects()});
+    return steps;
+}
+
+RuleInputs rule_inputs(const std::filesystem::path& root, std::span<const Way* const> ways, std::uint32_t host_bridges) {
+    RuleInputs in;
+    in.cpu = sysfs::read_cpu(root);
+    in.cpu_rule = cpu_rule_applies(in.cpu);
+    in.host_bridges.resize(host_bridges);
+    std::vector<bool> done(host_bridges, false);
+    for (const Way* way : ways) {
+        if (!way || way->host_bridge_id >= host_bridges || done[way->host_bridge_id]) continue;
+        done[way->host_bridge_id] = true;
+        in.host_bridges[way->host_bridge_id] = {host_bridge_allowed(*way, true), host_bridge_allowed(*way, false)};
+    }
+    return in;
+}
+
+Answer answer(const Leg& provider, const Leg& client, const RuleInputs& in) {
+    const auto common = common_node(provider, client);
+    const Distance distance = distance_of(provider, client, common);
+    if (common) {
+        bool clear = true;
+        for (std::size_t i = 0; i <= common->provider; ++i)
+            clear = clear && provider.steps[i].read && !provider.steps[i].redirects;
+        for (std::size_t j = 0; j < common->client; ++j) clear = clear && client.steps[j].read && !client.steps[j].redirects;
+        if (clear) return {Verdict::BusAddress, distance};
+    }
+    const bool allowed = root_complex_allows(provider.host_bridge, client.host_bridge, in);
+    return {allowed ? Verdict::ThroughHostBridge : Verdict::NotSupported, distance};
 }
 
 Route decide(std::string_view provider_bus, std::string_view client_bus, const Way& provider, const Way& client,
-             const std::filesystem::path& root) {
+             const RuleInputs& in) {
     Route r;
     r.provider = std::string(provider_bus);
     r.client = std::string(client_bus);
     r.provider_host_bridge = provider.host_bridge;
     r.client_host_bridge = client.host_bridge;
-    const auto common = common_node(provider, client);
-    r.distance = distance_of(provider, client, common);
+    const Legs legs(provider, client);
+    const auto common = common_node(legs.provider, legs.client);
+    r.distance = distance_of(legs.provider, legs.client, common);
     if (!common) {
-        root_complex_rule(r, provider, client, root);
+        add_links(r, provider, std::nullopt, client, std::nullopt);
+        root_complex_rule(r, provider, client, in);
         return r;
     }
     r.common = provider.nodes[common->provider].bus;
+    add_links(r, provider, common->provider, client, common->client);
 
     // Step B: the provider's way up to and including the common node, the client's below it.
     auto check = [&r](const Node& node) {
@@ -218,9 +295,25 @@ Route decide(std::string_view provider_bus, std::string_view client_bus, const W
         r.verdict = Verdict::BusAddress;
         return r;
     }
-    root_complex_rule(r, provider, client, root);
+    root_complex_rule(r, provider, client, in);
     return r;
 }
+
+Route host_bridge_decide(std::string_view provider_bus, std::string_view client_bus, const Way& provider,
+                         const Way& client, const RuleInputs& in) {
+    Route r;
+    r.provider = std::string(provider_bus);
+    r.client = std::string(client_bus);
+    r.provider_host_bridge = provider.host_bridge;
+    r.client_host_bridge = client.host_bridge;
+    const Legs legs(provider, client);
+    r.distance = distance_of(legs.provider, legs.client, common_node(legs.provider, legs.client));
+    add_links(r, provider, std::nullopt, client, std::nullopt);  // up to the root complex and down
+    root_complex_rule(r, provider, client, in);
+    return r;
+}
+
+namespace {
 
 // "ReqRedir CmpltRedir" for the bits of `control` that redirect (lspci's names).
 std::string redirect_bits(std::uint16_t control) {
@@ -236,53 +329,79 @@ std::string redirect_bits(std::uint16_t control) {
     return out;
 }
 
+// The links, one a line, then the bottleneck and each downtrained link.
+std::string explain_links(const Route& r) {
+    if (r.links.empty()) return "  links: none (the same function, or functions on a root bus)\n";
+    const auto state = [](const std::optional<LinkState>& s) { return s ? to_string(*s) : std::string("unknown"); };
+    std::string out = "  links:\n";
+    for (const RouteLink& l : r.links) {
+        out += fmt::format("    {} - {}: {}", l.function, l.port, state(l.status));
+        if (const auto can = l.capable(); can && *can != l.status) out += fmt::format(" (both ends can {})", to_string(*can));
+        out += "\n";
+    }
+    if (r.bottleneck)
+        out += fmt::format("  bottleneck: {}, {} bytes/s each way\n", to_string(*r.bottleneck),
+                           bytes_per_second(*r.bottleneck));
+    else
+        out += "  bottleneck: unknown (a link's status is unread)\n";
+    for (const RouteLink& l : r.downtrained())
+        out += fmt::format("  warning: {} is downtrained: LnkSta {}, LnkCap {}{}\n", l.function, state(l.status),
+                           state(l.capability),
+                           l.port_capability ? fmt::format(" (port {} LnkCap {})", l.port, to_string(*l.port_capability))
+                                             : std::string());
+    return out;
+}
+
+}  // namespace
+
+namespace {
+
+// The two ways, or the route that says which is unread.
+struct Two {
+    std::optional<Way> provider, client;
+    Route unread;
+};
+Two read_two(const Machine::State& state, std::string_view provider, std::string_view client) {
+    Two t;
+    t.unread.provider = std::string(provider);
+    t.unread.client = std::string(client);
+    if (!state.root) {
+        t.unread.unread = *state.name + ": the transport sent no sysfs files, so every function is unread";
+        return t;
+    }
+    auto p = sysfs::read_way(*state.root, provider);
+    if (!p) {
+        t.unread.unread = p.error();
+        return t;
+    }
+    auto c = sysfs::read_way(*state.root, client);
+    if (!c) {
+        t.unread.unread = c.error();
+        return t;
+    }
+    t.provider = std::move(*p);
+    t.client = std::move(*c);
+    return t;
+}
+
 }  // namespace
 
 Route Machine::route(std::string_view provider, std::string_view client) const {
-    Route r;
-    r.provider = std::string(provider);
-    r.client = std::string(client);
-    if (!state_->root) {
-        r.unread = *state_->name + ": the transport sent no sysfs files, so every function is unread";
-        return r;
-    }
-    const auto& root = *state_->root;
-    auto p = sysfs::read_way(root, provider);
-    if (!p) {
-        r.unread = p.error();
-        return r;
-    }
-    auto c = sysfs::read_way(root, client);
-    if (!c) {
-        r.unread = c.error();
-        return r;
-    }
-    return decide(provider, client, *p, *c, root);
+    Two t = read_two(*state_, provider, client);
+    if (!t.provider) return t.unread;
+    Way* ways[] = {&*t.provider, &*t.client};
+    const std::uint32_t host_bridges = number(ways);
+    const Way* read[] = {&*t.provider, &*t.client};
+    return decide(provider, client, *t.provider, *t.client, rule_inputs(*state_->root, read, host_bridges));
 }
 
 Route Machine::host_bridge_route(std::string_view provider, std::string_view client) const {
-    Route r;
-    r.provider = std::string(provider);
-    r.client = std::string(client);
-    if (!state_->root) {
-        r.unread = *state_->name + ": the transport sent no sysfs files, so every function is unread";
-        return r;
-    }
-    auto p = sysfs::read_way(*state_->root, provider);
-    if (!p) {
-        r.unread = p.error();
-        return r;
-    }
-    auto c = sysfs::read_way(*state_->root, client);
-    if (!c) {
-        r.unread = c.error();
-        return r;
-    }
-    r.provider_host_bridge = p->host_bridge;
-    r.client_host_bridge = c->host_bridge;
-    r.distance = distance_of(*p, *c, common_node(*p, *c));
-    root_complex_rule(r, *p, *c, *state_->root);
-    return r;
+    Two t = read_two(*state_, provider, client);
+    if (!t.provider) return t.unread;
+    Way* ways[] = {&*t.provider, &*t.client};
+    const std::uint32_t host_bridges = number(ways);
+    const Way* read[] = {&*t.provider, &*t.client};
+    return host_bridge_decide(provider, client, *t.provider, *t.client, rule_inputs(*state_->root, read, host_bridges));
 }
 
 bool Machine::forwards(std::string_view provider, std::string_view client) const {
@@ -294,7 +413,10 @@ std::optional<Distance> Machine::distance(std::string_view a, std::string_view b
     auto p = sysfs::read_way(*state_->root, a);
     auto c = p ? sysfs::read_way(*state_->root, b) : p;
     if (!p || !c) return std::nullopt;
-    return distance_of(*p, *c, common_node(*p, *c));
+    Way* ways[] = {&*p, &*c};
+    number(ways);
+    const Legs legs(*p, *c);
+    return distance_of(legs.provider, legs.client, common_node(legs.provider, legs.client));
 }
 
 std::string Route::explain() const {
@@ -330,6 +452,7 @@ std::string Route::explain() const {
                            cpu_rule ? ": AMD family 0x17 or later forwards every pair"
                                     : ": not AMD family 0x17 or later, so the host-bridge allow-list decides");
     if (!host_bridge_rule.empty()) out += "  allow-list: " + host_bridge_rule + "\n";
+    out += explain_links(*this);
     return out;
 }
 

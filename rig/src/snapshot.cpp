@@ -25,17 +25,6 @@ Result<fs::path> sysfs_root(const Machine& machine) {
     return *machine.root();
 }
 
-std::optional<int> read_int(const fs::path& file) {
-    auto text = sysfs::read_text(file);
-    if (!text) return std::nullopt;
-    std::string_view s = *text;
-    while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.remove_suffix(1);
-    int value = 0;
-    const auto [end, error] = std::from_chars(s.data(), s.data() + s.size(), value);
-    if (error != std::errc() || end != s.data() + s.size() || s.empty()) return std::nullopt;
-    return value;
-}
-
 // The PF a VF's physfn link resolves to, inside the root.
 std::optional<fs::path> physfn_dir(const fs::path& root, const fs::path& dir) {
     std::error_code ec;
@@ -58,30 +47,63 @@ Result<void> copy_named_link(const fs::path& dir, const fs::path& out, const fs:
     return make_link(out, rel / link, to / *name);
 }
 
-Result<void> copy_function(const fs::path& root, const fs::path& out, const std::string& bus) {
-    auto dir = sysfs::function_dir(root, bus);
-    if (!dir) return std::unexpected(std::move(dir).error());
-    const fs::path rel = dir->lexically_relative(root);
+// The files of one function's directory `dir` (resolved, below root) that routes and
+// describe() read, copied to the same place below `out`. A file the reader refuses (a
+// link in place of a file, a FIFO, one too long) is left out, so that the copy cannot
+// read it either; a physfn link that does not resolve is copied as it is, so that it
+// does not resolve in the copy.
+Result<void> copy_node(const fs::path& root, const fs::path& out, const fs::path& dir) {
+    const fs::path rel = dir.lexically_relative(root);
     if (auto r = make_dirs(out / rel); !r) return r;
-    // The files routes and describe() read; those a function lacks stay absent.
-    for (const char* name : {"vendor", "device", "class", "numa_node", "secondary_bus_number", "subordinate_bus_number"}) {
-        std::error_code ec;
-        if (!fs::exists(*dir / name, ec)) continue;
-        auto text = sysfs::read_text(*dir / name);
-        if (!text) return std::unexpected(std::move(text).error());
+    for (const char* name : {"vendor", "device", "class", "numa_node", "secondary_bus_number", "subordinate_bus_number",
+                             "current_link_speed", "current_link_width", "max_link_speed", "max_link_width"}) {
+        auto text = sysfs::read_text(dir / name);
+        if (!text) continue;
         if (auto r = write_file(out / rel / name, *text); !r) return r;
     }
-    if (std::error_code ec; fs::exists(*dir / "config", ec)) {
-        auto config = sysfs::read_config(*dir);
-        if (!config) return std::unexpected(std::move(config).error());
+    if (auto config = sysfs::read_config(dir))
         if (auto r = write_file(out / rel / "config", std::string_view(reinterpret_cast<const char*>(config->data()), config->size())); !r)
             return r;
+    if (auto r = copy_named_link(dir, out, rel, "driver", "sys/bus/pci/drivers"); !r) return r;
+    if (auto r = copy_named_link(dir, out, rel, "iommu_group", "sys/kernel/iommu_groups"); !r) return r;
+    std::error_code ec;
+    if (!fs::is_symlink(fs::symlink_status(dir / "physfn", ec))) return {};
+    if (const auto pf = physfn_dir(root, dir)) return make_link(out, rel / "physfn", pf->lexically_relative(root));
+    const fs::path target = fs::read_symlink(dir / "physfn", ec);
+    if (ec) return {};
+    fs::create_symlink(target, out / rel / "physfn", ec);
+    if (ec) return fail((out / rel / "physfn").string(), ": cannot create the link: ", ec.message());
+    return {};
+}
+
+// Every directory a route may read for the function at `dir`: the function, each
+// directory above it below root named by a bus address (its bridges, read or not), a
+// VF's PF and the directories above that, and for each host bridge directory on the way
+// its devices on its root bus (Linux's pci_host_bridge_dev() reads the first of them).
+Result<void> copy_way(const fs::path& root, const fs::path& out, const fs::path& dir, int depth = 0) {
+    if (auto r = copy_node(root, out, dir); !r) return r;
+    fs::path at = dir;
+    for (int up = 0; up <= 256; ++up) {
+        at = at.parent_path();
+        const fs::path rel = at.lexically_relative(root);
+        if (rel.empty() || rel == "." || *rel.begin() == "..") break;
+        const std::string name = at.filename().string();
+        if (is_address(name)) {
+            if (auto r = copy_node(root, out, at); !r) return r;
+        } else if (const auto host = sysfs::parse_host_bridge(name)) {
+            std::error_code ec;
+            for (fs::directory_iterator it(at, ec); !ec && it != fs::directory_iterator(); it.increment(ec)) {
+                std::error_code kind;
+                if (!fs::is_directory(it->symlink_status(kind)) || kind) continue;
+                const auto address = BusAddress::parse(it->path().filename().string());
+                if (address && address->domain == host->domain && address->bus == host->bus)
+                    if (auto r = copy_node(root, out, it->path()); !r) return r;
+            }
+        }
     }
-    if (auto r = copy_named_link(*dir, out, rel, "driver", "sys/bus/pci/drivers"); !r) return r;
-    if (auto r = copy_named_link(*dir, out, rel, "iommu_group", "sys/kernel/iommu_groups"); !r) return r;
-    if (const auto pf = physfn_dir(root, *dir))
-        if (auto r = make_link(out, rel / "physfn", pf->lexically_relative(root)); !r) return r;
-    return make_link(out, fs::path("sys/bus/pci/devices") / bus, rel);
+    if (depth == 0)
+        if (const auto pf = physfn_dir(root, dir)) return copy_way(root, out, *pf, 1);
+    return {};
 }
 
 }  // namespace
@@ -94,30 +116,44 @@ Result<std::vector<FunctionFiles>> describe(const Machine& machine) {
     std::vector<FunctionFiles> out;
     out.reserve(ids->size());
     for (auto& id : *ids) {
-        FunctionFiles f{std::move(id), {}, {}, {}, {}, {}, {}, {}};
+        FunctionFiles f{std::move(id), {}, {}, {}, {}, {}, {}, {}, {}, {}, {}};
         auto dir = sysfs::function_dir(*root, f.id.bus);
         if (dir) {
             if (auto way = sysfs::read_way(*root, f.id.bus)) {
                 f.host_bridge = way->host_bridge;
                 if (way->nodes.size() > 1) f.upstream = way->nodes[1].bus;
+                f.link = way->nodes[0].link;
+            } else {
+                f.unread = way.error();
             }
             f.driver = sysfs::link_name(*dir / "driver");
             f.iommu_group = sysfs::link_name(*dir / "iommu_group");
             if (const auto pf = physfn_dir(*root, *dir)) f.physfn = pf->filename().string();
-            f.numa_node = read_int(*dir / "numa_node");
+            f.numa_node = sysfs::read_int(*dir / "numa_node");
             if (auto bytes = sysfs::read_config(*dir)) {
                 if (auto header = parse_header(*bytes); header && header->is_bridge())
                     f.buses = std::pair<unsigned, unsigned>{*header->secondary_bus, *header->subordinate_bus};
+                f.config = std::move(*bytes);
             }
+        } else {
+            f.unread = dir.error();
         }
         out.push_back(std::move(f));
     }
     return out;
 }
 
+Result<CpuFiles> describe_cpu(const Machine& machine) {
+    auto root = sysfs_root(machine);
+    if (!root) return std::unexpected(std::move(root).error());
+    sysfs::Cpu cpu = sysfs::read_cpu(*root);
+    return CpuFiles{std::move(cpu.vendor), cpu.family, cpu.model, std::move(cpu.model_name), std::move(cpu.error)};
+}
+
 Result<void> snapshot(const Machine& machine, const fs::path& out) {
     auto root = sysfs_root(machine);
     if (!root) return std::unexpected(std::move(root).error());
+    if (out.empty()) return fail("snapshot: an empty path names no directory to write into");
     std::error_code ec;
     if (fs::exists(out, ec)) {
         if (!fs::is_directory(out, ec)) return fail(out.string(), ": not a directory");
@@ -125,16 +161,33 @@ Result<void> snapshot(const Machine& machine, const fs::path& out) {
         if (ec) return fail(out.string(), ": cannot list: ", ec.message());
         if (!empty) return fail(out.string(), ": not empty (a snapshot goes into a new or empty directory)");
     }
-    auto ids = machine.functions();
-    if (!ids) return std::unexpected(std::move(ids).error());
+    // Every entry of sys/bus/pci/devices that names a function directory, listed or not
+    // (one whose ID files are unreadable is left out of functions() in the copy too).
+    const fs::path devices = sysfs::devices_dir(*root);
+    std::vector<std::string> entries;
+    if (fs::exists(fs::symlink_status(*root / "sys/bus/pci", ec))) {
+        fs::directory_iterator it(devices, ec);
+        if (ec) return fail(devices.string(), ": cannot list: ", ec.message());
+        for (; it != fs::directory_iterator(); it.increment(ec)) {
+            const std::string name = it->path().filename().string();
+            if (is_address(name)) entries.push_back(name);
+        }
+        if (ec) return fail(devices.string(), ": cannot list: ", ec.message());
+    }
     for (const char* dir : {"sys/bus/pci/devices", "sys/devices", "proc"})
         if (auto r = make_dirs(out / dir); !r) return r;
-    for (const auto& id : *ids)
-        if (auto r = copy_function(*root, out, id.bus); !r) return r;
+    for (const auto& bus : entries) {
+        auto dir = sysfs::function_dir(*root, bus);
+        if (!dir) continue;  // no function: none in the copy either
+        if (auto r = copy_way(*root, out, *dir); !r) return r;
+        if (auto r = make_link(out, fs::path("sys/bus/pci/devices") / bus, dir->lexically_relative(*root)); !r) return r;
+    }
     const sysfs::Cpu cpu = sysfs::read_cpu(*root);
     std::string cpuinfo = "processor\t: 0\n";
     if (!cpu.vendor.empty()) cpuinfo += fmt::format("vendor_id\t: {}\n", cpu.vendor);
     if (cpu.family) cpuinfo += fmt::format("cpu family\t: {}\n", *cpu.family);
+    if (cpu.model) cpuinfo += fmt::format("model\t\t: {}\n", *cpu.model);
+    if (!cpu.model_name.empty()) cpuinfo += fmt::format("model name\t: {}\n", cpu.model_name);
     return write_file(out / "proc/cpuinfo", cpuinfo + "\n");
 }
 

@@ -5,11 +5,15 @@
 
 #include <fmt/format.h>
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <charconv>
 #include <cerrno>
 #include <cstring>
 #include <deque>
-#include <fstream>
 #include <system_error>
 
 namespace rig::pci::sysfs {
@@ -23,6 +27,17 @@ constexpr std::size_t max_text = 1 << 20;
 constexpr int max_depth = 256;
 
 std::string why(const std::error_code& ec) { return ec.message(); }
+
+// A decimal number of cpuinfo ("23"), up to six digits; nullopt for anything else.
+std::optional<unsigned> decimal(std::string_view value) {
+    if (value.empty() || value.size() > 6) return std::nullopt;
+    unsigned n = 0;
+    for (char c : value) {
+        if (c < '0' || c > '9') return std::nullopt;
+        n = n * 10 + static_cast<unsigned>(c - '0');
+    }
+    return n;
+}
 
 }  // namespace
 
@@ -59,18 +74,39 @@ Result<fs::path> resolve(const fs::path& root, const fs::path& path) {
     return out;
 }
 
-Result<std::string> read_text(const fs::path& file) {
-    std::ifstream in(file, std::ios::binary);
-    if (!in) return fail(file.string(), ": cannot open: ", std::strerror(errno));
+Result<std::string> read_file(const fs::path& file, std::size_t max, Longer longer) {
+    // O_NOFOLLOW: a link in place of the file is refused, not followed out of the root;
+    // O_NONBLOCK: opening a FIFO does not wait for a writer (fstat then refuses it).
+    const int fd = ::open(file.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) {
+        if (errno == ELOOP)
+            return fail(file.string(), ": is a symbolic link, not a file (sysfs attributes are files; a link may leave the root)");
+        return fail(file.string(), ": cannot open: ", std::strerror(errno));
+    }
+    struct Closer {
+        int fd;
+        ~Closer() { ::close(fd); }
+    } closer{fd};
+    struct stat st {};
+    if (::fstat(fd, &st) != 0) return fail(file.string(), ": cannot stat: ", std::strerror(errno));
+    if (!S_ISREG(st.st_mode)) return fail(file.string(), ": not a regular file");
     std::string text;
     char buffer[4096];
-    while (in.read(buffer, sizeof buffer) || in.gcount() > 0) {
-        text.append(buffer, static_cast<std::size_t>(in.gcount()));
-        if (text.size() > max_text) return fail(file.string(), ": longer than ", std::to_string(max_text), " bytes");
+    while (text.size() <= max) {
+        const ssize_t n = ::read(fd, buffer, std::min(sizeof buffer, max + 1 - text.size()));
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) return fail(file.string(), ": cannot read: ", std::strerror(errno));
+        if (n == 0) break;
+        text.append(buffer, static_cast<std::size_t>(n));
     }
-    if (in.bad()) return fail(file.string(), ": cannot read");
+    if (text.size() > max) {
+        if (longer == Longer::Error) return fail(file.string(), ": longer than ", std::to_string(max), " bytes");
+        text.resize(max);
+    }
     return text;
 }
+
+Result<std::string> read_text(const fs::path& file) { return read_file(file, max_text, Longer::Error); }
 
 Result<std::uint32_t> read_hex(const fs::path& file, std::uint32_t max) {
     auto text = read_text(file);
@@ -91,6 +127,17 @@ Result<std::uint32_t> read_hex(const fs::path& file, std::uint32_t max) {
     return static_cast<std::uint32_t>(value);
 }
 
+std::optional<int> read_int(const fs::path& file) {
+    auto text = read_text(file);
+    if (!text) return std::nullopt;
+    std::string_view s = *text;
+    while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.remove_suffix(1);
+    int value = 0;
+    const auto [end, error] = std::from_chars(s.data(), s.data() + s.size(), value);
+    if (error != std::errc() || end != s.data() + s.size() || s.empty()) return std::nullopt;
+    return value;
+}
+
 std::optional<std::string> link_name(const fs::path& link) {
     std::error_code ec;
     if (!fs::is_symlink(fs::symlink_status(link, ec)) || ec) return std::nullopt;
@@ -100,21 +147,21 @@ std::optional<std::string> link_name(const fs::path& link) {
 }
 
 Result<std::vector<std::uint8_t>> read_config(const fs::path& dir) {
-    const fs::path file = dir / "config";
-    std::ifstream in(file, std::ios::binary);
-    if (!in) return fail(file.string(), ": cannot open: ", std::strerror(errno));
-    std::vector<std::uint8_t> bytes(config::express_bytes);
-    in.read(reinterpret_cast<char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
-    if (in.bad()) return fail(file.string(), ": cannot read");
-    bytes.resize(static_cast<std::size_t>(in.gcount()));
-    return bytes;
+    auto text = read_file(dir / "config", config::express_bytes, Longer::Truncate);
+    if (!text) return std::unexpected(std::move(text).error());
+    return std::vector<std::uint8_t>(text->begin(), text->end());
 }
 
 Result<fs::path> function_dir(const fs::path& root, std::string_view bus) {
     if (!is_address(bus)) return fail("\"", std::string(bus), "\" is not a bus address");
+    // The entry itself must be a link, as sysfs makes it (sysfs.hpp): a directory there
+    // would be a function without a place in any tree.
+    const fs::path entry = devices_dir(root) / std::string(bus);
+    std::error_code ec;
+    if (const auto status = fs::symlink_status(entry, ec); !ec && fs::exists(status) && !fs::is_symlink(status))
+        return fail(std::string(bus), ": ", entry.string(), " is not a symbolic link (sysfs links each function to its directory)");
     auto dir = resolve(root, fs::path("sys/bus/pci/devices") / std::string(bus));
     if (!dir) return fail(std::string(bus), ": no such function (", dir.error(), ")");
-    std::error_code ec;
     if (!fs::is_directory(*dir, ec)) return fail(std::string(bus), ": ", dir->string(), " is not a directory");
     return dir;
 }
@@ -155,6 +202,36 @@ std::optional<HostBridgeName> parse_host_bridge(std::string_view name) {
     return HostBridgeName{address->domain, address->bus};
 }
 
+Link read_link(const fs::path& dir) {
+    const auto text = [&](const char* name) -> std::optional<std::string> {
+        auto t = read_text(dir / name);
+        if (!t) return std::nullopt;
+        while (!t->empty() && (t->back() == '\n' || t->back() == ' ')) t->pop_back();
+        return *t;
+    };
+    const auto width = [&](const char* name) -> std::optional<unsigned> {
+        const auto t = text(name);
+        unsigned value = 0;
+        if (!t || t->empty()) return std::nullopt;
+        const auto [end, error] = std::from_chars(t->data(), t->data() + t->size(), value);
+        if (error != std::errc() || end != t->data() + t->size() || value == 0 || value > 32) return std::nullopt;
+        return value;
+    };
+    const auto state = [&](const char* speed, const char* lanes) -> std::optional<LinkState> {
+        const auto s = text(speed);
+        const auto w = width(lanes);
+        const auto g = s ? parse_sysfs_speed(*s) : std::nullopt;
+        if (!g || !w) return std::nullopt;
+        return LinkState{*g, *w};
+    };
+    Link link;
+    link.status = state("current_link_speed", "current_link_width");
+    link.capability = state("max_link_speed", "max_link_width");
+    std::error_code ec;
+    if (link.status || link.capability || fs::exists(dir / "current_link_speed", ec)) link.source = LinkSource::Sysfs;
+    return link;
+}
+
 namespace {
 
 Result<Node> read_node(const fs::path& dir, std::string_view bus) {
@@ -162,7 +239,11 @@ Result<Node> read_node(const fs::path& dir, std::string_view bus) {
     if (!bytes) return fail(std::string(bus), ": ", bytes.error());
     auto header = parse_header(*bytes);
     if (!header) return fail(std::string(bus), ": ", (dir / "config").string(), ": ", header.error());
-    return Node{std::string(bus), dir, *header};
+    Node node{std::string(bus), dir, *header, header->link(), std::string(bus)};
+    // Without CAP_SYS_ADMIN the capability lies past the 64 bytes sysfs gives; the link
+    // files are readable by anyone.
+    if (node.link.source == LinkSource::Unread) node.link = read_link(dir);
+    return node;
 }
 
 }  // namespace
@@ -184,6 +265,11 @@ Result<Way> read_way(const fs::path& root, std::string_view bus) {
         auto pf = resolve(root, dir->lexically_relative(root) / "physfn");
         if (!pf) return fail(std::string(bus), ": its physfn link: ", pf.error());
         from = *pf;
+        // SR-IOV 1.1 §3.5: a VF's link registers are reserved; it uses its PF's link.
+        if (auto pf_node = read_node(*pf, pf->filename().string())) {
+            way.nodes[0].link = pf_node->link;
+            way.nodes[0].link_owner = pf_node->bus;
+        }
     }
     fs::path at = from.parent_path();
     for (int depth = 0;; ++depth) {
@@ -213,6 +299,9 @@ Result<std::optional<Node>> first_device(const fs::path& host_bridge_dir) {
     if (ec) return fail(host_bridge_dir.string(), ": cannot list: ", why(ec));
     std::optional<BusAddress> first;
     for (; it != fs::directory_iterator(); it.increment(ec)) {
+        // A device is a directory of its own there, never a link (which could leave the root).
+        std::error_code kind;
+        if (!fs::is_directory(it->symlink_status(kind)) || kind) continue;
         const auto address = BusAddress::parse(it->path().filename().string());
         if (!address || address->domain != host->domain || address->bus != host->bus) continue;
         if (!first || *address < *first) first = address;
@@ -227,8 +316,12 @@ Result<std::optional<Node>> first_device(const fs::path& host_bridge_dir) {
 
 Cpu read_cpu(const fs::path& root) {
     Cpu cpu;
-    const fs::path file = root / "proc/cpuinfo";
-    auto text = read_text(file);
+    auto file = resolve(root, "proc/cpuinfo");
+    if (!file) {
+        cpu.error = file.error();
+        return cpu;
+    }
+    auto text = read_text(*file);
     if (!text) {
         cpu.error = text.error();
         return cpu;
@@ -252,13 +345,11 @@ Cpu read_cpu(const fs::path& root) {
         if (key == "vendor_id" && cpu.vendor.empty()) {
             cpu.vendor = std::string(value);
         } else if (key == "cpu family" && !cpu.family) {
-            unsigned family = 0;
-            bool digits = !value.empty() && value.size() <= 6;
-            for (char c : value) {
-                digits = digits && c >= '0' && c <= '9';
-                family = family * 10 + static_cast<unsigned>(c - '0');
-            }
-            if (digits) cpu.family = family;
+            cpu.family = decimal(value);
+        } else if (key == "model" && !cpu.model) {
+            cpu.model = decimal(value);
+        } else if (key == "model name" && cpu.model_name.empty()) {
+            cpu.model_name = std::string(value);
         }
     }
     return cpu;

@@ -1,4 +1,4 @@
-// The faults of shared/cases/bugs/CASES.md marked (T) and (P), each on its minimal input:
+// The faults of tests/pci/cases/bugs.md marked (T) and (P), each on its minimal input:
 // topology discovery and peer-to-peer decisions that other stacks got wrong.
 #include <gtest/gtest.h>
 
@@ -8,6 +8,8 @@
 #include "../support/trees.hpp"
 #include "rig/pci/machine.hpp"
 #include "rig/pci/names.hpp"
+#include "rig/pci/nics.hpp"
+#include "rig/pci/routes.hpp"
 #include "rig/pci/snapshot.hpp"
 
 namespace rig::pci {
@@ -99,6 +101,26 @@ TEST(BugB03, OneHostBridgePerDeviceMakesBothSystemAndNumaTellsThemApart) {
     EXPECT_EQ(numa["0000:41:00.0"], 0);
     EXPECT_EQ(numa["0000:01:00.0"], 0);
     EXPECT_EQ(numa["0000:81:00.0"], 1);
+}
+
+TEST(BugB03, TheNicChooserNeverGivesGpu0TheOtherSocketsNic) {
+    for (const bool one_host_bridge_per_socket : {true, false}) {
+        SCOPED_TRACE(one_host_bridge_per_socket ? "a host bridge per socket" : "a host bridge per device");
+        const Tree tree(two_sockets(one_host_bridge_per_socket));
+        const auto routes = Routes::read(tree.machine());
+        ASSERT_TRUE(routes);
+        const auto pairs = pair_nics(*routes);
+        ASSERT_TRUE(pairs) << pairs.error();
+        ASSERT_EQ(pairs->size(), 2u);
+        EXPECT_EQ((*pairs)[0].gpu, "0000:41:00.0");
+        EXPECT_EQ((*pairs)[0].nic, "0000:01:00.0");
+        EXPECT_EQ((*pairs)[1].gpu, "0000:c1:00.0");
+        EXPECT_EQ((*pairs)[1].nic, "0000:81:00.0");
+        const auto& far = (*pairs)[0].ranked.back();
+        EXPECT_EQ(far.nic, "0000:81:00.0");
+        EXPECT_EQ(far.distance, Distance::System);  // across the inter-socket link
+        EXPECT_EQ(far.numa, Numa::Other);
+    }
 }
 
 // B05 (T): a passthrough guest whose GPUs and NIC sit on root bus 00, no bridges.

@@ -1,12 +1,15 @@
-// The real machines of shared/cases/topology/, each rebuilt as a topology, written as a
-// sysfs tree and read back, with the answers each file derives: distance, forwards for a
+// The real machines of tests/pci/cases/, each rebuilt as a topology, written as a sysfs
+// tree and read back, with the answers each file derives: distance, forwards for a
 // process that reads every ACS Control (root) and for one that reads 64 bytes of config
-// (unprivileged). Bus numbers the dumps leave out are filled in as the files' sysfs
+// (unprivileged), and the NIC each GPU must be paired with (rig/pci/nics.hpp), read both
+// ways. Bus numbers the dumps leave out are filled in as the files' sysfs
 // sketches suggest.
 #include <gtest/gtest.h>
 
 #include "../support/trees.hpp"
 #include "rig/pci/machine.hpp"
+#include "rig/pci/nics.hpp"
+#include "rig/pci/routes.hpp"
 
 namespace rig::pci {
 namespace {
@@ -37,6 +40,23 @@ void check(const Topology& t, const std::vector<Answer>& answers) {
         EXPECT_EQ(a.forwards(x.provider, x.client), x.root) << a.route(x.provider, x.client).explain();
         EXPECT_EQ(a.forwards(x.client, x.provider), x.root);
         EXPECT_EQ(b.forwards(x.provider, x.client), x.unprivileged) << b.route(x.provider, x.client).explain();
+    }
+}
+
+using Pairs = std::vector<std::pair<std::string, std::string>>;
+
+// Every GPU's pair, read whole and read unprivileged: both must give `expected`.
+void check_pairs(const Topology& t, const Pairs& expected) {
+    for (const std::optional<unsigned> bytes : {std::optional<unsigned>{}, std::optional<unsigned>{64}}) {
+        SCOPED_TRACE(bytes ? "unprivileged" : "whole");
+        const Tree tree(t, bytes);
+        const auto routes = Routes::read(tree.machine());
+        ASSERT_TRUE(routes) << routes.error();
+        const auto pairs = pair_nics(*routes);
+        ASSERT_TRUE(pairs) << pairs.error();
+        Pairs got;
+        for (const auto& p : *pairs) got.emplace_back(p.gpu, p.nic.value_or("-"));
+        EXPECT_EQ(got, expected);
     }
 }
 
@@ -82,6 +102,20 @@ TEST(Case01DgxA100, AmdRuleForwardsEveryPair) {
     check(dgx_a100(0x001d), answers);
 }
 
+TEST(Case01DgxA100, Gpu0PairsWithMlx5_0BelowTheOuterSwitch) {
+    check_pairs(dgx_a100(0x001d), {{"0000:07:00.0", "0000:0c:00.0"}});
+    const Tree tree(dgx_a100(std::nullopt));
+    const auto routes = Routes::read(tree.machine());
+    ASSERT_TRUE(routes);
+    const auto ranked = rank_nics(*routes, *routes->find("0000:07:00.0"));
+    ASSERT_EQ(ranked.size(), 3u);
+    EXPECT_EQ(ranked[0].why, "switch 0000:01:00.0, Gen4 x16, NUMA unknown");
+    // mlx5_4 and mlx5_5, the two ports of one ConnectX-6 on another host bridge, tie.
+    EXPECT_EQ(ranked[1].distance, Distance::System);
+    EXPECT_TRUE(ranked[1].tie && ranked[2].tie);
+    EXPECT_FALSE(ranked[0].tie);
+}
+
 TEST(Case01DgxA100, CommonNodeIsTheOuterSwitchAndAcsOnlyChangesTheMapType) {
     const Tree plain(dgx_a100(std::nullopt)), acs(dgx_a100(0x001d));
     const Route r = plain.machine().route("0000:07:00.0", "0000:0c:00.0");
@@ -125,6 +159,24 @@ TEST(Case03H100NineNics, SwitchPairAndEveryCrossHostBridgePairForward) {
     };
     check(h100_nine_nics(Cpu::intel(0x8f)), answers);
     check(h100_nine_nics(Cpu::amd(0x19)), answers);
+}
+
+TEST(Case03H100NineNics, EachGpuPairsWithTheNicOfItsSwitchAndNeverTheManagementNic) {
+    // GPUi (rr+3:00.0) with the NIC of its rail (rr+4:00.0); NIC0 e1:00.0 (NUMA -1) never.
+    check_pairs(h100_nine_nics(Cpu::intel(0x8f)),
+                {{"0000:18:00.0", "0000:19:00.0"}, {"0000:3a:00.0", "0000:3b:00.0"}, {"0000:4b:00.0", "0000:4c:00.0"},
+                 {"0000:5c:00.0", "0000:5d:00.0"}, {"0000:9a:00.0", "0000:9b:00.0"}, {"0000:bb:00.0", "0000:bc:00.0"},
+                 {"0000:cc:00.0", "0000:cd:00.0"}, {"0000:dd:00.0", "0000:de:00.0"}});
+    const Tree tree(h100_nine_nics(Cpu::intel(0x8f)));
+    const auto routes = Routes::read(tree.machine());
+    ASSERT_TRUE(routes);
+    const auto ranked = rank_nics(*routes, *routes->find("0000:18:00.0"));
+    ASSERT_EQ(ranked.size(), 9u);
+    // Socket 0's three other rails (System, same NUMA), then NIC0 (NUMA unknown), then socket 1's four.
+    EXPECT_EQ(ranked[1].numa, Numa::Same);
+    EXPECT_EQ(ranked[4].nic, "0000:e1:00.0");
+    EXPECT_EQ(ranked[4].numa, Numa::Unknown);
+    EXPECT_EQ(ranked[5].numa, Numa::Other);
 }
 
 TEST(Case03H100NineNics, DistanceIgnoresNumaNodes) {
@@ -186,6 +238,11 @@ TEST(Case05V100Sriov, BroadwellForwardsOnlyWithoutRedirect) {
           {{"0000:5c:00.0", "0000:5b:00.0", Distance::Switch, true, false},
            {"0000:5c:00.0", "0000:5b:03.4", Distance::Switch, false, false},
            {"0000:5b:03.4", "0000:5b:03.5", Distance::Switch, false, false}});
+}
+
+TEST(Case05V100Sriov, TheTwoGpusAreSpreadOverThePfAndItsFirstVf) {
+    // The PF and its six VFs share one link below the GPUs' switch: seven NICs that tie.
+    check_pairs(v100_sriov(0x2030, 0x001d, std::nullopt), {{"0000:5c:00.0", "0000:5b:00.0"}, {"0000:60:00.0", "0000:5b:03.4"}});
 }
 
 TEST(Case05V100Sriov, VfClimbsFromThePfsPortAndCommonNodesAreAsDerived) {
@@ -283,6 +340,20 @@ TEST(Case11H200Q35, IntelModelGuestRefusesEveryPairAcrossRootPorts) {
                              });
 }
 
+TEST(Case11H200Q35, TheGpuBelowTheEmulatedSwitchPairsWithItsNic) {
+    const Tree tree(q35(Cpu::intel()));
+    const auto routes = Routes::read(tree.machine());
+    ASSERT_TRUE(routes);
+    const auto pairs = pair_nics(*routes);
+    ASSERT_TRUE(pairs);
+    ASSERT_EQ(pairs->size(), 9u);
+    EXPECT_EQ(pairs->back().gpu, "0000:68:00.0");
+    EXPECT_EQ(pairs->back().nic, "0000:67:00.0");
+    // The others sit each on a root port of its own: no NIC forwards to them, every one ties.
+    EXPECT_FALSE(pairs->front().ranked.front().forwards);
+    EXPECT_TRUE(pairs->front().ranked.front().tie);
+}
+
 TEST(Case11H200Q35, AmdModelGuestForwardsEveryPair) {
     check(q35(Cpu::amd(0x19)), {
                                    {"0000:05:00.0", "0000:0d:00.0", Distance::Bridge, true, true},
@@ -319,6 +390,12 @@ TEST(Case13AzureHyperV, Ndv4AmdGuestForwardsEveryPair) {
     EXPECT_EQ((*listed)[0].bus, "0003:00:00.0");
     EXPECT_EQ((*listed)[1].bus, "000b:00:00.0");
     EXPECT_EQ((*listed)[2].bus, "0103:00:00.0");
+}
+
+TEST(Case13AzureHyperV, BothGpusOfTheirOwnDomainsPairWithTheOneInfinibandNic) {
+    const Spec gpu = Spec::endpoint(0, 0, 0x10de, 0x20b0, 0x030200), ib = Spec::endpoint(0, 0, 0x15b3, 0x101c, 0x020700);
+    check_pairs(hyperv(Cpu::amd(23), {{0x0003, gpu}, {0x0103, ib}, {0x000b, gpu}}),
+                {{"0003:00:00.0", "0103:00:00.0"}, {"000b:00:00.0", "0103:00:00.0"}});
 }
 
 TEST(Case13AzureHyperV, Ndv2IntelGuestRefusesEveryPair) {

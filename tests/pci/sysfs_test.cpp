@@ -1,6 +1,8 @@
 // Bad sysfs input: malformed files, configuration spaces shorter than their capability
 // pointers say, capability-list loops, link loops, links that try to leave the root.
 // Each gives a clear Error or leaves the function out, never a hang or a crash.
+#include <sys/stat.h>
+
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -255,6 +257,71 @@ TEST(Sysfs, MalformedCpuFamilyIsNoFamily) {
     const Route r = tree.machine().route(gpu, nic);
     EXPECT_FALSE(r.cpu_rule);
     EXPECT_NE(r.cpu.find("without a cpu family"), std::string::npos) << r.cpu;
+}
+
+// A file under the root that is a link to a file outside it is never followed: the GPU's
+// config as a link to this machine's /proc/self/status (or /dev/zero, which would read
+// forever without a bound) makes the GPU unread, naming the link, rather than reading the
+// host's file as its configuration space.
+TEST(Sysfs, ConfigThatIsALinkOutOfTheRootIsRefused) {
+    for (const char* target : {"/proc/self/status", "/dev/zero", "../../../../../../../../../../../proc/self/status"}) {
+        const Tree tree(OneSwitch{}.build());
+        fs::remove(tree.root() / gpu_dir / "config");
+        fs::create_symlink(target, tree.root() / gpu_dir / "config");
+        const Route r = tree.machine().route(gpu, nic);
+        EXPECT_EQ(r.verdict, Verdict::Unread) << target;
+        EXPECT_NE(r.unread.find("config: is a symbolic link, not a file"), std::string::npos) << r.unread;
+    }
+}
+
+// An ID file that is a link to a file outside the root (one that reads as a good vendor
+// ID) leaves the function out, as a malformed one does: it is never followed.
+TEST(Sysfs, IdFileThatIsALinkOutOfTheRootLeavesTheFunctionOut) {
+    const Tree tree(OneSwitch{}.build());
+    test::TempDir outside;
+    std::ofstream(outside.path() / "vendor") << "0x10de\n";
+    fs::remove(tree.root() / gpu_dir / "vendor");
+    fs::create_symlink(outside.path() / "vendor", tree.root() / gpu_dir / "vendor");
+    EXPECT_FALSE(listed(tree.machine(), gpu));
+    EXPECT_TRUE(listed(tree.machine(), nic));
+}
+
+// proc/cpuinfo reached through a link out of the root (a directory link, proc -> /proc)
+// is read inside the root: there is no cpuinfo there, so the CPU is unknown.
+TEST(Sysfs, CpuinfoBehindADirectoryLinkIsReadInsideTheRoot) {
+    OneSwitch s;
+    s.downstream_acs = 0x001d;
+    const Tree tree(s.build());
+    fs::remove_all(tree.root() / "proc");
+    fs::create_symlink("/proc", tree.root() / "proc");
+    const Route r = tree.machine().route(gpu, nic);
+    EXPECT_NE(r.cpu.find("unknown ("), std::string::npos) << r.cpu;
+    EXPECT_FALSE(r.cpu_rule);
+}
+
+// A FIFO in place of a file is refused at once (a read would wait for a writer forever).
+TEST(Sysfs, FifoInPlaceOfAFileIsRefusedWithoutWaiting) {
+    const Tree tree(OneSwitch{}.build());
+    fs::remove(tree.root() / gpu_dir / "config");
+    ASSERT_EQ(::mkfifo((tree.root() / gpu_dir / "config").c_str(), 0600), 0);
+    const Route r = tree.machine().route(gpu, nic);
+    EXPECT_EQ(r.verdict, Verdict::Unread);
+    EXPECT_NE(r.unread.find("config: not a regular file"), std::string::npos) << r.unread;
+}
+
+// sysfs links every function: an entry of sys/bus/pci/devices that is a directory is no
+// function, for functions() and for routes alike (before, ls and topo took it and
+// `rig snapshot` failed on it with "File exists").
+TEST(Sysfs, DeviceEntryThatIsADirectoryIsNoFunction) {
+    const Tree tree(OneSwitch{}.build());
+    const fs::path entry = tree.root() / "sys/bus/pci/devices" / gpu;
+    fs::remove(entry);
+    fs::create_directory(entry);
+    for (const char* name : {"vendor", "device", "class", "config"}) fs::copy_file(tree.root() / gpu_dir / name, entry / name);
+    EXPECT_FALSE(listed(tree.machine(), gpu));
+    const Route r = tree.machine().route(gpu, nic);
+    EXPECT_EQ(r.verdict, Verdict::Unread);
+    EXPECT_NE(r.unread.find("is not a symbolic link"), std::string::npos) << r.unread;
 }
 
 }  // namespace

@@ -75,6 +75,15 @@ TEST(Fixture, FilesHoldLinuxFormats) {
     EXPECT_EQ(text(port / "subordinate_bus_number"), "1\n");
     EXPECT_EQ(text(port / "numa_node"), "-1\n");
     EXPECT_EQ(text(dir.path() / "sys/devices/pci0000:00/0000:00:00.0/config").size(), 256u);
+    // drivers/pci/pci-sysfs.c: pci_speed_string() and the width in decimal.
+    EXPECT_EQ(text(nic / "current_link_speed"), "16.0 GT/s PCIe\n");
+    EXPECT_EQ(text(nic / "current_link_width"), "16\n");
+    EXPECT_EQ(text(nic / "max_link_speed"), "16.0 GT/s PCIe\n");
+    EXPECT_EQ(text(nic / "max_link_width"), "16\n");
+    const fs::path vf = dir.path() / sysfs_dir(w.t, w.vf);
+    EXPECT_EQ(text(vf / "current_link_speed"), "Unknown\n");  // a VF's link registers are reserved
+    EXPECT_EQ(text(vf / "current_link_width"), "0\n");
+    EXPECT_FALSE(fs::exists(dir.path() / "sys/devices/pci0000:00/0000:00:00.0/current_link_speed"));
 }
 
 TEST(Fixture, LinksAreRelativeAndResolve) {

@@ -84,6 +84,33 @@ TEST(Topology, EndpointConfigSpaceIsPinnedByHand) {
     EXPECT_EQ(slice(c, 0x100, 4), (Bytes{0, 0, 0, 0}));             // no extended capability
 }
 
+// PCIe 6.0 §7.5.3.6 LnkCap (capability + 0x0c): Max Link Speed bits 3:0, Maximum Link
+// Width bits 9:4; §7.5.3.8 LnkSta (+ 0x12): Current Link Speed 3:0, Negotiated Width 9:4.
+TEST(Topology, LinkRegistersArePinnedByHand) {
+    Topology t;
+    const auto h = t.host_bridge(0, 0);
+    auto port = Spec::root_port(1, 0, 0x8086, 0x2030);
+    port.link = {pci::Generation::Gen5, 16};
+    const auto rp = t.add(h, port);
+    auto gpu = Spec::endpoint(0, 0, 0x10de, 0x2335, 0x030200);
+    gpu.trained = pci::LinkState{pci::Generation::Gen3, 8};
+    const auto g = t.add(rp, gpu);
+    const auto empty = t.add(h, Spec::root_port(2, 0, 0x8086, 0x2030));
+    const Bytes p = t.config_space(rp), e = t.config_space(g), n = t.config_space(empty);
+    EXPECT_EQ(slice(p, 0x4c, 4), (Bytes{0x05, 0x01, 0x00, 0x00}));  // LnkCap 32 GT/s x16: 5 | 16 << 4 = 0x105
+    EXPECT_EQ(slice(p, 0x52, 2), (Bytes{0x83, 0x00}));              // LnkSta: its child's, 8 GT/s x8 = 0x83
+    EXPECT_EQ(slice(e, 0x4c, 4), (Bytes{0x04, 0x01, 0x00, 0x00}));  // LnkCap 16 GT/s x16 (the default)
+    EXPECT_EQ(slice(e, 0x52, 2), (Bytes{0x83, 0x00}));
+    EXPECT_EQ(slice(n, 0x52, 2), (Bytes{0x00, 0x00}));              // nothing below: the link is down
+    // Untrained: the lower of both ends.
+    Topology u;
+    const auto rp2 = u.add(u.host_bridge(0, 0), Spec::root_port(1, 0, 0x8086, 0x2030));
+    auto fast = Spec::endpoint(0, 0, 0x10de, 0x2335, 0x030200);
+    fast.link = {pci::Generation::Gen5, 8};
+    const Bytes f = u.config_space(u.add(rp2, fast));
+    EXPECT_EQ(slice(f, 0x52, 2), (Bytes{0x84, 0x00}));  // Gen4 (the port's) x8 (the card's)
+}
+
 TEST(Topology, ConventionalFunctionHasNoCapabilitiesAnd256Bytes) {
     Topology t;
     Spec spec = Spec::root_complex(0x8086, 0x29c0);

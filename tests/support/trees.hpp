@@ -39,6 +39,8 @@ struct OneSwitch {
     Cpu cpu = Cpu::intel();
     std::uint16_t host_device = 0x6f00;  // Broadwell-EP: not in the allow-list
     std::optional<std::uint16_t> root_port_acs, upstream_acs, downstream_acs, gpu_acs, nic_acs;
+    pci::LinkState gpu_link{pci::Generation::Gen4, 16};  // what the GPU can do
+    std::optional<pci::LinkState> gpu_trained;          // what its link runs at; nullopt: what both ends can
 
     Topology build() const {
         Topology t(cpu);
@@ -52,6 +54,8 @@ struct OneSwitch {
         const auto dsp2 = t.add(usp, Spec::downstream_port(0x10, 0x10b5, 0x8747, downstream_acs));
         auto gpu = Spec::endpoint(0, 0, 0x10de, 0x1db4, 0x030200);
         gpu.acs_control = gpu_acs;
+        gpu.link = gpu_link;
+        gpu.trained = gpu_trained;
         t.add(dsp1, gpu);
         t.add(dsp1, Spec::endpoint(0, 1, 0x10de, 0x10f1, 0x040300));
         auto nic = Spec::endpoint(0, 0, 0x14e4, 0x1750, 0x020000);

@@ -152,10 +152,16 @@ TEST(RigTool, TopoPrintsBothMatricesWithLegend) {
     EXPECT_NE(run.out.find("GPU0    0000:03:00.0  10de:1db4  3D controller"), std::string::npos) << run.out;
     EXPECT_NE(run.out.find("DEV0    0000:03:00.1"), std::string::npos) << run.out;
     EXPECT_NE(run.out.find("NIC0    0000:04:00.0"), std::string::npos) << run.out;
-    EXPECT_NE(run.out.find("GPU0  X     SW    SW"), std::string::npos) << run.out;
-    // The GPU's own port (the common node with its audio function) redirects too.
-    EXPECT_NE(run.out.find("GPU0  X     NS    NS"), std::string::npos) << run.out;
+    // By default the GPUs' and NICs' matrices, as nvidia-smi shows them.
+    EXPECT_NE(run.out.find("      GPU0  NIC0  \nGPU0  X     SW    \n"), std::string::npos) << run.out;
+    EXPECT_NE(run.out.find("(2 of 3 endpoints); --all shows every one"), std::string::npos) << run.out;
+    EXPECT_NE(run.out.find("GPU0  X     NS    \n"), std::string::npos) << run.out;
     EXPECT_NE(run.out.find("NS   = not supported"), std::string::npos) << run.out;
+    const test::Run every = rig({"topo", "--root", tree.root().string(), "--all"});
+    EXPECT_NE(every.out.find("GPU0  X     SW    SW"), std::string::npos) << every.out;
+    // The GPU's own port (the common node with its audio function) redirects too.
+    EXPECT_NE(every.out.find("GPU0  X     NS    NS"), std::string::npos) << every.out;
+    EXPECT_EQ(every.out.find("--all shows"), std::string::npos) << every.out;
 }
 
 TEST(RigTool, TopoNotesAVirtualTopologyWhenEveryEndpointSitsOnARootBus) {
@@ -238,18 +244,142 @@ TEST(RigTool, WhyOfNoFunctionIsAnErrorNamingIt) {
     }
 }
 
-TEST(RigTool, WhyWithJsonIsAUsageError) {
-    const Tree tree(OneSwitch{}.build());
+TEST(RigTool, WhyWithJsonGivesTheLinksAndTheBottleneck) {
+    OneSwitch s;
+    s.gpu_trained = pci::LinkState{pci::Generation::Gen3, 8};
+    const Tree tree(s.build());
     for (const std::vector<std::string>& args :
          {std::vector<std::string>{"topo", "--root", tree.root().string(), "--json", "--why", "03:00.0", "04:00.0"},
           {"topo", "--root", tree.root().string(), "--why", "03:00.0", "04:00.0", "--json"}}) {
         const test::Run run = rig(args);
-        EXPECT_EQ(run.status, 2) << run.out;
-        EXPECT_TRUE(run.out.find("--why excludes --json") != std::string::npos ||
-                    run.out.find("--json excludes --why") != std::string::npos)
-            << run.out;
-        EXPECT_EQ(run.out.find("not supported"), std::string::npos) << "no explanation is printed: " << run.out;
+        ASSERT_EQ(run.status, 0) << run.out;
+        const auto j = nlohmann::json::parse(run.out);
+        EXPECT_EQ(j.at("verdict"), "direct");
+        EXPECT_EQ(j.at("common"), "0000:01:00.0");
+        ASSERT_EQ(j.at("links").size(), 2u);
+        EXPECT_EQ(j.at("links")[0].at("function"), "0000:03:00.0");
+        EXPECT_EQ(j.at("links")[0].at("downtrained"), true);
+        EXPECT_EQ(j.at("links")[0].at("status").at("width"), 8);
+        EXPECT_EQ(j.at("links")[0].at("capability").at("generation"), 4);
+        EXPECT_EQ(j.at("links")[1].at("downtrained"), false);
+        EXPECT_EQ(j.at("bottleneck_bytes_per_second"), 8ull * 984'615'384u);
     }
+    const test::Run text = rig({"topo", "--root", tree.root().string(), "--why", "03:00.0", "04:00.0"});
+    EXPECT_NE(text.out.find("    0000:03:00.0 - 0000:02:08.0: Gen3 x8 (both ends can Gen4 x16)\n"), std::string::npos)
+        << text.out;
+    EXPECT_NE(text.out.find("  bottleneck: Gen3 x8, 7876923072 bytes/s each way\n"), std::string::npos) << text.out;
+}
+
+TEST(RigTool, LsShowsEachFunctionsLink) {
+    OneSwitch s;
+    s.gpu_trained = pci::LinkState{pci::Generation::Gen3, 8};
+    const Tree tree(s.build());
+    const test::Run run = rig({"ls", "--root", tree.root().string()});
+    ASSERT_EQ(run.status, 0) << run.out;
+    EXPECT_NE(run.out.find("LINK"), std::string::npos) << run.out;
+    const auto line = [&](const std::string& bus) { return run.out.substr(run.out.find(bus), run.out.find('\n', run.out.find(bus)) - run.out.find(bus)); };
+    EXPECT_NE(line("0000:03:00.0").find("Gen3 x8 (can Gen4 x16)"), std::string::npos) << run.out;
+    EXPECT_NE(line("0000:04:00.0").find("Gen4 x16"), std::string::npos) << run.out;
+    EXPECT_NE(line("0000:00:00.0").find(" - "), std::string::npos) << run.out;  // no PCI Express capability
+    const test::Run json = rig({"ls", "--root", tree.root().string(), "--json"});
+    const auto j = nlohmann::json::parse(json.out).at("functions");
+    for (const auto& f : j)
+        if (f.at("bus") == "0000:03:00.0") {
+            EXPECT_EQ(f.at("link").at("text"), "Gen3 x8 (can Gen4 x16)");
+            EXPECT_EQ(f.at("link").at("source"), "config");
+            EXPECT_EQ(f.at("link").at("status").at("gigatransfers"), 8.0);
+        }
+}
+
+// The example machine: GPU 1b:00.0 and NIC 1c:00.0 below switch 1a:00.0, a NIC
+// on another root port (20:00.0) and one on another socket's host bridge (81:00.0), every
+// link Gen5 x16 unless `gpu_trained` says otherwise.
+Topology pairing_machine(std::optional<pci::LinkState> gpu_trained = std::nullopt) {
+    const pci::LinkState gen5{pci::Generation::Gen5, 16};
+    const auto with = [&](Spec s, int numa = 0) {
+        s.link = gen5;
+        s.numa_node = numa;
+        return s;
+    };
+    Topology t(Cpu::intel(0x8f));
+    const auto h = t.host_bridge(0, 0);
+    t.add(h, Spec::root_complex(0x8086, 0x09a2));
+    auto rp = with(Spec::root_port(1, 0, 0x8086, 0x352a));
+    rp.secondary = 0x1a;
+    auto usp = with(Spec::upstream_port(0x1000, 0xc030));
+    usp.secondary = 0x40;
+    const auto sw = t.add(t.add(h, rp), usp);  // 1a:00.0
+    auto d0 = with(Spec::downstream_port(0, 0x1000, 0xc030));
+    d0.secondary = 0x1b;
+    auto d1 = with(Spec::downstream_port(1, 0x1000, 0xc030));
+    d1.secondary = 0x1c;
+    auto gpu = with(Spec::endpoint(0, 0, 0x10de, 0x2335, 0x030200));
+    gpu.trained = gpu_trained;
+    t.add(t.add(sw, d0), gpu);                                                     // 1b:00.0
+    t.add(t.add(sw, d1), with(Spec::endpoint(0, 0, 0x15b3, 0x1021, 0x020700)));    // 1c:00.0
+    auto rp2 = with(Spec::root_port(2, 0, 0x8086, 0x352a));
+    rp2.secondary = 0x20;
+    t.add(t.add(h, rp2), with(Spec::endpoint(0, 0, 0x15b3, 0x1021, 0x020700)));    // 20:00.0
+    const auto h8 = t.host_bridge(0, 0x80);
+    t.add(h8, Spec::root_complex(0x8086, 0x09a2));
+    t.add(t.add(h8, with(Spec::root_port(1, 0, 0x8086, 0x352a), 1)), with(Spec::endpoint(0, 0, 0x15b3, 0x1021, 0x020700), 1));
+    return t;
+}
+
+TEST(RigTool, TopoPairsEachGpuWithItsNicAndSaysWhy) {
+    const Tree tree(pairing_machine());
+    const test::Run run = rig({"topo", "--root", tree.root().string()});
+    ASSERT_EQ(run.status, 0) << run.out;
+    EXPECT_NE(run.out.find("  GPU0 0000:1b:00.0 -> NIC0 0000:1c:00.0 (switch 0000:1a:00.0, Gen5 x16, NUMA 0); next NIC1 "
+                           "(bridge)\n"),
+              std::string::npos)
+        << run.out;
+    EXPECT_EQ(run.out.find("warning:"), std::string::npos) << run.out;
+    const test::Run pinned = rig({"topo", "--root", tree.root().string(), "--pair", "1b:00.0=20:00.0"});
+    ASSERT_EQ(pinned.status, 0) << pinned.out;
+    EXPECT_NE(pinned.out.find("  GPU0 0000:1b:00.0 -> NIC1 0000:20:00.0 (bridge pci0000:00, Gen5 x16, NUMA 0); override; "
+                              "next NIC0 (switch)\n"),
+              std::string::npos)
+        << pinned.out;
+    const test::Run not_nic = rig({"topo", "--root", tree.root().string(), "--pair", "1b:00.0=1b:00.0"});
+    EXPECT_EQ(not_nic.status, 1);
+    EXPECT_NE(not_nic.out.find("0000:1b:00.0 is no NIC: class 0x030200"), std::string::npos) << not_nic.out;
+    const test::Run malformed = rig({"topo", "--root", tree.root().string(), "--pair", "GPU0=NIC0"});
+    EXPECT_EQ(malformed.status, 2);
+}
+
+TEST(RigTool, TopoWarnsOfEveryDowntrainedLinkOnAGpuNicRoute) {
+    const Tree tree(pairing_machine(pci::LinkState{pci::Generation::Gen3, 8}));
+    const test::Run run = rig({"topo", "--root", tree.root().string()});
+    ASSERT_EQ(run.status, 0) << run.out;
+    EXPECT_NE(run.out.find("(switch 0000:1a:00.0, Gen3 x8, NUMA 0)"), std::string::npos) << run.out;
+    EXPECT_NE(run.out.find("  warning: the link of 0000:1b:00.0 below 0000:40:00.0 is downtrained: LnkSta Gen3 x8, "
+                           "LnkCap Gen5 x16, port LnkCap Gen5 x16 (routes of GPU0)\n"),
+              std::string::npos)
+        << run.out;
+}
+
+TEST(RigTool, TopoJsonNicsHasTheRankingAndThePair) {
+    const Tree tree(pairing_machine());
+    const test::Run run = rig({"topo", "--root", tree.root().string(), "--json"});
+    ASSERT_EQ(run.status, 0) << run.out;
+    const auto nics = nlohmann::json::parse(run.out).at("nics");
+    ASSERT_EQ(nics.size(), 1u);
+    const auto& gpu = nics[0];
+    EXPECT_EQ(gpu.size(), 3u);
+    EXPECT_EQ(gpu.at("gpu"), "0000:1b:00.0");
+    EXPECT_EQ(gpu.at("paired"), "0000:1c:00.0");
+    const auto& ranked = gpu.at("ranked");
+    ASSERT_EQ(ranked.size(), 3u);
+    EXPECT_EQ(ranked[0], (nlohmann::json{{"nic", "0000:1c:00.0"},
+                                         {"forwards", true},
+                                         {"distance", "switch"},
+                                         {"numa", "same"},
+                                         {"bottleneck_bytes_per_second", 16ull * 3'938'461'538u},
+                                         {"tie", false}}));
+    EXPECT_EQ(ranked[1].at("distance"), "bridge");
+    EXPECT_EQ(ranked[2].at("distance"), "system");
+    EXPECT_EQ(ranked[2].at("numa"), "other");
 }
 
 TEST(RigTool, UsageErrorsExitTwoWithCli11sMessage) {
@@ -368,6 +498,76 @@ TEST(RigTool, SnapshotIntoANonEmptyDirectoryIsRefusedAndWritesNothing) {
         rig({"snapshot", "--root", first.root().string(), (other.path() / "notes.txt").string()});
     EXPECT_EQ(onto_file.status, 1);
     EXPECT_EQ(onto_file.out, "rig: " + (other.path() / "notes.txt").string() + ": not a directory\n");
+}
+
+// An empty --root is no tree (before, ls, topo and snapshot read this machine), and an
+// empty OUT_DIR no directory (before, snapshot wrote into the current directory): usage
+// errors, nothing written.
+TEST(RigTool, EmptyRootOrOutDirIsAUsageErrorAndWritesNothing) {
+    const Tree tree(OneSwitch{}.build());
+    TempDir cwd;
+    const fs::path before = fs::current_path();
+    fs::current_path(cwd.path());
+    const test::Run into_cwd = rig({"snapshot", "--root", tree.root().string(), ""});
+    const test::Run ls_empty = rig({"ls", "--root", "", "--json"});
+    const test::Run topo_empty = rig({"topo", "--root", ""});
+    const test::Run snap_empty = rig({"snapshot", "--root", "", (cwd.path() / "out").string()});
+    fs::current_path(before);
+    EXPECT_EQ(into_cwd.status, 2) << into_cwd.out;
+    EXPECT_EQ(into_cwd.out, "rig: snapshot: OUT_DIR \"\": an empty path names no directory\n");
+    for (const test::Run* run : {&ls_empty, &topo_empty, &snap_empty}) {
+        EXPECT_EQ(run->status, 2) << run->out;
+        EXPECT_EQ(run->out, "rig: --root \"\": an empty path names no tree (leave --root out to read this machine)\n");
+    }
+    EXPECT_TRUE(listing(cwd.path()).empty()) << "nothing written";
+}
+
+// Link names that are no UTF-8 (a driver and an IOMMU group named by bytes 0xff 0xfe) give
+// JSON with U+FFFD in their place (before, rig ls --json aborted: nlohmann type_error.316);
+// the snapshot copies them and topo --json of the copy is JSON too.
+TEST(RigTool, JsonOfLinkNamesThatAreNoUtf8ReplacesTheirBytes) {
+    const Tree tree(OneSwitch{}.build());
+    const fs::path gpu = tree.root() / "sys/devices/pci0000:00/0000:00:01.0/0000:01:00.0/0000:02:08.0/0000:03:00.0";
+    for (const char* link : {"driver", "iommu_group"}) {
+        fs::remove(gpu / link);
+        fs::create_symlink("../../../../../../bus/pci/drivers/x\xff\xfe", gpu / link);
+    }
+    const test::Run ls = rig({"ls", "--root", tree.root().string(), "--json"});
+    ASSERT_EQ(ls.status, 0) << ls.out;
+    const auto functions = nlohmann::json::parse(ls.out).at("functions");
+    bool seen = false;
+    for (const auto& f : functions)
+        if (f.at("bus") == "0000:03:00.0") {
+            EXPECT_EQ(f.at("driver"), "x\xef\xbf\xbd\xef\xbf\xbd");
+            EXPECT_EQ(f.at("iommu_group"), "x\xef\xbf\xbd\xef\xbf\xbd");
+            seen = true;
+        }
+    EXPECT_TRUE(seen) << ls.out;
+    TempDir out;
+    const test::Run snap = rig({"snapshot", "--root", tree.root().string(), (out.path() / "snap").string()});
+    ASSERT_EQ(snap.status, 0) << snap.out;
+    const test::Run topo = rig({"topo", "--root", (out.path() / "snap").string(), "--json"});
+    ASSERT_EQ(topo.status, 0) << topo.out;
+    EXPECT_NO_THROW((void)nlohmann::json::parse(topo.out)) << topo.out;
+}
+
+// A sys/bus/pci/devices entry that is a directory is no function for ls, topo and
+// snapshot alike (before, ls and topo took it and snapshot failed with "File exists").
+TEST(RigTool, DeviceEntryThatIsADirectoryIsNoFunctionForEveryCommand) {
+    const Tree tree(OneSwitch{}.build());
+    const fs::path entry = tree.root() / "sys/bus/pci/devices/0000:03:00.0";
+    const fs::path gpu = tree.root() / "sys/devices/pci0000:00/0000:00:01.0/0000:01:00.0/0000:02:08.0/0000:03:00.0";
+    fs::remove(entry);
+    fs::create_directory(entry);
+    for (const char* name : {"vendor", "device", "class", "config"}) fs::copy_file(gpu / name, entry / name);
+    const test::Run ls = rig({"ls", "--root", tree.root().string(), "--json"});
+    ASSERT_EQ(ls.status, 0) << ls.out;
+    for (const auto& f : nlohmann::json::parse(ls.out).at("functions")) EXPECT_NE(f.at("bus"), "0000:03:00.0");
+    TempDir out;
+    const test::Run snap = rig({"snapshot", "--root", tree.root().string(), (out.path() / "snap").string()});
+    EXPECT_EQ(snap.status, 0) << snap.out;
+    const test::Run copied = rig({"ls", "--root", (out.path() / "snap").string(), "--json"});
+    EXPECT_EQ(nlohmann::json::parse(copied.out), nlohmann::json::parse(ls.out));
 }
 
 TEST(RigTool, LsOfAnUnlistableRootIsAnError) {

@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.hpp"
+#include "json.hpp"
 #include "rig/pci/names.hpp"
 #include "rig/pci/snapshot.hpp"
 
@@ -39,23 +40,25 @@ int ls(const pci::Machine& machine, bool json, std::ostream& out, std::ostream& 
                 {"upstream", or_null(f.upstream)},
                 {"physfn", or_null(f.physfn)},
                 {"buses", f.buses ? nlohmann::json::array({f.buses->first, f.buses->second}) : nlohmann::json()},
+                {"link", link_json(f.link)},
             };
             list.push_back(std::move(j));
         }
-        out << nlohmann::json{{"functions", list}}.dump(2) << '\n';
+        out << nlohmann::json{{"functions", list}}.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
         return 0;
     }
-    out << fmt::format("{:<14} {:<9} {:<8} {:<36} {:<14} {:>4} {:>5}  {}\n", "BUS", "ID", "CLASS", "", "DRIVER", "NUMA",
-                       "IOMMU", "BUSES");
+    out << fmt::format("{:<14} {:<9} {:<8} {:<36} {:<14} {:>4} {:>5}  {:<24} {}\n", "BUS", "ID", "CLASS", "", "DRIVER",
+                       "NUMA", "IOMMU", "LINK", "BUSES");
     for (const auto& f : *functions) {
         const auto kind = pci::kind_of(f.id);
         std::string name(pci::class_name(f.id.class_code));
         if (kind == pci::Kind::Gpu || kind == pci::Kind::Nic) name += fmt::format(" ({})", pci::to_string(kind));
         if (f.physfn) name += " (VF of " + *f.physfn + ")";
         const std::string buses = f.buses ? fmt::format("[{:02x}-{:02x}]", f.buses->first, f.buses->second) : "";
-        out << fmt::format("{:<14} {:04x}:{:04x} {:06x}   {:<36} {:<14} {:>4} {:>5}  {}\n", f.id.bus, f.id.vendor,
+        const std::string link = f.link.source == pci::LinkSource::Unread ? "-" : pci::describe(f.link);
+        out << fmt::format("{:<14} {:04x}:{:04x} {:06x}   {:<36} {:<14} {:>4} {:>5}  {:<24} {}\n", f.id.bus, f.id.vendor,
                            f.id.device, f.id.class_code, name, or_dash(f.driver),
-                           f.numa_node ? std::to_string(*f.numa_node) : "-", or_dash(f.iommu_group), buses);
+                           f.numa_node ? std::to_string(*f.numa_node) : "-", or_dash(f.iommu_group), link, buses);
     }
     return 0;
 }

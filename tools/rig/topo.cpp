@@ -8,8 +8,11 @@
 #include <vector>
 
 #include "commands.hpp"
+#include "json.hpp"
+#include "pairing.hpp"
 #include "rig/pci/groups.hpp"
 #include "rig/pci/names.hpp"
+#include "rig/pci/routes.hpp"
 #include "rig/pci/snapshot.hpp"
 
 namespace rig::tool {
@@ -36,42 +39,59 @@ std::string distance_token(const std::optional<pci::Distance>& d) {
     return "-";
 }
 
-std::string forwards_token(const pci::Route& r) {
-    if (r.verdict == pci::Verdict::Unread) return "-";
-    return r.forwards() ? "OK" : "NS";
-}
-
-void matrix(std::ostream& out, const std::vector<std::string>& labels,
-            const std::vector<std::vector<pci::Route>>& routes, std::string (*cell)(const pci::Route&)) {
+// One row per shown endpoint, one column per shown endpoint; cell(i, j) of their indices.
+template <class Cell>
+void matrix(std::ostream& out, const std::vector<std::string>& labels, const std::vector<std::size_t>& shown,
+            Cell cell) {
     std::size_t width = 4;
-    for (const auto& l : labels) width = std::max(width, l.size() + 2);
+    for (const std::size_t i : shown) width = std::max(width, labels[i].size() + 2);
     out << fmt::format("{:<{}}", "", width);
-    for (const auto& l : labels) out << fmt::format("{:<{}}", l, width);
+    for (const std::size_t i : shown) out << fmt::format("{:<{}}", labels[i], width);
     out << '\n';
-    for (std::size_t i = 0; i < labels.size(); ++i) {
+    for (const std::size_t i : shown) {
         out << fmt::format("{:<{}}", labels[i], width);
-        for (std::size_t j = 0; j < labels.size(); ++j) out << fmt::format("{:<{}}", i == j ? "X" : cell(routes[i][j]), width);
+        for (const std::size_t j : shown) out << fmt::format("{:<{}}", i == j ? std::string("X") : cell(i, j), width);
         out << '\n';
     }
 }
 
+std::string forwards_token(pci::Verdict v) {
+    if (v == pci::Verdict::Unread) return "-";
+    return v == pci::Verdict::BusAddress || v == pci::Verdict::ThroughHostBridge ? "OK" : "NS";
+}
+
 }  // namespace
 
-int topo(const pci::Machine& machine, bool json, std::ostream& out, std::ostream& err) {
+int topo(const pci::Machine& machine, bool json, bool all, const std::vector<pci::Override>& overrides,
+         std::ostream& out, std::ostream& err) {
     const auto functions = pci::describe(machine);
     if (!functions) {
         err << "rig: " << functions.error() << '\n';
         return 1;
     }
+    const auto routes = pci::Routes::read(machine);
+    if (!routes) {
+        err << "rig: " << routes.error() << '\n';
+        return 1;
+    }
+    // endpoints[k]: a function that is no bridge; index[k] its index in routes.
     std::vector<pci::FunctionFiles> endpoints;
-    for (const auto& f : *functions)
-        if (pci::kind_of(f.id) != pci::Kind::Bridge) endpoints.push_back(f);
-
-    // routes[p][c]: the client c's requests to a BAR of the provider p.
-    std::vector<std::vector<pci::Route>> routes(endpoints.size(), std::vector<pci::Route>(endpoints.size()));
-    for (std::size_t p = 0; p < endpoints.size(); ++p)
-        for (std::size_t c = 0; c < endpoints.size(); ++c)
-            if (p != c) routes[p][c] = machine.route(endpoints[p].id.bus, endpoints[c].id.bus);
+    std::vector<std::size_t> index;
+    for (const auto& f : *functions) {
+        if (pci::kind_of(f.id) == pci::Kind::Bridge) continue;
+        const auto at = routes->find(f.id.bus);
+        if (!at) continue;  // listed by one read and gone by the next
+        endpoints.push_back(f);
+        index.push_back(*at);
+    }
+    const auto pairs_of_nics = pci::pair_nics(*routes, overrides);
+    if (!pairs_of_nics) {
+        err << "rig: " << pairs_of_nics.error() << '\n';
+        return 1;
+    }
+    // The client's requests to a BAR of the provider, by endpoint positions.
+    const auto verdict = [&](std::size_t p, std::size_t c) { return routes->verdict(index[p], index[c]); };
+    const auto distance = [&](std::size_t a, std::size_t b) { return routes->distance(index[a], index[b]); };
 
     if (json) {
         auto list = nlohmann::json::array();
@@ -79,38 +99,49 @@ int topo(const pci::Machine& machine, bool json, std::ostream& out, std::ostream
             list.push_back({{"bus", f.id.bus},
                             {"vendor", fmt::format("0x{:04x}", f.id.vendor)},
                             {"device", fmt::format("0x{:04x}", f.id.device)},
-                            {"class", fmt::format("0x{:06x}", f.id.class_code)}});
+                            {"class", fmt::format("0x{:06x}", f.id.class_code)},
+                            {"link", link_json(f.link)}});
         auto pairs = nlohmann::json::array();
         for (std::size_t p = 0; p < endpoints.size(); ++p)
             for (std::size_t c = 0; c < endpoints.size(); ++c) {
                 if (p == c) continue;
-                const auto& r = routes[p][c];
-                pairs.push_back({{"provider", r.provider},
-                                 {"client", r.client},
-                                 {"distance", r.distance ? nlohmann::json(pci::to_string(*r.distance)) : nlohmann::json()},
-                                 {"forwards", r.forwards()}});
+                const auto d = distance(p, c);
+                const auto v = verdict(p, c);
+                pairs.push_back({{"provider", endpoints[p].id.bus},
+                                 {"client", endpoints[c].id.bus},
+                                 {"distance", d ? nlohmann::json(pci::to_string(*d)) : nlohmann::json()},
+                                 {"forwards", v == pci::Verdict::BusAddress || v == pci::Verdict::ThroughHostBridge}});
             }
-        out << nlohmann::json{{"functions", list}, {"pairs", pairs}}.dump(2) << '\n';
+        out << nlohmann::json{{"functions", list}, {"pairs", pairs}, {"nics", nics_json(*pairs_of_nics)}}.dump(
+                   2, ' ', false, nlohmann::json::error_handler_t::replace)
+            << '\n';
         return 0;
     }
 
     std::map<std::string, int> counts;
     std::vector<std::string> labels;
-    for (const auto& f : endpoints) {
-        const std::string prefix = label_prefix(pci::kind_of(f.id));
+    std::vector<std::size_t> shown;  // GPUs and NICs, as nvidia-smi topo -m shows; every endpoint with --all
+    for (std::size_t i = 0; i < endpoints.size(); ++i) {
+        const auto kind = pci::kind_of(endpoints[i].id);
+        const std::string prefix = label_prefix(kind);
         labels.push_back(prefix + std::to_string(counts[prefix]++));
+        if (all || kind == pci::Kind::Gpu || kind == pci::Kind::Nic) shown.push_back(i);
     }
     out << "Endpoints:\n";
     for (std::size_t i = 0; i < endpoints.size(); ++i) {
         const auto& f = endpoints[i];
-        out << fmt::format("  {:<7} {}  {:04x}:{:04x}  {:<28} NUMA {:>2}  {}\n", labels[i], f.id.bus, f.id.vendor,
-                           f.id.device, pci::class_name(f.id.class_code),
-                           f.numa_node ? std::to_string(*f.numa_node) : "-", f.host_bridge);
+        out << fmt::format("  {:<7} {}  {:04x}:{:04x}  {:<28} NUMA {:>2}  {:<10}  {}\n", labels[i], f.id.bus,
+                           f.id.vendor, f.id.device, pci::class_name(f.id.class_code),
+                           f.numa_node ? std::to_string(*f.numa_node) : "-", f.host_bridge,
+                           f.link.source == pci::LinkSource::Unread ? "-" : pci::describe(f.link));
     }
+    if (shown.size() < endpoints.size())
+        out << fmt::format("\nThe matrices show the GPUs and NICs ({} of {} endpoints); --all shows every one.\n",
+                           shown.size(), endpoints.size());
     out << "\nDistance:\n";
-    matrix(out, labels, routes, [](const pci::Route& r) { return distance_token(r.distance); });
+    matrix(out, labels, shown, [&](std::size_t a, std::size_t b) { return distance_token(distance(a, b)); });
     out << "\nPeer-to-peer (row: the provider's BAR; column: the client whose requests reach it):\n";
-    matrix(out, labels, routes, forwards_token);
+    matrix(out, labels, shown, [&](std::size_t p, std::size_t c) { return forwards_token(verdict(p, c)); });
     out << "\nLegend:\n"
            "  X    = self\n"
            "  SW   = below a bridge both ways up pass (a switch port or a root port)\n"
@@ -119,6 +150,9 @@ int topo(const pci::Machine& machine, bool json, std::ostream& out, std::ostream
            "  OK   = Linux p2pdma lets the client's requests reach the provider's BAR\n"
            "  NS   = not supported by Linux p2pdma: rig topo --why PROVIDER CLIENT says why\n"
            "  -    = unread: a file on the way up cannot be read\n";
+    std::map<std::string, std::string> by_bus;
+    for (std::size_t i = 0; i < endpoints.size(); ++i) by_bus[endpoints[i].id.bus] = labels[i];
+    print_pairing(out, *pairs_of_nics, by_bus);
     const bool all_on_root_buses =
         !endpoints.empty() && std::all_of(endpoints.begin(), endpoints.end(), [](const pci::FunctionFiles& f) {
             return !f.host_bridge.empty() && !f.upstream;
@@ -130,8 +164,8 @@ int topo(const pci::Machine& machine, bool json, std::ostream& out, std::ostream
     return 0;
 }
 
-int why(const pci::Machine& machine, std::string_view provider, std::string_view client, std::ostream& out,
-        std::ostream& err) {
+int why(const pci::Machine& machine, std::string_view provider, std::string_view client, bool json,
+        std::ostream& out, std::ostream& err) {
     const auto functions = machine.functions();
     if (!functions) {
         err << "rig: " << functions.error() << '\n';
@@ -142,13 +176,26 @@ int why(const pci::Machine& machine, std::string_view provider, std::string_view
             err << "rig: " << bus << ": no such function (rig ls lists them)\n";
             return 1;
         }
-    const pci::Route route = machine.route(provider, client);
-    out << route.explain();
+    const pci::Route r = machine.route(provider, client);
     // Behind an IOMMU (the client has an IOMMU group) a direct route asks for the
     // provider's function free of its vendor driver too (rig/pci/groups.hpp).
     const auto group = pci::iommu_group(machine, client);
-    if (const std::string note = pci::direct_behind_iommu(machine, route, group && *group); !note.empty())
-        out << "VFIO: " << note << '\n';
+    const std::string vfio = pci::direct_behind_iommu(machine, r, group && *group);
+    if (!json) {
+        out << r.explain();
+        if (!vfio.empty()) out << "VFIO: " << vfio << '\n';
+        return 0;
+    }
+    nlohmann::json j = {{"provider", r.provider},
+                        {"client", r.client},
+                        {"verdict", pci::to_string(r.verdict)},
+                        {"forwards", r.forwards()},
+                        {"distance", r.distance ? nlohmann::json(pci::to_string(*r.distance)) : nlohmann::json()},
+                        {"common", r.common ? nlohmann::json(*r.common) : nlohmann::json()},
+                        {"explanation", r.explain()},
+                        {"vfio", vfio.empty() ? nlohmann::json() : nlohmann::json(vfio)}};
+    j.update(links_json(r));
+    out << j.dump(2) << '\n';
     return 0;
 }
 

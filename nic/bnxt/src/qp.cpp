@@ -166,7 +166,7 @@ Result<void> Qp::connect(const Endpoint& peer, Retries retries, const Path& path
         return fail(n.bus, ": queue pair ", std::to_string(qp.qpn), ": the source GID ", to_string(source.gid), " (index ",
                     std::to_string(gid_entry), ") is ", ipv4 ? "IPv4" : "IPv6", " and the peer's ", to_string(peer.gid), " ",
                     ipv4 ? "IPv6" : "IPv4");
-    const Mtu mtu = std::min(qp.local.mtu, peer.mtu);
+    const Mtu mtu = std::min({qp.local.mtu, peer.mtu, path.mtu.value_or(qp.local.mtu)});
 
     // RESET -> INIT (mask 0x0000000D).
     hsi::ModifyQp init{};
@@ -197,6 +197,7 @@ Result<void> Qp::connect(const Endpoint& peer, Retries retries, const Path& path
     qp.state.store(QpState::Rtr, std::memory_order_release);
     qp.local.gid = source.gid;
     qp.mtu_bytes = bytes(mtu);
+    qp.path_mtu = mtu;
     // §4.6.9: receives posted before RTR are announced now.
     if (qp.rq_doorbell_deferred && !qp.failed.load(std::memory_order_acquire)) {
         ring_doorbell(qp.doorbells, qp.rq_prod.doorbell(hsi::DbType::RQ, qp.qpn));
@@ -281,6 +282,7 @@ ReadDepths Qp::read_depths() const {
     const State& qp = checked(state_, "read_depths");
     return {qp.initiator_depth, qp.responder_depth};
 }
+std::optional<Mtu> Qp::path_mtu() const { return state_ && state_->live ? state_->path_mtu : std::nullopt; }
 QpState Qp::state() const { return state_ ? state_->state.load(std::memory_order_acquire) : QpState::Error; }
 std::uint32_t Qp::qpn() const { return state_ ? state_->qpn : 0; }
 Depths Qp::depths() const { return state_ ? state_->depths : Depths{}; }

@@ -227,6 +227,7 @@ struct Qp::State {
     detail::RingPosition rq_prod{1};
     std::uint32_t next_psn = 0;
     std::uint32_t mtu_bytes = 1024;
+    std::optional<Mtu> path_mtu;  // set at RTR
     bool rq_doorbell_deferred = false;  // receives posted before RTR
     std::uint64_t sq_count = 0;         // the poster's copies of the posted counts
     std::uint64_t rq_count = 0;

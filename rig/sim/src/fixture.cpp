@@ -75,6 +75,23 @@ Result<void> write_function(const Topology& t, FunctionRef ref, const fs::path& 
     };
     for (const auto& [name, text] : files)
         if (auto r = write_file(root / dir / name, text); !r) return r;
+    if (s.port_type) {
+        // drivers/pci/pci-sysfs.c: pci_speed_string() of the speed fields, the widths in
+        // decimal, for every PCI Express function.
+        const pci::Link l = t.link(ref);
+        const auto speed = [](const std::optional<pci::LinkState>& x) {
+            return x ? fmt::format("{:.1f} GT/s PCIe\n", pci::gigatransfers(x->speed)) : std::string("Unknown\n");
+        };
+        const auto width = [](const std::optional<pci::LinkState>& x) { return fmt::format("{}\n", x ? x->width : 0u); };
+        const std::pair<const char*, std::string> link_files[] = {
+            {"current_link_speed", speed(l.status)},
+            {"current_link_width", width(l.status)},
+            {"max_link_speed", speed(l.capability)},
+            {"max_link_width", width(l.capability)},
+        };
+        for (const auto& [name, text] : link_files)
+            if (auto r = write_file(root / dir / name, text); !r) return r;
+    }
     if (s.is_bridge()) {
         if (auto r = write_file(root / dir / "secondary_bus_number", fmt::format("{}\n", *s.secondary)); !r) return r;
         if (auto r = write_file(root / dir / "subordinate_bus_number", fmt::format("{}\n", t.subordinate(ref))); !r)

@@ -231,6 +231,40 @@ std::vector<FunctionRef> Topology::vfs(FunctionRef pf) const {
     return out;
 }
 
+pci::Link Topology::link(FunctionRef ref) const {
+    using pci::config::PortType;
+    const Function& f = functions_.at(ref.index);
+    pci::Link out;
+    if (!f.spec.port_type || f.physfn) return out;
+    out.source = pci::LinkSource::Config;
+    out.capability = f.spec.link;
+    const auto is_port = [](const Spec& s) {
+        return s.port_type == PortType::RootPort || s.port_type == PortType::DownstreamPort;
+    };
+    const auto lower = [](pci::LinkState a, pci::LinkState b) {
+        return pci::LinkState{std::min(a.speed, b.speed), std::min(a.width, b.width)};
+    };
+    if (is_port(f.spec)) {
+        // The link below it: that of the first function on its secondary bus.
+        std::optional<FunctionRef> first;
+        for (std::size_t i = 0; i < functions_.size(); ++i) {
+            const Function& child = functions_[i];
+            if (child.upstream != ref || child.physfn || !child.spec.port_type) continue;
+            if (!first || child.address < functions_[first->index].address) first = FunctionRef{i};
+        }
+        if (first) out.status = link(*first).status;
+        return out;
+    }
+    if (f.spec.trained) {
+        out.status = f.spec.trained;
+    } else if (f.upstream && is_port(functions_[f.upstream->index].spec)) {
+        out.status = lower(f.spec.link, functions_[f.upstream->index].spec.link);
+    } else {
+        out.status = f.spec.link;
+    }
+    return out;
+}
+
 std::vector<std::uint8_t> Topology::config_space(FunctionRef ref) const {
     const Function& f = functions_.at(ref.index);
     const Spec& s = f.spec;
@@ -269,6 +303,14 @@ std::vector<std::uint8_t> Topology::config_space(FunctionRef ref) const {
         put(c, cfg::capability_first + cfg::capability_next, 1, 0);
         put(c, cfg::capability_first + cfg::express_flags, 2,
             cfg::express_version(2) | cfg::express_port_type(static_cast<std::uint8_t>(*s.port_type)));
+        // §7.5.3.6, §7.5.3.8: LnkCap and LnkSta; zero (reserved) for a VF.
+        const pci::Link l = link(ref);
+        const auto speed = [](const std::optional<pci::LinkState>& x) { return x ? static_cast<unsigned>(x->speed) : 0u; };
+        const auto width = [](const std::optional<pci::LinkState>& x) { return x ? x->width : 0u; };
+        put(c, cfg::capability_first + cfg::express_link_capabilities, 4,
+            cfg::link_capabilities_speed(speed(l.capability)) | cfg::link_capabilities_width(width(l.capability)));
+        put(c, cfg::capability_first + cfg::express_link_status, 2,
+            cfg::link_status_speed(speed(l.status)) | cfg::link_status_width(width(l.status)));
     }
     if (s.acs_control) {
         // §7.7.8: the ACS extended capability, the only one.

@@ -24,6 +24,7 @@ using rig::test::OneSwitch;
 using rig::test::TempDir;
 using rig::test::Tree;
 using nlohmann::json;
+namespace fs = std::filesystem;
 
 // Runs the p2p_copy binary with `args`.
 rig::test::Run p2p_copy(const std::vector<std::string>& args) { return rig::test::run(P2P_COPY_BINARY, args); }
@@ -85,16 +86,38 @@ TEST(P2pCopy, JsonHasExactlyTheIssuesFieldsInItsOrder) {
     const auto [status, out] = p2p_copy_json({"--size", "64K"});
     EXPECT_EQ(status, 0);
     const rig::test::Run raw = p2p_copy({"--size", "64K", "--json"});
-    EXPECT_EQ(raw.out.rfind("{\"topology\":\"switch\",\"size\":65536,\"paths\":[{\"path\":\"p2p\",\"ran\":true,\"reason\":", 0), 0u)
+    EXPECT_EQ(raw.out.rfind("{\"topology\":\"switch\",\"size\":65536,\"path_mtu\":4096,\"paths\":[{\"path\":\"p2p\",\"ran\":true,\"reason\":", 0), 0u)
         << raw.out;
     std::set<std::string> keys, path_keys;
     for (const auto& [k, v] : out.items()) keys.insert(k);
-    EXPECT_EQ(keys, (std::set<std::string>{"topology", "size", "paths"}));
+    EXPECT_EQ(keys, (std::set<std::string>{"topology", "size", "path_mtu", "paths"}));
     for (const auto& path : out.at("paths")) {
         path_keys.clear();
         for (const auto& [k, v] : path.items()) path_keys.insert(k);
         EXPECT_EQ(path_keys, (std::set<std::string>{"path", "ran", "reason", "bytes", "seconds", "bytes_per_second", "verified"}));
     }
+}
+
+// --mtu caps the queue pairs' path MTU below the ports' 4096 (rig::bnxt::Path::mtu): the
+// table's heading and the JSON object say the MTU used, and both paths still verify.
+TEST(P2pCopy, MtuCapsThePathMtuAndTheReportSaysIt) {
+    const auto [status, out] = p2p_copy_json({"--size", "64K", "--mtu", "1024"});
+    EXPECT_EQ(status, 0);
+    EXPECT_EQ(out.at("path_mtu").get<std::uint32_t>(), 1024u);
+    ASSERT_EQ(out.at("paths").size(), 2u);
+    expect_verified(out["paths"][0], "p2p", 64 * 1024);
+    expect_verified(out["paths"][1], "bounce", 64 * 1024);
+    const auto pulled = p2p_copy_json({"--size", "64K", "--mtu", "256", "--pull"});
+    EXPECT_EQ(pulled.first, 0);
+    EXPECT_EQ(pulled.second.at("path_mtu").get<std::uint32_t>(), 256u);
+    const rig::test::Run table = p2p_copy({"--size", "64K", "--mtu", "2048"});
+    EXPECT_EQ(table.status, 0);
+    EXPECT_TRUE(has(table.out, "NIC 0000:04:00.0 on each; path MTU 2048)\n")) << table.out;
+    const rig::test::Run plain = p2p_copy({"--size", "64K"});
+    EXPECT_TRUE(has(plain.out, "on each; path MTU 4096)\n")) << plain.out;
+    const rig::test::Run bad = p2p_copy({"--size", "64K", "--mtu", "1500"});
+    EXPECT_EQ(bad.status, 2);
+    EXPECT_TRUE(has(bad.out, "--mtu")) << bad.out;
 }
 
 TEST(P2pCopy, AcsRefusesP2pNamingTheRedirectingPortsAndTheHostBridgeAndRunsBounce) {
@@ -311,7 +334,7 @@ TEST(P2pCopy, TableNamesEachPathWithoutProgressForShortTransfers) {
     const rig::test::Run run = p2p_copy({"--size", "64K"});
     EXPECT_EQ(run.status, 0) << run.out;
     EXPECT_TRUE(has(run.out, "p2p_copy: 64 KiB from GPU memory on machine 1 to GPU memory on machine 2 (topology switch: "
-                             "GPU 0000:03:00.0, NIC 0000:04:00.0 on each)"))
+                             "GPU 0000:03:00.0, NIC 0000:04:00.0 on each; path MTU 4096)"))
         << run.out;
     EXPECT_TRUE(has(run.out, "path    ran             bytes   seconds   throughput  verified")) << run.out;
     EXPECT_TRUE(has(run.out, "p2p     ran             65536")) << run.out;
@@ -361,6 +384,22 @@ TEST(P2pCopy, ASizeTheMachineCannotHoldIsRefusedBeforeAnythingRuns) {
     EXPECT_EQ(run.status, 2) << run.out;
     EXPECT_TRUE(has(run.out, "p2p_copy: --size 1 TiB needs about 2048.0 GiB of memory")) << run.out;
     EXPECT_FALSE(has(run.out, "path ")) << run.out;
+}
+
+// Under an address-space limit (ulimit -v) below what --size needs, the size is refused as
+// one the machine cannot hold (exit 2, naming the limit), though MemAvailable has room:
+// before, the GPU's allocation failed and the run ended with 1.
+TEST(P2pCopy, ASizeBeyondTheAddressSpaceLimitIsRefusedBeforeAnythingRuns) {
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+    GTEST_SKIP() << "a sanitizer's shadow memory needs more address space than any limit leaves";
+#else
+    const rig::test::Run run = rig::test::run(
+        "/bin/sh", {"-c", "ulimit -v 1048576 && exec " + std::string(P2P_COPY_BINARY) + " --size 1G --path bounce"});
+    EXPECT_EQ(run.status, 2) << run.out;
+    EXPECT_TRUE(has(run.out, "p2p_copy: --size 1 GiB needs about 2.0 GiB of memory")) << run.out;
+    EXPECT_TRUE(has(run.out, "this process's address-space limit (RLIMIT_AS, ulimit -v) leaves ")) << run.out;
+    EXPECT_FALSE(has(run.out, "path ")) << run.out;
+#endif
 }
 
 // A snapshot as `rig snapshot` writes it, of a machine with a real GPU (and its audio
@@ -424,6 +463,71 @@ TEST_F(Snapshot, AnAmdCpuForwardsWhatTheSameSwitchRedirects) {
         << out["paths"][0]["reason"];
 }
 
+// The GPU's way up cannot be read (a 0-byte config on its switch port): refused naming
+// what could not be read, not "its bridges loop" as before.
+TEST_F(Snapshot, AnUnreadableWayUpIsRefusedSayingWhy) {
+    take(OneSwitch{});
+    std::ofstream(dir() + "/sys/devices/pci0000:00/0000:00:01.0/0000:01:00.0/0000:02:08.0/config", std::ios::trunc);
+    const rig::test::Run run = p2p_copy({"--size", "64K", "--topology", dir(), "--gpu", "0000:03:00.0", "--nic", "0000:04:00.0"});
+    EXPECT_EQ(run.status, 2) << run.out;
+    EXPECT_TRUE(has(run.out, "--gpu 0000:03:00.0: its way up cannot be read: 0000:03:00.0: its upstream bridge 0000:02:08.0: "))
+        << run.out;
+    EXPECT_FALSE(has(run.out, "loop")) << run.out;
+}
+
+// The snapshot's files go through rig's one bounded reader: a proc/cpuinfo that is a link
+// to /dev/zero (p2p_copy read it without a bound before: 1 GiB of memory and more) and a
+// config that is a link to a file of this machine are refused, not read.
+TEST_F(Snapshot, LinksOutOfTheTreeAreNotRead) {
+    take(OneSwitch{});
+    fs::remove(dir() + "/proc/cpuinfo");
+    fs::create_symlink("/dev/zero", dir() + "/proc/cpuinfo");
+    const fs::path audio = dir() + "/sys/devices/pci0000:00/0000:00:01.0/0000:01:00.0/0000:02:08.0/0000:03:00.1/config";
+    fs::remove(audio);
+    fs::create_symlink("/proc/self/status", audio);
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+    GTEST_SKIP() << "a sanitizer's shadow memory needs more address space than the limit leaves";
+#else
+    // Under a 2 GiB address-space limit, so that a reader without a bound ends at once.
+    const rig::test::Run run = rig::test::run("/bin/sh", {"-c", "ulimit -v 2097152 && exec " + std::string(P2P_COPY_BINARY) +
+                                                                " --size 64K --path p2p --topology " + dir() +
+                                                                " --gpu 0000:03:00.0 --nic 0000:04:00.0"});
+    EXPECT_EQ(run.status, 0) << run.out;
+    EXPECT_TRUE(has(run.out, "p2p     ran")) << run.out;
+#endif
+}
+
+// A directory whose name is no UTF-8 (bytes 0xff 0xfe) still gives one JSON object: the
+// bytes become U+FFFD (before, nlohmann threw type_error.316 and the run aborted).
+TEST(P2pCopy, JsonOfANameThatIsNoUtf8ReplacesItsBytes) {
+    TempDir parent;
+    const fs::path dir = parent.path() / "snap-\xff\xfe";
+    {
+        const Tree tree(OneSwitch{}.build());
+        const auto written = rig::pci::snapshot(tree.machine(), dir);
+        ASSERT_TRUE(written) << written.error();
+    }
+    const auto [status, out] =
+        p2p_copy_json({"--size", "64K", "--topology", dir.string(), "--gpu", "0000:03:00.0", "--nic", "0000:04:00.0"});
+    EXPECT_EQ(status, 0);
+    EXPECT_EQ(out.at("topology"), (parent.path() / "snap-\xef\xbf\xbd\xef\xbf\xbd").string());
+}
+
+TEST_F(Snapshot, WithoutNicTheNicRigPairsWithTheGpuIsTakenAndSaysWhy) {
+    take(OneSwitch{});
+    const rig::test::Run run = p2p_copy({"--size", "64K", "--topology", dir(), "--gpu", "03:00.0"});
+    EXPECT_EQ(run.status, 0) << run.out;
+    EXPECT_TRUE(has(run.out, "p2p_copy: --nic 0000:04:00.0: the NIC rig pairs with 0000:03:00.0 (switch 0000:01:00.0, "
+                             "Gen4 x16, NUMA unknown)\n"))
+        << run.out;
+    EXPECT_TRUE(has(run.out, "GPU 0000:03:00.0, NIC 0000:04:00.0 on each")) << run.out;
+    const auto [status, out] = p2p_copy_json({"--size", "64K", "--topology", dir(), "--gpu", "0000:03:00.0"});
+    EXPECT_EQ(status, 0);  // the JSON object alone
+    const rig::test::Run none = p2p_copy({"--size", "64K", "--topology", dir(), "--gpu", "0000:09:00.0"});
+    EXPECT_EQ(none.status, 2);
+    EXPECT_TRUE(has(none.out, "--gpu 0000:09:00.0: no such function in the snapshot")) << none.out;
+}
+
 TEST_F(Snapshot, FunctionsTheSnapshotLacksOrThatAreBridgesAreRefused) {
     take(OneSwitch{});
     struct Case {
@@ -442,7 +546,8 @@ TEST_F(Snapshot, FunctionsTheSnapshotLacksOrThatAreBridgesAreRefused) {
     }
     const rig::test::Run missing = p2p_copy({"--topology", dir()});
     EXPECT_EQ(missing.status, 2);
-    EXPECT_TRUE(has(missing.out, "is a snapshot: name the GPU and the NIC with --gpu BUS --nic BUS")) << missing.out;
+    EXPECT_TRUE(has(missing.out, "is a snapshot: name the GPU with --gpu BUS (and the NIC with --nic BUS, or rig pairs one)"))
+        << missing.out;
 }
 
 TEST(P2pCopy, ADirectoryThatIsNoSnapshotIsNamedSo) {

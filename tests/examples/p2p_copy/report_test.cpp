@@ -19,13 +19,14 @@ Report sample() {
     return {"switch", 4096, "0000:03:00.0", "0000:04:00.0",
             {{Path::P2p, true, "machine 1: distance switch", 4096, 0.5, true},
              {Path::Bounce, false, "the firmware refused REGISTER_MR: status 4", 0, 0, false}},
-            ""};
+            "",
+            1024};
 }
 
 TEST(Report, TableHasAHeadingARowPerPathAndEachReason) {
     EXPECT_EQ(table(sample()),
               "p2p_copy: 4 KiB from GPU memory on machine 1 to GPU memory on machine 2 (topology switch: GPU 0000:03:00.0, "
-              "NIC 0000:04:00.0 on each)\n"
+              "NIC 0000:04:00.0 on each; path MTU 1024)\n"
               "\n"
               "path    ran             bytes   seconds   throughput  verified\n"
               "p2p     ran              4096     0.500     8.2 KB/s  yes\n"
@@ -38,9 +39,9 @@ TEST(Report, TableOfOneSideOfTwoProcessesNamesItBelowTheHeadingAndTheJsonDoesNot
     Report report = sample();
     report.side = "this process: machine 2, the receiver, with 127.0.0.1:40312";
     const std::string text = table(report);
-    EXPECT_EQ(text.substr(0, text.find("path ")),
+    EXPECT_EQ(text.substr(0, text.find("path    ran")),
               "p2p_copy: 4 KiB from GPU memory on machine 1 to GPU memory on machine 2 (topology switch: GPU 0000:03:00.0, "
-              "NIC 0000:04:00.0 on each)\n"
+              "NIC 0000:04:00.0 on each; path MTU 1024)\n"
               "this process: machine 2, the receiver, with 127.0.0.1:40312\n"
               "\n");
     EXPECT_EQ(json(report), json(sample()));
@@ -48,7 +49,7 @@ TEST(Report, TableOfOneSideOfTwoProcessesNamesItBelowTheHeadingAndTheJsonDoesNot
 
 TEST(Report, JsonIsTheIssuesShapeInItsOrder) {
     EXPECT_EQ(json(sample()).dump(),
-              R"({"topology":"switch","size":4096,"paths":[)"
+              R"({"topology":"switch","size":4096,"path_mtu":1024,"paths":[)"
               R"({"path":"p2p","ran":true,"reason":"machine 1: distance switch","bytes":4096,"seconds":0.5,"bytes_per_second":8192.0,"verified":true},)"
               R"({"path":"bounce","ran":false,"reason":"the firmware refused REGISTER_MR: status 4","bytes":0,"seconds":0.0,"bytes_per_second":0.0,"verified":false}]})");
 }

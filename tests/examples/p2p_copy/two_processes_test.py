@@ -110,7 +110,7 @@ def pair(binary: str, receiver_args: list[str], sender_args: list[str], timeout:
     return sender, receiver
 
 
-KEYS = ["topology", "size", "paths"]
+KEYS = ["topology", "size", "path_mtu", "paths"]
 PATH_KEYS = ["path", "ran", "reason", "bytes", "seconds", "bytes_per_second", "verified"]
 
 
@@ -152,6 +152,23 @@ def completes(binary: str, pull: bool) -> None:
     # Each side's table names it and its peer, and the retry budget.
     for p, role in ((sender, "machine 1, the sender"), (receiver, "machine 2, the receiver")):
         check(f"p2p_copy: {role}, connected with 127.0.0.1:" in p.err, f"{p.name} says who it is", p.describe())
+
+
+def mtu(binary: str) -> None:
+    """--mtu on one side only: each side's endpoint says its capped MTU, so both queue
+    pairs use the smaller (1024, below the ports' 4096), both report it, and both paths
+    verify; without --mtu on either side, the ports' 4096."""
+    size = 1 << 20
+    args = ["--size", "1M", "--json"]
+    sender, receiver = pair(binary, args + ["--mtu", "1024"], args)
+    check(sender.status == 0 and receiver.status == 0, "both end 0", sender.describe(), receiver.describe())
+    for p in (sender, receiver):
+        obj = json_of(p)
+        check_verified(obj, ["p2p", "bounce"], size, p)
+        check(obj["path_mtu"] == 1024, f"{p.name}: path_mtu {obj['path_mtu']}", p.describe())
+    sender, receiver = pair(binary, args, args)
+    for p in (sender, receiver):
+        check(json_of(p)["path_mtu"] == 4096, f"{p.name}: path_mtu {json_of(p)['path_mtu']}", p.describe())
 
 
 def cable_and_capture(binary: str) -> None:
@@ -393,6 +410,8 @@ def main() -> int:
             completes(binary, pull=False)
         elif case == "pull":
             completes(binary, pull=True)
+        elif case == "mtu":
+            mtu(binary)
         elif case == "cable-and-capture":
             cable_and_capture(binary)
         elif case == "jobs-differ":

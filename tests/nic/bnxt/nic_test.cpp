@@ -340,6 +340,55 @@ TEST(Nic, MravIsSplitWhereTheFirmwareGivesUnits) {
     }
 }
 
+// Linux's bnxt_alloc_ctx_mem gives QP, SRQ, CQ, MRAV and the slow-path TQM ring page
+// tables of depth 2 even where one level would hold them, and the rest depth 1: the
+// BACKING_STORE_CFG the firmware took carries those levels (pg_size_lvl, 4 KiB pages).
+TEST(Nic, ContextMemoryPageTablesHaveTheLevelsLinuxForces) {
+    SimMachine m = with(sim::Options{});
+    auto nic = m.open();
+    ASSERT_TRUE(nic) << nic.error();
+    const auto cfg = m.faults.backing_store();
+    ASSERT_TRUE(cfg);
+    using K = hsi::BackingStoreKind;
+    const auto level = [&](K k) { return hsi::backing_store::lvl.of(cfg->pg_size_lvl[static_cast<std::size_t>(k)]); };
+    const auto enabled = [&](K k) { return (cfg->enables.get() >> static_cast<unsigned>(k) & 1u) != 0; };
+    for (K k : {K::QPC, K::CQ, K::MRAV, K::TQM_SP}) {
+        EXPECT_TRUE(enabled(k)) << static_cast<int>(k);
+        EXPECT_EQ(level(k), 2u) << static_cast<int>(k);
+    }
+    for (K k : {K::STAT, K::TIM, K::TQM_RING0}) {
+        EXPECT_TRUE(enabled(k)) << static_cast<int>(k);
+        EXPECT_EQ(level(k), 1u) << static_cast<int>(k);
+    }
+    EXPECT_FALSE(enabled(K::SRQ));  // QCAPS gives SRQ and VNIC no entry size
+    EXPECT_FALSE(enabled(K::VNIC));
+    for (std::size_t k = 0; k < hsi::backing_store_kinds; ++k)
+        if (cfg->enables.get() >> k & 1u) EXPECT_EQ(hsi::backing_store::pg_size.of(cfg->pg_size_lvl[k]), 0u) << k;  // 4 KiB
+}
+
+// A function without MSI-X (its configuration space has no MSI-X capability): the driver
+// asks for poll-mode rings (RING_ALLOC int_mode POLL, which the model refuses to give an
+// MSI-X vector the function lacks), Nic::interrupts() says so, and the NIC raises nothing.
+TEST(Nic, FunctionWithoutMsixIsOpenedInPollMode) {
+    sim::Options o;
+    o.msix_vectors = 0;
+    SimMachine m = with(o);
+    auto nic = m.open();
+    ASSERT_TRUE(nic) << nic.error();
+    EXPECT_FALSE(nic->interrupts());
+    auto cq = Cq::create(*nic, 16);
+    ASSERT_TRUE(cq) << cq.error();
+    std::array<Completion, 1> out;
+    auto got = cq->wait(out, std::chrono::milliseconds(20));
+    ASSERT_TRUE(got) << got.error();
+    EXPECT_EQ(*got, 0u);
+    EXPECT_EQ(m.faults.counters().interrupts, 0u);
+    SimMachine with_msix = with(sim::Options{});
+    auto other = with_msix.open();
+    ASSERT_TRUE(other) << other.error();
+    EXPECT_TRUE(other->interrupts());
+}
+
 // Linux's bnxt_qplib_init_rcfw: INITIALIZE_FW carries HW_REQUESTER_RETX_SUPPORTED where
 // QUERY_FUNC reports the hardware's requester retransmission, and not elsewhere; the model
 // refuses either mismatch (INVALID_PARAMETER).

@@ -10,6 +10,8 @@
 #include <atomic>
 #include <thread>
 
+#include "../../support/pcap.hpp"
+#include "../../support/temp_dir.hpp"
 #include "nic_machine.hpp"
 
 namespace rig::bnxt::test {
@@ -366,6 +368,75 @@ TEST(Qp, ConnectSetsThePathsGidHopLimitAndReadDepths) {
     ASSERT_EQ(read.size(), 1u);
     expect_completion(read[0], 3, Op::Read, Status::Ok, 2000);
     EXPECT_EQ(read_back(rb, 2048, 2000), data);
+}
+
+// Path::mtu caps the path MTU below the ports' (9000-byte ports carry 4096): MODIFY_QP's
+// RTR carries the cap (QUERY_QP's view), Qp::path_mtu says it, and no frame on the wire
+// carries more than 1024 bytes of payload: a 10,000-byte SEND and READ go as 10 packets
+// each, the longest frame a full READ response FIRST (Ethernet 14, IPv4 20, UDP 8, BTH 12,
+// AETH 4, 1024 bytes, ICRC 4).
+TEST(Qp, PathMtuCapReachesModifyQpAndNoFrameIsLonger) {
+    PairOptions o;
+    o.connect = false;
+    Pair p(o);
+    EXPECT_EQ(p.sa.nic->mtu(), Mtu::Mtu4096);
+    EXPECT_EQ(p.sa.qp->path_mtu(), std::nullopt);
+    Path path;
+    path.mtu = Mtu::Mtu1024;
+    ASSERT_TRUE(p.sa.qp->connect(p.sb.qp->endpoint(), {}, path));
+    ASSERT_TRUE(p.sb.qp->connect(p.sa.qp->endpoint(), {}, path));
+    EXPECT_EQ(p.sa.qp->path_mtu(), Mtu::Mtu1024);
+    EXPECT_EQ(p.sb.qp->path_mtu(), Mtu::Mtu1024);
+    EXPECT_EQ(p.sa.qp->endpoint().mtu, Mtu::Mtu4096);  // the port's, for the peer's min
+    for (auto* side : {&p.a, &p.b}) {
+        const auto q = side->faults.query_qp(side == &p.a ? p.sa.qp->qpn() : p.sb.qp->qpn());
+        ASSERT_TRUE(q);
+        EXPECT_EQ(hsi::query_qp::path_mtu.of(q->path_mtu_dest_vlan_id.get()),
+                  static_cast<std::uint16_t>(hsi::PathMtu::MTU_1024));
+    }
+
+    rig::test::TempDir dir;
+    ASSERT_TRUE(p.wire.capture(dir.path() / "wire.pcap"));
+    Region ra = host(*p.sa.nic, 16384), rb = host(*p.sb.nic, 16384);
+    const auto data = pattern(10000, 9);
+    ra.write(0, data);
+    ASSERT_TRUE(p.sb.qp->recv(rb, 0, 10000, 1));
+    ASSERT_TRUE(p.sa.qp->send(ra, 0, 10000, 2));
+    ASSERT_EQ(take(*p.sb.recv_cq, 1).size(), 1u);
+    ASSERT_EQ(take(*p.sa.send_cq, 1).size(), 1u);
+    ASSERT_TRUE(p.sb.qp->read(rb, 0, ra.remote(0), 10000, 3));
+    const auto read = take(*p.sb.send_cq, 1);
+    ASSERT_EQ(read.size(), 1u);
+    expect_completion(read[0], 3, Op::Read, Status::Ok, 10000);
+    EXPECT_EQ(read_back(rb, 0, 10000), data);
+    p.wire.stop_capture();
+
+    const auto capture = rig::test::read_pcap(dir.path() / "wire.pcap");
+    std::size_t longest = 0, full = 0;
+    for (const auto& f : capture.frames) {
+        longest = std::max<std::size_t>(longest, f.length);
+        if (f.length >= 14 + 20 + 8 + 12 + 1024 + 4) ++full;
+    }
+    EXPECT_EQ(longest, 14u + 20 + 8 + 12 + 4 + 1024 + 4);
+    EXPECT_EQ(full, 2u * 9);  // 9 full packets and a 784-byte last one, each way
+}
+
+// A cap above the port's leaves the port's; the smaller of the two ends' ports wins.
+TEST(Qp, PathMtuIsTheSmallestOfTheCapAndBothPorts) {
+    PairOptions o;
+    o.connect = false;
+    Pair p(o);
+    Path path;
+    path.mtu = Mtu::Mtu4096;
+    Endpoint peer = p.sb.qp->endpoint();
+    peer.mtu = Mtu::Mtu2048;
+    ASSERT_TRUE(p.sa.qp->connect(peer, {}, path));
+    EXPECT_EQ(p.sa.qp->path_mtu(), Mtu::Mtu2048);
+    path.mtu = Mtu::Mtu512;
+    ASSERT_TRUE(p.sb.qp->connect(p.sa.qp->endpoint(), {}, path));
+    EXPECT_EQ(p.sb.qp->path_mtu(), Mtu::Mtu512);
+    ASSERT_TRUE(p.sb.qp->destroy());
+    EXPECT_EQ(p.sb.qp->path_mtu(), std::nullopt);
 }
 
 // A RoCEv2 packet is IPv4 or IPv6 from end to end: a source GID of one family and a peer's

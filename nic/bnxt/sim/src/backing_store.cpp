@@ -169,6 +169,7 @@ HwrmError Firmware::backing_store_cfg(std::span<const std::byte> request) {
     context_.qps = on(Kind::TIM) && q.tim_num_entries >= q.qp_num_entries && tqm ? roce_qps : 0;
     context_.cqs = roce_cqs;
     context_.mrs = mrs;
+    context_.request = q;
     return HwrmError::SUCCESS;
 }
 

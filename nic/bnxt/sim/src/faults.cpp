@@ -129,6 +129,11 @@ std::optional<hsi::QueryQpSb> Faults::query_qp(std::uint32_t qpn) const {
     return impl_->firmware.describe_qp(qpn);
 }
 
+std::optional<hsi::BackingStoreCfgRequest> Faults::backing_store() const {
+    std::lock_guard step_lock(impl_->step_mutex);
+    return impl_->firmware.backing_store();
+}
+
 std::optional<std::array<std::uint8_t, 16>> Faults::gid(std::uint16_t index) const {
     std::lock_guard step_lock(impl_->step_mutex);
     return impl_->firmware.gid(index);

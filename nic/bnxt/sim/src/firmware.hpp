@@ -206,6 +206,7 @@ struct SendWork {
     std::uint32_t sent = 0;   // packets (READ: request sent = npkts) transmitted since the last rewind
     std::uint32_t acked = 0;  // packets acknowledged; READ: response packets placed
     bool asked_mid = false;   // READ: asked for again from a response after the first
+    bool holds_read_slot = false;  // READ: sent, so counted against the initiator depth until it completes
     bool done = false;
     hsi::CqeReqStatus status = hsi::CqeReqStatus::OK;
     hsi::ReqErrStateReason reason = hsi::ReqErrStateReason::NO_ERROR;
@@ -227,6 +228,16 @@ struct InboundWrite {
     std::uint32_t rkey = 0;
     std::uint64_t length = 0;
     std::uint64_t offset = 0;
+};
+
+// An RDMA READ the responder took, kept to answer its duplicates (Linux rxe_resp.c
+// struct resp_res; IBA 9.7.5.1.3): its PSNs and what its RETH asked for.
+struct ReadRecord {
+    std::uint32_t first_psn = 0;
+    std::uint32_t last_psn = 0;
+    std::uint64_t va = 0;
+    std::uint32_t rkey = 0;
+    std::uint32_t length = 0;
 };
 
 // The outcome of a local memory access through SGEs.
@@ -306,6 +317,8 @@ struct Qp {
     std::uint32_t msn = 0;
     Receive receive;
     InboundWrite write;
+    // The last READs taken, at most the responder depth (max_dest_rd_atomic), oldest first.
+    std::deque<ReadRecord> reads;
 };
 
 class Firmware {
@@ -323,6 +336,7 @@ public:
     void power_on();
     // What QUERY_QP would answer for `qpn` (testing::Faults::query_qp); nullopt: no such QP.
     std::optional<hsi::QueryQpSb> describe_qp(std::uint32_t qpn);
+    std::optional<hsi::BackingStoreCfgRequest> backing_store() const { return context_.request; }
     // The GID at firmware index `index` (testing::Faults::gid); nullopt: none there.
     std::optional<std::array<std::uint8_t, 16>> gid(std::uint16_t index) const;
     // The port's addresses (neighbour.cpp): its GIDs, then Options::address. The IPv4 one
@@ -436,6 +450,9 @@ private:
     // The coalesced acknowledgement of request `p`, just taken (`last`: of its message).
     void acknowledge(Qp& qp, const Packet& p, bool last);
     void responder_error(Qp& qp, const Packet& p, NakCode nak, hsi::ResErrStateReason reason);
+    // A class C error (IBA 9.9.3): the receive being filled fails with
+    // REMOTE_INVALID_REQUEST_ERR, then responder_error with NAK Invalid Request.
+    void invalid_request(Qp& qp, const Packet& p);
     // A frame to the QP's peer (its address vector, MODIFY_QP INIT->RTR): p's headers
     // written into `frame`, with room for `payload_bytes` after them, returned for the
     // caller to fill before transmit(qp, frame).
@@ -469,6 +486,7 @@ private:
         std::uint32_t qps = 0;
         std::uint32_t cqs = 0;
         std::uint32_t mrs = 0;
+        std::optional<hsi::BackingStoreCfgRequest> request;  // the CFG taken, for testing::Faults
     } context_;
     std::map<std::uint16_t, NqRing> rings_;
     std::map<std::uint32_t, bool> stat_ctxs_;  // id -> in use by INITIALIZE_FW

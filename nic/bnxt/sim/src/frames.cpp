@@ -10,7 +10,7 @@
 // In: a RoCE frame reaches its QP only if, in this order (each failure dropped and counted
 // in its RxCounters field, and in testing::Counters::frames_dropped):
 //   1. it is well-formed (decode: truncated, bad_length, bad_ip_checksum, bad_udp_port,
-//      bad_icrc, bad_opcode, not_roce);
+//      bad_icrc, bad_opcode, bad_aeth, not_roce);
 //   2. its destination MAC is the port's (Options::mac) or a GID's (wrong_mac);
 //   3. its destination address (IPv4 address or GID) is one of the port's GIDs
 //      (wrong_address);
@@ -84,6 +84,7 @@ Qp* Firmware::accept(const std::expected<Packet, Malformed>& p) {
             case Malformed::ip_checksum: drop(&RxCounters::bad_ip_checksum); break;
             case Malformed::udp_port: drop(&RxCounters::bad_udp_port); break;
             case Malformed::opcode: drop(&RxCounters::bad_opcode); break;
+            case Malformed::aeth: drop(&RxCounters::bad_aeth); break;
             case Malformed::icrc: drop(&RxCounters::bad_icrc); break;
         }
         return nullptr;

@@ -384,7 +384,11 @@ std::optional<Malformed> read_packet(std::span<std::byte> frame, Packet& p) {
     if (has_aeth(p.opcode)) {
         Aeth a;
         const auto syndrome = static_cast<std::uint8_t>(r.be<1>());
-        a.kind = static_cast<AethKind>(syndrome >> 5);
+        const unsigned kind = syndrome >> 5;
+        // Table 44's reserved kinds: a bad packet, dropped before the QP (rxe's check_ack
+        // would fail the WQE; the packet is no acknowledgement IBA defines).
+        if (kind != 0 && kind != 1 && kind != 3) return Malformed::aeth;
+        a.kind = static_cast<AethKind>(kind);
         a.value = syndrome & 0x1F;
         a.msn = static_cast<std::uint32_t>(r.be<3>());
         p.aeth = a;

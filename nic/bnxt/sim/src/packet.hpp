@@ -76,7 +76,8 @@ enum class RcOpcode : std::uint8_t {
     ACKNOWLEDGE = 0x11,
 };
 
-// IBA 9.7.5.2: AETH syndrome, bits 7:5 the kind, bits 4:0 credits / RNR timer / NAK code.
+// IBA 9.7.5.2, Table 44: AETH syndrome, bits 7:5 the kind (010 and 1xx reserved), bits 4:0
+// credits / RNR timer / NAK code (NAK codes 4-31 reserved for RC).
 enum class AethKind : std::uint8_t { ACK = 0, RNR_NAK = 1, NAK = 3 };
 enum class NakCode : std::uint8_t {
     PSN_SEQUENCE_ERROR = 0,
@@ -197,6 +198,7 @@ enum class Malformed : std::uint8_t {
     ip_checksum,  // IPv4 header checksum
     udp_port,     // UDP to a destination port other than 4791
     opcode,       // a RoCE packet of an opcode the model does not take (only RC's of Table 38)
+    aeth,         // an AETH syndrome of a reserved kind (IBA Table 44: 010, 1xx)
     icrc,
 };
 
@@ -208,8 +210,9 @@ std::span<std::byte> encode(const Packet& p, std::size_t payload_bytes, Frame& o
 void seal(std::span<std::byte> frame);
 // The packet of a frame, its payload a view of `frame`, or why it is none. Checks, in this
 // order: the Ethernet header, the IP header (version, IHL 5, checksum, lengths, not a
-// fragment), UDP (length, port 4791; its checksum is left to the ICRC), BTH and the
-// extension headers its opcode carries, PadCnt, the ICRC. Addresses are the port's to
+// fragment), UDP (length, port 4791; its checksum is left to the ICRC), the ICRC, BTH and
+// the extension headers its opcode carries (an AETH of a reserved kind is malformed),
+// PadCnt. Addresses are the port's to
 // check (frames.cpp). The frame is as it was after (icrc changes it while it runs).
 std::expected<Packet, Malformed> decode(std::span<std::byte> frame);
 // The ICRC of a frame of any of the three formats whose headers are whole (the last four

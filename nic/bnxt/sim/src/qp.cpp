@@ -204,6 +204,7 @@ void Firmware::reset_queues(Qp& qp) {
     qp.nak_sent = false;
     qp.unacknowledged = 0;
     qp.duplicate_run.reset();
+    qp.reads.clear();
     qp.msn = 0;
     qp.error_cqe = false;
 }

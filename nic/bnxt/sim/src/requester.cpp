@@ -14,8 +14,8 @@
 // Transport (IBA 9.7): packets of at most the path MTU; an acknowledgement requested on
 // each message's last packet and every Options::ack_every packets; at most
 // Options::window_packets unacknowledged; RDMA READs outstanding up to the initiator depth
-// (max_rd_atomic - 1). The packets not yet acknowledged are kept as their WQEs (sent
-// again from memory, as hardware does). Acknowledgements are cumulative; a NAK
+// (max_rd_atomic - 1), each counted from its first send until it completes. The packets
+// not yet acknowledged are kept as their WQEs (sent again from memory, as hardware does). Acknowledgements are cumulative; a NAK
 // acknowledges what precedes it. Going back resends every packet from a PSN on (go-back-N;
 // a READ: its request again, for the rest from the first response not yet placed, as
 // Linux's rxe does, answered from FIRST or ONLY on):
@@ -33,8 +33,9 @@
 //   - an RNR NAK waits the responder's RNR timer and resends, rnr_retry times (7:
 //     forever), then RNR_NAK_RETRY_CNT_ERR.
 // Other NAKs fail their WQE with REMOTE_INVALID_REQUEST_ERR, REMOTE_ACCESS_ERR or
-// REMOTE_OPERATION_ERR. A failed WQE completes after those before it, then the QP enters
-// ERR and flushes (qp.cpp).
+// REMOTE_OPERATION_ERR, the reserved codes 4-31 with REMOTE_OPERATION_ERR (rxe check_ack).
+// A failed WQE completes after those before it, then the QP enters ERR and flushes
+// (qp.cpp).
 // A bus fault reading payload or WQE gives LOCAL_PROTECTION_ERR / LOCAL_QP_OPERATION_ERR
 // [UNCERTAIN: the status hardware reports for a PCIe fault; IB's nearest codes].
 #include <algorithm>
@@ -217,11 +218,19 @@ bool Firmware::take_wqe(Qp& qp) {
 bool Firmware::send_work_packet(Qp& qp, SendWork& w) {
     const std::uint32_t mtu = mtu_bytes(qp);
     if (is_read(w)) {
-        const unsigned depth = qp.max_rd_atomic > 0 ? qp.max_rd_atomic - 1u : 0u;
-        unsigned outstanding = 0;
-        for (const SendWork& o : qp.sending)
-            if (&o != &w && is_read(o) && !o.done && o.sent > 0) ++outstanding;
-        if (outstanding >= depth) return false;
+        // A READ takes its place at the responder when first sent and holds it until it
+        // completes, in order: one whose responses all came behind one still missing some
+        // holds it too, and one asked for again takes no other (Linux rxe_req.c takes
+        // qp->req.rd_atomic once per WQE, rxe_comp.c complete_ack gives it back). Else the
+        // responder, which keeps the last max_dest_rd_atomic READs, would have forgotten
+        // the one asked for again (responder.cpp).
+        if (!w.holds_read_slot) {
+            const unsigned depth = qp.max_rd_atomic > 0 ? qp.max_rd_atomic - 1u : 0u;
+            const auto outstanding = std::count_if(qp.sending.begin(), qp.sending.end(),
+                                                   [](const SendWork& o) { return o.holds_read_slot; });
+            if (static_cast<unsigned>(outstanding) >= depth) return false;
+            w.holds_read_slot = true;
+        }
         // The rest of the read from the first response not yet placed (IBA 9.7.5.1.5).
         const std::uint64_t done_bytes = std::uint64_t{w.acked} * mtu;
         Packet p;
@@ -436,6 +445,12 @@ void Firmware::on_ack(Qp& qp, const Packet& p) {
                         fail_work(qp, *w, CqeReqStatus::REMOTE_ACCESS_ERR, ReqErrStateReason::NAK_ARRIVAL_3);
                         break;
                     case NakCode::REMOTE_OPERATIONAL_ERROR:
+                        fail_work(qp, *w, CqeReqStatus::REMOTE_OPERATION_ERR, ReqErrStateReason::NAK_ARRIVAL_4);
+                        break;
+                    default:
+                        // Codes 4-31, reserved for RC (IBA Table 44): never ignored; Linux's
+                        // rxe_comp.c check_ack fails the WQE with IB_WC_REM_OP_ERR ("unexpected
+                        // nak"). [UNCERTAIN] the err_state_reason hardware reports for one.
                         fail_work(qp, *w, CqeReqStatus::REMOTE_OPERATION_ERR, ReqErrStateReason::NAK_ARRIVAL_4);
                         break;
                 }

@@ -9,8 +9,14 @@
 // after the expected PSN last came gets one NAK PSN sequence error (one per gap); a PSN
 // behind it is a duplicate, never executed again: a run of duplicates (a requester's
 // go-back) is acknowledged once, through the last PSN taken, and a duplicate READ is
-// answered again from memory from the PSN it names (dropped where its responses would
-// pass the expected PSN). A payload longer than the path MTU is dropped. ACKs are
+// answered again from memory from the PSN it names where it falls inside the record of
+// one of the last max_dest_rd_atomic READs taken (else dropped, as rxe's
+// duplicate_request drops it). A request at the expected PSN is then checked as Linux's rxe
+// checks it (rxe_resp.c): its opcode must continue the message in progress (in_sequence,
+// IBA 9.7.5.1.x); a request that breaks the sequence is a class C error (IBA 9.9.3):
+// NAK Invalid Request, the receive being filled completed with REMOTE_INVALID_REQUEST_ERR,
+// the QP to ERR; so is a packet whose payload or DMA length breaks rxe's check_length
+// (length_ok), checked once a SEND has its receive. ACKs are
 // coalesced: one on AckReq, at the end of each message, and at least every
 // Options::ack_every packets of a message whose requester asks for none.
 //
@@ -38,6 +44,34 @@ namespace {
 
 bool opcode_in(RcOpcode op, std::initializer_list<RcOpcode> set) {
     return std::find(set.begin(), set.end(), op) != set.end();
+}
+
+// IBA 9.7.5.1.x (Linux rxe_resp.c, check_op_seq): inside a SEND only SEND MIDDLE or LAST
+// may come, inside an RDMA WRITE only WRITE MIDDLE or LAST, and outside both no MIDDLE or
+// LAST. Anything else is an invalid request (rxe: RESPST_ERR_MISSING_OPCODE_LAST_C or
+// _FIRST, class C).
+bool in_sequence(const Qp& qp, RcOpcode op) {
+    using enum RcOpcode;
+    if (qp.receive.active) return opcode_in(op, {SEND_MIDDLE, SEND_LAST, SEND_LAST_WITH_IMMEDIATE});
+    if (qp.write.active)
+        return opcode_in(op, {RDMA_WRITE_MIDDLE, RDMA_WRITE_LAST, RDMA_WRITE_LAST_WITH_IMMEDIATE});
+    return !opcode_in(op, {SEND_MIDDLE, SEND_LAST, SEND_LAST_WITH_IMMEDIATE, RDMA_WRITE_MIDDLE, RDMA_WRITE_LAST,
+                           RDMA_WRITE_LAST_WITH_IMMEDIATE});
+}
+
+// Linux rxe_resp.c, check_length: FIRST and MIDDLE carry exactly the path MTU, LAST 1 to
+// MTU bytes, ONLY (and a READ request) 0 to MTU; a RETH's DMA length is at most 2^31, IB's
+// longest message (the requester's limit too). A request that breaks one is a class C
+// error (IBA 9.9.3; rxe: RESPST_ERR_LENGTH).
+bool length_ok(const Packet& p, std::uint32_t mtu) {
+    using enum RcOpcode;
+    constexpr std::uint64_t max_dma_length = std::uint64_t{1} << 31;
+    const std::size_t n = p.payload.size();
+    if (p.reth && p.reth->length > max_dma_length) return false;
+    if (opcode_in(p.opcode, {SEND_FIRST, SEND_MIDDLE, RDMA_WRITE_FIRST, RDMA_WRITE_MIDDLE})) return n == mtu;
+    if (opcode_in(p.opcode, {SEND_LAST, SEND_LAST_WITH_IMMEDIATE, RDMA_WRITE_LAST, RDMA_WRITE_LAST_WITH_IMMEDIATE}))
+        return n >= 1 && n <= mtu;
+    return n <= mtu;
 }
 
 }  // namespace
@@ -74,7 +108,7 @@ void Firmware::frame(std::span<std::byte> bytes) {
 }
 
 void Firmware::respond(Qp& qp, Packet& p) {
-    if ((qp.state != hsi::QpState::RTR && qp.state != hsi::QpState::RTS) || p.payload.size() > mtu_bytes(qp)) {
+    if (qp.state != hsi::QpState::RTR && qp.state != hsi::QpState::RTS) {
         ++counters_.frames_dropped;
         return;
     }
@@ -104,6 +138,7 @@ void Firmware::respond(Qp& qp, Packet& p) {
     }
     qp.nak_sent = false;
     qp.duplicate_run.reset();
+    if (!in_sequence(qp, p.opcode)) return invalid_request(qp, p);
     if (p.opcode <= RcOpcode::SEND_ONLY_WITH_IMMEDIATE) on_send(qp, p);
     else if (p.opcode <= RcOpcode::RDMA_WRITE_ONLY_WITH_IMMEDIATE) on_write(qp, p);
     else if (p.opcode == RcOpcode::RDMA_READ_REQUEST) on_read_request(qp, p, false);
@@ -140,7 +175,6 @@ void Firmware::on_send(Qp& qp, Packet& p) {
     const bool first = opcode_in(p.opcode, {SEND_FIRST, SEND_ONLY, SEND_ONLY_WITH_IMMEDIATE});
     const bool last = opcode_in(p.opcode, {SEND_LAST, SEND_LAST_WITH_IMMEDIATE, SEND_ONLY, SEND_ONLY_WITH_IMMEDIATE});
     if (first) {
-        if (qp.receive.active) return responder_error(qp, p, NakCode::INVALID_REQUEST, ResErrStateReason::NO_ERROR);
         if (qp.rq_size == 0 || qp.rq_consumer == qp.rq_producer) {
             // Receiver not ready: the requester waits and sends the message again.
             send_ack(qp, p.psn, AethKind::RNR_NAK, qp.min_rnr_timer);
@@ -154,9 +188,9 @@ void Firmware::on_send(Qp& qp, Packet& p) {
             qp.rq_consumer = advance(qp.rq_consumer, qp.rq_size);
             return responder_error(qp, p, NakCode::REMOTE_OPERATIONAL_ERROR, ResErrStateReason::NO_ERROR);
         }
-    } else if (!qp.receive.active) {
-        return responder_error(qp, p, NakCode::INVALID_REQUEST, ResErrStateReason::NO_ERROR);
     }
+    // After the receive is taken, as rxe checks the length after the resource.
+    if (!length_ok(p, mtu_bytes(qp))) return invalid_request(qp, p);
     Receive& r = qp.receive;
     auto fail = [&](CqeResStatus status, NakCode nak) {
         post_res_cqe(qp, static_cast<std::uint32_t>(r.offset), 0, 0, r.wr_id, status, true);
@@ -191,14 +225,13 @@ void Firmware::on_write(Qp& qp, Packet& p) {
     const bool last = opcode_in(p.opcode, {RDMA_WRITE_LAST, RDMA_WRITE_LAST_WITH_IMMEDIATE, RDMA_WRITE_ONLY,
                                            RDMA_WRITE_ONLY_WITH_IMMEDIATE});
     const bool imm = p.immediate.has_value();
-    if (first && qp.write.active) return responder_error(qp, p, NakCode::INVALID_REQUEST, ResErrStateReason::NO_ERROR);
-    if (!first && !qp.write.active) return responder_error(qp, p, NakCode::INVALID_REQUEST, ResErrStateReason::NO_ERROR);
     if (last && imm && (qp.rq_size == 0 || qp.rq_consumer == qp.rq_producer)) {
         send_ack(qp, p.psn, AethKind::RNR_NAK, qp.min_rnr_timer);
         ++counters_.rnr_naks_sent;
         qp.nak_sent = true;
         return;
     }
+    if (!length_ok(p, mtu_bytes(qp))) return invalid_request(qp, p);
     if (first) {
         const Reth reth = p.reth.value_or(Reth{});
         if (auto reason = remote_check(qp, reth.rkey, reth.va, reth.length, true))
@@ -241,18 +274,35 @@ void Firmware::on_write(Qp& qp, Packet& p) {
 
 void Firmware::on_read_request(Qp& qp, const Packet& p, bool duplicate) {
     const Reth reth = p.reth.value_or(Reth{});
-    if (qp.max_dest_rd_atomic < hsi::irrq_slots(1))
-        return responder_error(qp, p, NakCode::INVALID_REQUEST, ResErrStateReason::NO_ERROR);
-    if (auto reason = remote_check(qp, reth.rkey, reth.va, reth.length, false))
-        return responder_error(qp, p, NakCode::REMOTE_ACCESS_ERROR, *reason);
     const std::uint32_t mtu = mtu_bytes(qp);
     const std::uint32_t n = hsi::npkts(reth.length, mtu);
     // A duplicate (a requester asking again from its first missing response, or a copy)
-    // is answered from the PSN it names, from memory as it is now; one whose responses
-    // would run past the expected PSN is no read this QP took, and is dropped.
-    if (duplicate && psn_diff(psn_add(p.psn, n), qp.epsn) > 0) {
-        ++counters_.frames_dropped;
-        return;
+    // is answered from the PSN it names, from memory as it is now, only where it asks
+    // again for (part of) one of the last READs taken: its PSN among that READ's, its
+    // R_Key that READ's, its range and responses inside that READ's. Else it is no read
+    // this QP still knows, and is dropped (rxe duplicate_request and find_resource: "Class
+    // D error. Drop the request").
+    if (duplicate) {
+        const auto record = std::find_if(qp.reads.begin(), qp.reads.end(), [&](const ReadRecord& r) {
+            return psn_diff(p.psn, r.first_psn) >= 0 && psn_diff(p.psn, r.last_psn) <= 0;
+        });
+        if (record == qp.reads.end() || reth.rkey != record->rkey || reth.va < record->va ||
+            reth.va + reth.length > record->va + record->length ||
+            psn_diff(psn_add(p.psn, n - 1), record->last_psn) > 0) {
+            ++counters_.frames_dropped;
+            return;
+        }
+    }
+    if (qp.max_dest_rd_atomic < hsi::irrq_slots(1))
+        return responder_error(qp, p, NakCode::INVALID_REQUEST, ResErrStateReason::NO_ERROR);
+    if (!duplicate && !length_ok(p, mtu)) return invalid_request(qp, p);
+    if (auto reason = remote_check(qp, reth.rkey, reth.va, reth.length, false))
+        return responder_error(qp, p, NakCode::REMOTE_ACCESS_ERROR, *reason);
+    if (!duplicate) {
+        // The responder depth, in READs: max_dest_rd_atomic = 2 x depth + 2 (§4.6.9).
+        const std::size_t depth = (qp.max_dest_rd_atomic - 2u) / 2u;
+        qp.reads.push_back(ReadRecord{p.psn, psn_add(p.psn, n - 1), reth.va, reth.rkey, reth.length});
+        while (qp.reads.size() > depth) qp.reads.pop_front();
     }
     Mr* mr = reth.length ? find_mr(reth.rkey) : nullptr;
     if (!duplicate) qp.msn = psn_add(qp.msn, 1);
@@ -293,6 +343,18 @@ void Firmware::send_ack(Qp& qp, std::uint32_t psn, AethKind kind, std::uint8_t v
     a.psn = psn;
     a.aeth = Aeth{kind, value, qp.msn};
     transmit(qp, std::move(a));
+}
+
+void Firmware::invalid_request(Qp& qp, const Packet& p) {
+    // rxe (do_class_ac_error, then do_complete): the receive a SEND was filling completes
+    // with an error, its bytes so far in place; then NAK Invalid Request and ERR.
+    if (Receive& r = qp.receive; r.active) {
+        post_res_cqe(qp, static_cast<std::uint32_t>(r.offset), 0, 0, r.wr_id, CqeResStatus::REMOTE_INVALID_REQUEST_ERR,
+                     true);
+        qp.rq_consumer = advance(qp.rq_consumer, qp.rq_size);
+        r = Receive{};
+    }
+    responder_error(qp, p, NakCode::INVALID_REQUEST, ResErrStateReason::NO_ERROR);
 }
 
 void Firmware::responder_error(Qp& qp, const Packet& p, NakCode nak, ResErrStateReason reason) {

@@ -111,6 +111,21 @@ inline constexpr std::uint16_t device_control_relaxed_ordering = 0x0010;  // Ena
 inline constexpr std::uint16_t device_control_no_snoop = 0x0800;          // Enable No Snoop
 inline constexpr std::uint16_t device_control_flr = 0x8000;               // Initiate FLR; reads 0
 
+// §7.5.3.6 Link Capabilities (32 bits) and §7.5.3.8 Link Status (16 bits) of the PCI
+// Express capability, what lspci -vv prints as LnkCap and LnkSta. A speed field holds
+// 1..6 for 2.5, 5, 8, 16, 32 and 64 GT/s (Max Link Speed indexes the Supported Link Speeds
+// Vector of Link Capabilities 2, §7.5.3.18, whose bit n-1 is that generation); a width
+// field holds the lanes, x1..x32; a Negotiated Link Width of 0 is a link that is down.
+// An SR-IOV VF's link registers are reserved (SR-IOV 1.1 §3.5): its link is its PF's.
+inline constexpr std::uint32_t express_link_capabilities = 0x0c;  // 32 bits
+inline constexpr std::uint32_t express_link_control = 0x10;       // 16 bits
+inline constexpr std::uint32_t express_link_status = 0x12;        // 16 bits
+inline constexpr wire::Field<0, 4> link_capabilities_speed;       // Max Link Speed
+inline constexpr wire::Field<4, 6> link_capabilities_width;       // Maximum Link Width
+inline constexpr wire::Field<0, 4> link_status_speed;             // Current Link Speed
+inline constexpr wire::Field<4, 6> link_status_width;             // Negotiated Link Width
+static_assert(link_status_width.of(0x1043) == 4 && link_status_speed.of(0x1043) == 3);  // LnkSta 0x1043: 8 GT/s x4
+
 // §7.7.2: the MSI-X capability. The table has one 16-byte entry per vector, in the BAR
 // that Table BIR names at Table Offset; the Pending Bit Array likewise.
 inline constexpr std::uint32_t msix_message_control = 0x2;  // 16 bits

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "rig/pci/dma.hpp"
+#include "rig/pci/link.hpp"
 #include "rig/result.hpp"
 
 namespace rig::pci {
@@ -75,6 +76,20 @@ struct Route {
     bool cpu_rule = false;              // AMD family >= 0x17 allowed it (cpu_supports_p2pdma)
     std::string cpu;                    // the boot CPU as /proc/cpuinfo gave it, where the CPU rule was consulted
     std::string host_bridge_rule;       // what the allow-list said, in words, where consulted
+    // Every PCI Express link the requests cross (link.hpp): from the provider up to the
+    // common node, then down to the client, in that order; without a common node, up to
+    // each root port. Two functions of one device cross their shared link twice (up, then
+    // down), so it is listed twice. Bridges inside one switch (its upstream port and
+    // downstream ports) are joined by no link. Empty for a function with itself and for
+    // functions on a root bus (integrated endpoints have no link).
+    std::vector<RouteLink> links;
+    // The slowest link's status (lowest bytes per second each way), or nullopt where there
+    // is no link or some link's status is unknown.
+    std::optional<LinkState> bottleneck;
+    // bytes_per_second(*bottleneck): what the links let the requests carry each way.
+    std::optional<std::uint64_t> bottleneck_bytes_per_second() const;
+    // The links of `links` that trained below what both their ends can do.
+    std::vector<RouteLink> downtrained() const;
     bool forwards() const { return verdict == Verdict::BusAddress || verdict == Verdict::ThroughHostBridge; }
     // The whole explanation in a few lines of text, naming bridges and bits.
     std::string explain() const;

@@ -24,7 +24,8 @@ enum class Kind { Gpu, Nic, Nvme, Storage, Accelerator, Bridge, Other };
 
 // A GPU: a vendor that makes them (NVIDIA 0x10de, AMD 0x1002, Intel 0x8086, Hygon 0x1d94)
 // with class 0x0300 (VGA), 0x0302 (3D), 0x0380 (other display) or 0x1200 (processing
-// accelerator). A NIC: base class 0x02. NVMe: 0x010802. Storage: other base class 0x01.
+// accelerator). A NIC: base class 0x02, or 0x0c06 (InfiniBand, as older HCAs enumerate).
+// NVMe: 0x010802. Storage: other base class 0x01.
 // Accelerator: base class 0x12 or 0x0b40 (co-processor) of other vendors. Bridge: base
 // class 0x06 (host, PCI-to-PCI, ISA, ...).
 Kind kind_of(const Id& id);

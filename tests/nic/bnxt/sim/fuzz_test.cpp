@@ -33,7 +33,7 @@ std::uint64_t env_or(const char* name, std::uint64_t fallback) {
 
 std::uint64_t total(const RxCounters& c) {
     return c.delivered + c.arp_requests + c.neighbor_solicitations + c.neighbor_answers + c.not_roce + c.truncated +
-           c.bad_length + c.bad_ip_checksum + c.bad_udp_port + c.bad_opcode + c.bad_icrc + c.wrong_mac +
+           c.bad_length + c.bad_ip_checksum + c.bad_udp_port + c.bad_opcode + c.bad_aeth + c.bad_icrc + c.wrong_mac +
            c.wrong_address + c.unknown_qp + c.unconnected_qp + c.wrong_source + c.wrong_pkey;
 }
 

@@ -393,19 +393,20 @@ std::uint8_t Node::to_init(Qp& qp, std::uint8_t access) {
     return modify(qp, 0x0000000D, 1, [&](Msg& m) { m.put(25, 1, access).put(26, 2, 0xFFFF); });
 }
 
-std::uint8_t Node::to_rtr(Qp& qp, const Node& peer, const Qp& peer_qp, std::uint8_t mtu_code) {
-    return to_rtr(qp, peer.gid, peer.mac, peer_qp.qpn, peer_qp.psn, mtu_code);
+std::uint8_t Node::to_rtr(Qp& qp, const Node& peer, const Qp& peer_qp, std::uint8_t mtu_code,
+                          std::uint8_t irrq_slots) {
+    return to_rtr(qp, peer.gid, peer.mac, peer_qp.qpn, peer_qp.psn, mtu_code, irrq_slots);
 }
 
 std::uint8_t Node::to_rtr(Qp& qp, const Gid& dgid, const Mac& dmac, std::uint32_t dest_qpn, std::uint32_t rq_psn,
-                          std::uint8_t mtu_code) {
+                          std::uint8_t mtu_code, std::uint8_t irrq_slots) {
     // INIT -> RTR, mask 0x141517E1 ([CORRECTED]): dgid @32, sgid_index @52, hop_limit @54,
     // dest_mac @56, path MTU @63 bits 7:4, min_rnr_timer @67 (1: 0.01 ms), rq_psn @68,
-    // max_dest_rd_atomic @77 (4: depth 1), dest_qp_id @96, VLAN 0xFFF @110.
+    // max_dest_rd_atomic @77 (4: depth 1; 6: depth 2), dest_qp_id @96, VLAN 0xFFF @110.
     qp.mtu = 256u << mtu_code;
     return modify(qp, 0x141517E1, 2, [&](Msg& m) {
         m.put_bytes(32, dgid).put(52, 2, gid_index).put(54, 1, 64).put_bytes(56, dmac);
-        m.put(63, 1, mtu_code << 4).put(67, 1, 1).put(68, 4, rq_psn).put(77, 1, 4).put(96, 4, dest_qpn);
+        m.put(63, 1, mtu_code << 4).put(67, 1, 1).put(68, 4, rq_psn).put(77, 1, irrq_slots).put(96, 4, dest_qpn);
         m.put(110, 2, 0xFFF);
     });
 }

@@ -204,10 +204,12 @@ public:
     std::uint8_t modify(Qp& qp, std::uint32_t mask, std::uint8_t state, const std::function<void(Msg&)>& fill = {});
     // One transition each, with the masks Linux issues (§4.6.9, §7.2); the status.
     std::uint8_t to_init(Qp& qp, std::uint8_t access = 0x07);
-    std::uint8_t to_rtr(Qp& qp, const Node& peer, const Qp& peer_qp, std::uint8_t mtu_code = 2);
-    // The same towards a peer given by its address vector.
+    std::uint8_t to_rtr(Qp& qp, const Node& peer, const Qp& peer_qp, std::uint8_t mtu_code = 2,
+                        std::uint8_t irrq_slots = 4);
+    // The same towards a peer given by its address vector; `irrq_slots` is MODIFY_QP's
+    // max_dest_rd_atomic (2 x responder depth + 2, §4.6.9).
     std::uint8_t to_rtr(Qp& qp, const Gid& dgid, const Mac& dmac, std::uint32_t dest_qpn, std::uint32_t rq_psn,
-                        std::uint8_t mtu_code = 2);
+                        std::uint8_t mtu_code = 2, std::uint8_t irrq_slots = 4);
     std::uint8_t to_rts(Qp& qp, std::uint8_t rnr_retry = 7, std::uint8_t timeout = 14, std::uint8_t retry_cnt = 7);
     // RESET->INIT->RTR->RTS of a and b against each other.
     static void connect(Node& a, Qp& qa, Node& b, Qp& qb, std::uint8_t mtu_code = 2, std::uint8_t access = 0x07,

@@ -27,7 +27,9 @@ void TransportTest::start(const Case& c, bool threaded, std::uint8_t timeout) {
     ASSERT_EQ(a.to_init(aqp), 0);
     ASSERT_EQ(a.to_rtr(aqp, b, bqp, c.mtu_code), 0);
     ASSERT_EQ(b.to_init(bqp), 0);
-    ASSERT_EQ(b.to_rtr(bqp, a, aqp, c.mtu_code), 0);
+    // B answers as many READs again as A may have outstanding: responder depth 16,
+    // max_dest_rd_atomic @77 34 (IRRQ slots, §4.6.9).
+    ASSERT_EQ(b.to_rtr(bqp, a, aqp, c.mtu_code, 34), 0);
     // A takes up to 16 READs outstanding: RTR -> RTS as Node::to_rts, max_rd_atomic @76 17
     // (ORRQ slots, §4.6.9).
     ASSERT_EQ(a.modify(aqp, 0x000AE001, 3, [&](Msg& m) {

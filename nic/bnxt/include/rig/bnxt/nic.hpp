@@ -44,7 +44,10 @@
 
 namespace rig::bnxt {
 
-// How Cq::wait learns of a completion.
+// How Cq::wait learns of a completion. The NQ is allocated in MSI-X mode only where Cq::wait
+// sleeps on its vector, else in poll mode (RING_ALLOC int_mode POLL, §3.12); the CREQ is
+// always polled. Linux's bnxt_re needs MSI-X; docs/linux.md lists this and the driver's
+// other differences from Linux, with the reasons.
 enum class Interrupts {
     Auto,  // the notification queue's MSI-X vector where the function has MSI-X, else polling
     Poll,  // always polling the completion queue

@@ -82,6 +82,13 @@ struct Path {
     // RDMA READs of the peer it answers at once (max_dest_rd_atomic),
     // 1..Qp::read_depths().responder; nullopt: that most.
     std::optional<std::uint8_t> max_dest_rd_atomic;
+    // The largest path MTU it may use (ibv_qp_attr.path_mtu): below the port's where the
+    // fabric between the two ports carries less, as a network of 1500-byte Ethernet frames
+    // carries Mtu1024 at most (Nic::mtu's 96 bytes of headers); nullopt: no cap. The queue
+    // pair uses the smallest of this, its port's (Nic::mtu()) and the peer's (Endpoint::mtu):
+    // Qp::path_mtu(). Cap both ends alike: a responder drops a packet whose payload is
+    // longer than its own path MTU (IBA 9.6's length checks), and the sender's retries run out.
+    std::optional<Mtu> mtu;
 };
 
 // The RDMA READ depths a queue pair was created with (from QUERY_FUNC's max_qp_init_rd_atom
@@ -117,7 +124,8 @@ public:
     // of the entry `path.gid_index` named.
     Endpoint endpoint() const;
     // RESET→INIT (access LOCAL_WRITE | REMOTE_READ), INIT→RTR (the peer's QPN, PSN, GID,
-    // MAC, the smaller MTU; `path`'s source GID, hop limit and responder depth), RTR→RTS
+    // MAC, the smallest of the two ports' MTUs and path.mtu; `path`'s source GID, hop limit
+    // and responder depth), RTR→RTS
     // (`retries`, `path`'s initiator depth). Error naming the command and status where
     // the firmware refuses a step (the Qp is then in the state the last accepted step
     // left), or naming the entry where path.gid_index is a RoCEv1 one or of another IP
@@ -151,6 +159,10 @@ public:
     std::uint32_t qpn() const;
     Depths depths() const;
     ReadDepths read_depths() const;
+    // The path MTU the connected queue pair segments its messages by and takes packets up
+    // to (INIT→RTR's path_mtu): nullopt before connect has sent RTR, or once destroyed.
+    // Not to be called while connect runs.
+    std::optional<Mtu> path_mtu() const;
 
     // DESTROY_QP and frees its queues. Any state. Once it returns no poll of its Cqs holds
     // the Qp and none reports a completion of it: what it had not reported (entries it

@@ -30,6 +30,7 @@
 
 #include "rig/pci/address.hpp"
 #include "rig/pci/config.hpp"
+#include "rig/pci/link.hpp"
 #include "rig/sim/device.hpp"
 
 namespace rig::sim {
@@ -71,6 +72,15 @@ struct Spec {
     // (conventional PCI) or 4096 (PCI Express); 0: 4096 with a PCI Express capability,
     // else 256.
     unsigned config_bytes = 0;
+    // Its PCI Express link (with a port_type; rig/pci/link.hpp): `link` is what it can do
+    // (Link Capabilities: Max Link Speed, Maximum Link Width), `trained` what its link
+    // runs at (Link Status); nullopt: what both ends can do, the lower speed and width of
+    // this function and the root port or downstream port above it. A root port or
+    // downstream port reports the status of the function at the lowest device and
+    // function below it, and a link that is down (width 0) where there is none. An SR-IOV
+    // VF's link registers are reserved (zero), as SR-IOV 1.1 §3.5 has them.
+    pci::LinkState link{pci::Generation::Gen4, 16};
+    std::optional<pci::LinkState> trained;
     std::optional<std::uint8_t> secondary;    // bridges: the bus below; nullopt: the next free one
     std::optional<std::uint8_t> subordinate;  // bridges: nullopt: the highest bus below it
 
@@ -174,6 +184,10 @@ public:
     // The node whose subtree shares the function's group under Groups::ByAcs: the
     // function itself where the first bridge above it isolates it.
     FunctionRef group_root(FunctionRef f) const;
+
+    // The function's link as its configuration space gives it (Spec::link, trained):
+    // LinkSource::Config, or Unread without a PCI Express capability or for a VF.
+    pci::Link link(FunctionRef f) const;
 
     // The function's whole configuration space (4096 bytes, before any truncation to
     // spec.config_bytes): type 0 or 1 header, BARs, bus numbers, the PCI Express

@@ -142,6 +142,7 @@ struct RxCounters {
     std::uint64_t bad_ip_checksum = 0;    // IPv4 header checksum (ICMPv6 checksum for ND)
     std::uint64_t bad_udp_port = 0;       // UDP to another destination port than 4791
     std::uint64_t bad_opcode = 0;         // an opcode the model does not take (it takes RC's)
+    std::uint64_t bad_aeth = 0;           // an AETH syndrome of a reserved kind (IBA Table 44)
     std::uint64_t bad_icrc = 0;
     std::uint64_t wrong_mac = 0;          // destination MAC not the port's (ND and ARP: nor its multicast
                                           // or broadcast)

@@ -105,6 +105,9 @@ public:
     // there is none.
     std::optional<hsi::QueryQpSb> query_qp(std::uint32_t qpn) const;
     std::optional<std::array<std::uint8_t, 16>> gid(std::uint16_t index) const;
+    // The HWRM_FUNC_BACKING_STORE_CFG the firmware took (§3.11), as the driver sent it (a
+    // legacy-length one with its missing fields 0); nullopt before one succeeded.
+    std::optional<hsi::BackingStoreCfgRequest> backing_store() const;
 
 private:
     Nic::Impl* impl_;
