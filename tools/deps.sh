@@ -8,7 +8,7 @@
 set -eu
 packages="g++ cmake ninja-build pkg-config libgtest-dev libgmock-dev libbenchmark-dev libfmt-dev
 nlohmann-json3-dev libcli11-dev linux-libc-dev hipcc libamdhip64-dev libdrm-dev ccache pciutils valgrind
-libpcap-dev tshark python3 python3-scapy qemu-system-x86"
+libpcap-dev tshark python3 python3-scapy qemu-system-x86 clang-15"
 missing=""
 for p in $packages; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

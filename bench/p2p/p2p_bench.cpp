@@ -28,7 +28,8 @@
 //  completions/send-64B 64-byte sends into posted receives, 64 in flight: items/s are
 //                       send completions per second
 //
-// bytes: 4 KiB, 64 KiB, 1 MiB, 16 MiB, 256 MiB. bytes_per_second is the counter to read.
+// bytes: 4 KiB, 64 KiB, 1 MiB, 16 MiB, 256 MiB. bytes_per_second is the counter to read;
+// ceiling_bytes_per_second beside it is what the path's simulated links carry.
 // Each row also gives bytes_per_cpu_second: bytes over the CPU time of the whole process
 // (the NIC models' threads included), which a loaded machine disturbs far less than the
 // wall clock. Every transfer row checks once, after timing, that the destination's checksum (computed
@@ -45,12 +46,14 @@
 
 #include <array>
 #include <atomic>
+#include <chrono>
 #include <cstring>
 #include <memory>
 #include <stdexcept>
 #include <thread>
 #include <vector>
 
+#include "ceiling.hpp"
 #include "copy.hpp"
 #include "machines.hpp"
 #include "paths.hpp"
@@ -129,9 +132,12 @@ Rig& udp_machines() {
     return rig;
 }
 
-// Times `transfer` of state.range(0) bytes, then checks the destination once.
+// Times `transfer` of state.range(0) bytes along `path`, then checks the destination
+// once, and states the ceiling the simulated links put on the path (ceiling.hpp) in
+// ceiling_bytes_per_second: a row faster than it is impossible and reports an error
+// (cases/bugs B30). The simulator's own speed is this CPU's, far below its links.
 template <class Transfer>
-void transfer_rows(benchmark::State& state, Transfer&& transfer, Rig& rig = machines()) {
+void transfer_rows(benchmark::State& state, Path path, Transfer&& transfer, Rig& rig = machines()) {
     const auto bytes = static_cast<std::uint64_t>(state.range(0));
     // Another pattern first, so that a transfer that moves nothing cannot verify.
     if (auto r = rig.pair->two.gpu->fill(rig.buffers->destination, 0, bytes, state.iterations() + 7); !r) {
@@ -139,32 +145,41 @@ void transfer_rows(benchmark::State& state, Transfer&& transfer, Rig& rig = mach
         return;
     }
     const double cpu = process_cpu_seconds();
+    const auto start = std::chrono::steady_clock::now();
     for (auto _ : state) {
         if (auto r = transfer(rig, bytes); !r) {
             state.SkipWithError(r.error().c_str());
             return;
         }
     }
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     count(state, bytes, process_cpu_seconds() - cpu);
+    const Ceiling c = ceiling(path, {&rig.pair->one, &rig.pair->two});
+    state.counters["ceiling_bytes_per_second"] = c.bytes_per_second.value_or(0);
+    const double rate = seconds > 0 ? static_cast<double>(state.iterations()) * static_cast<double>(bytes) / seconds : 0;
+    if (c.bytes_per_second && rate > *c.bytes_per_second) {
+        state.SkipWithError(("impossible: " + throughput(rate) + " is above the links' ceiling (" + c.why + ")").c_str());
+        return;
+    }
     auto sums = checksums(*rig.pair, *rig.buffers, bytes);
     if (!sums) state.SkipWithError(sums.error().c_str());
     else if (!sums->equal()) state.SkipWithError("the destination's checksum differs from the source's");
 }
 
 void p2p_send(benchmark::State& state) {
-    transfer_rows(state, [](Rig& rig, std::uint64_t bytes) { return rig.send->run(bytes); });
+    transfer_rows(state, Path::P2p, [](Rig& rig, std::uint64_t bytes) { return rig.send->run(bytes); });
 }
 void p2p_send_udp(benchmark::State& state) {
-    transfer_rows(state, [](Rig& rig, std::uint64_t bytes) { return rig.send->run(bytes); }, udp_machines());
+    transfer_rows(state, Path::P2p, [](Rig& rig, std::uint64_t bytes) { return rig.send->run(bytes); }, udp_machines());
 }
 void p2p_read(benchmark::State& state) {
-    transfer_rows(state, [](Rig& rig, std::uint64_t bytes) { return rig.read->run(bytes); });
+    transfer_rows(state, Path::P2p, [](Rig& rig, std::uint64_t bytes) { return rig.read->run(bytes); });
 }
 void bounce_send(benchmark::State& state) {
-    transfer_rows(state, [](Rig& rig, std::uint64_t bytes) { return rig.bounce->run(bytes); });
+    transfer_rows(state, Path::Bounce, [](Rig& rig, std::uint64_t bytes) { return rig.bounce->run(bytes); });
 }
 void bounce_read(benchmark::State& state) {
-    transfer_rows(state, [](Rig& rig, std::uint64_t bytes) { return rig.bounce_read->run(bytes); });
+    transfer_rows(state, Path::Bounce, [](Rig& rig, std::uint64_t bytes) { return rig.bounce_read->run(bytes); });
 }
 
 // Two resident buffers of `largest` bytes for the memcpy and handoff rows.

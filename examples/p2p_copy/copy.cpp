@@ -3,6 +3,8 @@
 
 #include <chrono>
 
+#include "ceiling.hpp"
+
 #include "rig/text.hpp"
 
 namespace p2p_copy {
@@ -25,7 +27,8 @@ struct Job {
 // Times `transfer`, then checks the destination: the Outcome of a path that ran.
 template <class Transfer>
 Outcome run(const Job& job, Path path, std::string reason, Transfer&& transfer) {
-    Outcome o{path, true, std::move(reason), 0, 0, false};
+    Outcome o = Outcome::refused(path, std::move(reason));
+    o.ran = true;
     const std::uint64_t size = job.options.size;
     if (auto r = job.pair.two.gpu->fill(job.buffers.destination, 0, size, poison_seed + static_cast<std::uint64_t>(path)); !r) {
         o.reason += "; failed: " + job.pair.two.name + ": " + r.error();
@@ -56,9 +59,9 @@ Outcome run(const Job& job, Path path, std::string reason, Transfer&& transfer) 
 // The peer-to-peer path, or its refusal: the bus on either machine, or a NIC that will not
 // register its GPU's BAR.
 Outcome p2p(const Job& job, const Forwarding& bus) {
-    if (!bus.both) return {Path::P2p, false, bus.reason};
+    if (!bus.both) return Outcome::refused(Path::P2p, bus.reason);
     auto path = PeerToPeer::open(job.pair, job.link, job.buffers, job.options.mode, job.options.pipeline);
-    if (!path) return {Path::P2p, false, bus.reason + "; but " + path.error()};
+    if (!path) return Outcome::refused(Path::P2p, bus.reason + "; but " + path.error());
     const char* how = job.options.mode == Mode::Read ? "machine 2 reads machine 1's GPU region (Qp::read); "
                                                      : "machine 1 sends from its GPU region into receives in machine 2's; ";
     return run(job, Path::P2p, how + bus.reason, [&](const Progress& p) { return path->run(job.options.size, p); });
@@ -66,7 +69,7 @@ Outcome p2p(const Job& job, const Forwarding& bus) {
 
 Outcome bounce(const Job& job, std::string why) {
     auto path = Bounce::open(job.pair, job.link, job.buffers, job.options.mode, job.options.pipeline);
-    if (!path) return {Path::Bounce, false, path.error()};
+    if (!path) return Outcome::refused(Path::Bounce, path.error());
     const char* how = job.options.mode == Mode::Read ? "; machine 2 reads machine 1's host region (Qp::read); " : "; ";
     return run(job, Path::Bounce, std::move(why) + how + (*path)->memory(),
                [&](const Progress& p) { return (*path)->run(job.options.size, p); });
@@ -113,13 +116,14 @@ rig::Result<Report> copy(Pair& pair, const Options& asked, const ProgressFor& pr
         break;
     }
     }
+    for (Outcome& o : report.paths) judge(o, ceiling(o.path, {&pair.one, &pair.two}));
     return report;
 }
 
 int exit_status(const Report& report, Choice choice) {
     bool ran = false;
     for (const Outcome& o : report.paths) {
-        if (o.ran && !o.verified) return 1;
+        if (o.ran && !o.verified) return 1;  // an impossible figure is not verified
         if (!o.ran && (choice == Choice::P2p || choice == Choice::Bounce)) return 1;
         ran = ran || o.ran;
     }

@@ -33,6 +33,7 @@
 
 #include <sys/resource.h>
 
+#include "ceiling.hpp"
 #include "copy.hpp"
 #include "machines.hpp"
 #include "report.hpp"
@@ -242,6 +243,8 @@ int run_apart(const Layout& layout, std::uint64_t gpu_memory_bytes, const std::s
         std::cerr << "p2p_copy: " << report.error() << "\n";
         return 1;
     }
+    // This process knows its own machine's links only: the ceiling is its side's.
+    for (p2p_copy::Outcome& o : report->paths) p2p_copy::judge(o, p2p_copy::ceiling(o.path, {&(*local)->side}));
     if (loss > 0 && !as_json) say_lost(sent, loss);
     if (as_json) std::cout << json(*report).dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) << "\n";
     else std::cout << table(*report);

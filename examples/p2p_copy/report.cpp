@@ -19,14 +19,19 @@ std::string table(const Report& report) {
                                   rig::text::bytes(report.size), report.topology, report.gpu, report.nic,
                                   report.path_mtu ? fmt::format("; path MTU {}", report.path_mtu) : "");
     if (!report.side.empty()) out.insert(out.size() - 1, report.side + "\n");
-    out += fmt::format("{:<7} {:<8} {:>12} {:>9} {:>12}  {}\n", "path", "ran", "bytes", "seconds", "throughput", "verified");
+    out += fmt::format("{:<7} {:<8} {:>12} {:>9} {:>12} {:>12}  {}\n", "path", "ran", "bytes", "seconds", "throughput",
+                       "ceiling", "verified");
     for (const Outcome& o : report.paths) {
+        const std::string ceiling = o.ceiling_bytes_per_second ? throughput(*o.ceiling_bytes_per_second) : "-";
         if (o.ran)
-            out += fmt::format("{:<7} {:<8} {:>12} {:>9.3f} {:>12}  {}\n", to_string(o.path), "ran", o.bytes, o.seconds,
-                               throughput(o.bytes_per_second()), o.verified ? "yes" : "NO");
+            out += fmt::format("{:<7} {:<8} {:>12} {:>9.3f} {:>12} {:>12}  {}\n", to_string(o.path), "ran", o.bytes,
+                               o.seconds, throughput(o.bytes_per_second()), ceiling,
+                               o.impossible ? "IMPOSSIBLE" : o.verified ? "yes" : "NO");
         else
-            out += fmt::format("{:<7} {:<8} {:>12} {:>9} {:>12}  {}\n", to_string(o.path), "refused", "-", "-", "-", "-");
+            out += fmt::format("{:<7} {:<8} {:>12} {:>9} {:>12} {:>12}  {}\n", to_string(o.path), "refused", "-", "-", "-",
+                               ceiling, "-");
         out += "        why: " + o.reason + "\n";
+        if (!o.ceiling.empty()) out += "        ceiling: " + o.ceiling + "\n";
     }
     return out;
 }
@@ -40,6 +45,9 @@ nlohmann::ordered_json json(const Report& report) {
                          {"bytes", o.bytes},
                          {"seconds", o.seconds},
                          {"bytes_per_second", o.bytes_per_second()},
+                         {"ceiling_bytes_per_second", o.ceiling_bytes_per_second ? nlohmann::ordered_json(*o.ceiling_bytes_per_second)
+                                                                                 : nlohmann::ordered_json()},
+                         {"impossible", o.impossible},
                          {"verified", o.verified}});
     return nlohmann::ordered_json{{"topology", report.topology}, {"size", report.size}, {"path_mtu", report.path_mtu},
                                   {"paths", std::move(paths)}};

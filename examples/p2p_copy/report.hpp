@@ -4,7 +4,10 @@
 // The JSON object, the shape issue 8 gives:
 //   {"topology": "switch", "size": 268435456, "path_mtu": 4096,
 //    "paths": [{"path": "p2p", "ran": true, "reason": "...", "bytes": 268435456,
-//               "seconds": 0.21, "bytes_per_second": 1.27e9, "verified": true}, ...]}
+//               "seconds": 0.21, "bytes_per_second": 1.27e9, "ceiling_bytes_per_second": 3.15e10,
+//               "impossible": false, "verified": true}, ...]}
+// "ceiling_bytes_per_second" is what the links carry (ceiling.hpp; null: unknown), and a
+// figure above it is "impossible" (cases/bugs B30).
 // A refused path has "ran": false, its reason, and 0 bytes, seconds and bytes_per_second.
 #pragma once
 
@@ -12,6 +15,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -28,7 +32,19 @@ struct Outcome {
     std::uint64_t bytes = 0;
     double seconds = 0;
     bool verified = false;
+    // The most the path's PCI Express links carry (ceiling.hpp), nullopt where unknown,
+    // and which link that is; impossible where the figure is above it (then not verified).
+    std::optional<double> ceiling_bytes_per_second;
+    std::string ceiling;
+    bool impossible = false;
     double bytes_per_second() const { return seconds > 0 ? static_cast<double>(bytes) / seconds : 0; }
+    // A path that did not run, and why.
+    static Outcome refused(Path path, std::string reason) {
+        Outcome o;
+        o.path = path;
+        o.reason = std::move(reason);
+        return o;
+    }
 };
 
 struct Report {
@@ -43,7 +59,8 @@ struct Report {
     std::uint32_t path_mtu = 0;
 };
 
-// The table: a heading line, one row per path, each row's reason below it.
+// The table: a heading line, one row per path (its throughput, then its links' ceiling),
+// each row's reason and ceiling below it.
 std::string table(const Report& report);
 nlohmann::ordered_json json(const Report& report);  // keys in the order above
 

@@ -203,7 +203,7 @@ rig::Result<Outcome> run_path(Session& s, Path path, const ProgressFor& progress
     const std::string& one = sender ? mine.reason : theirs->reason;  // machine 1's words
     const std::string& two = sender ? theirs->reason : mine.reason;
     const bool read = s.options.mode == Mode::Read;
-    Outcome o{path, false, {}, 0, 0, false};
+    Outcome o = Outcome::refused(path, {});
     if (path == Path::P2p) {
         o.reason = one + "; " + two;
         if (!mine.opened || !theirs->opened) return o;

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include <charconv>
+#include <set>
 #include <system_error>
 
 #include "files.hpp"
@@ -80,8 +81,13 @@ Result<void> copy_node(const fs::path& root, const fs::path& out, const fs::path
 // directory above it below root named by a bus address (its bridges, read or not), a
 // VF's PF and the directories above that, and for each host bridge directory on the way
 // its devices on its root bus (Linux's pci_host_bridge_dev() reads the first of them).
-Result<void> copy_way(const fs::path& root, const fs::path& out, const fs::path& dir, int depth = 0) {
-    if (auto r = copy_node(root, out, dir); !r) return r;
+// `copied` holds the directories copied so far (bridges are shared by every function below).
+Result<void> copy_way(const fs::path& root, const fs::path& out, const fs::path& dir, std::set<fs::path>& copied, int depth = 0) {
+    const auto once = [&](const fs::path& node) -> Result<void> {
+        if (!copied.insert(node).second) return {};
+        return copy_node(root, out, node);
+    };
+    if (auto r = once(dir); !r) return r;
     fs::path at = dir;
     for (int up = 0; up <= 256; ++up) {
         at = at.parent_path();
@@ -89,20 +95,21 @@ Result<void> copy_way(const fs::path& root, const fs::path& out, const fs::path&
         if (rel.empty() || rel == "." || *rel.begin() == "..") break;
         const std::string name = at.filename().string();
         if (is_address(name)) {
-            if (auto r = copy_node(root, out, at); !r) return r;
+            if (auto r = once(at); !r) return r;
         } else if (const auto host = sysfs::parse_host_bridge(name)) {
+            if (!copied.insert(at).second) continue;
             std::error_code ec;
             for (fs::directory_iterator it(at, ec); !ec && it != fs::directory_iterator(); it.increment(ec)) {
                 std::error_code kind;
                 if (!fs::is_directory(it->symlink_status(kind)) || kind) continue;
                 const auto address = BusAddress::parse(it->path().filename().string());
                 if (address && address->domain == host->domain && address->bus == host->bus)
-                    if (auto r = copy_node(root, out, it->path()); !r) return r;
+                    if (auto r = once(it->path()); !r) return r;
             }
         }
     }
     if (depth == 0)
-        if (const auto pf = physfn_dir(root, dir)) return copy_way(root, out, *pf, 1);
+        if (const auto pf = physfn_dir(root, dir)) return copy_way(root, out, *pf, copied, 1);
     return {};
 }
 
@@ -176,10 +183,11 @@ Result<void> snapshot(const Machine& machine, const fs::path& out) {
     }
     for (const char* dir : {"sys/bus/pci/devices", "sys/devices", "proc"})
         if (auto r = make_dirs(out / dir); !r) return r;
+    std::set<fs::path> copied;
     for (const auto& bus : entries) {
         auto dir = sysfs::function_dir(*root, bus);
         if (!dir) continue;  // no function: none in the copy either
-        if (auto r = copy_way(*root, out, *dir); !r) return r;
+        if (auto r = copy_way(*root, out, *dir, copied); !r) return r;
         if (auto r = make_link(out, fs::path("sys/bus/pci/devices") / bus, dir->lexically_relative(*root)); !r) return r;
     }
     const sysfs::Cpu cpu = sysfs::read_cpu(*root);

@@ -149,7 +149,9 @@ std::optional<std::string> link_name(const fs::path& link) {
 Result<std::vector<std::uint8_t>> read_config(const fs::path& dir) {
     auto text = read_file(dir / "config", config::express_bytes, Longer::Truncate);
     if (!text) return std::unexpected(std::move(text).error());
-    return std::vector<std::uint8_t>(text->begin(), text->end());
+    std::vector<std::uint8_t> bytes(text->size());
+    if (!bytes.empty()) std::memcpy(bytes.data(), text->data(), bytes.size());  // a 0-byte config: no copy
+    return bytes;
 }
 
 Result<fs::path> function_dir(const fs::path& root, std::string_view bus) {
@@ -261,9 +263,12 @@ Result<Way> read_way(const fs::path& root, std::string_view bus) {
     // pci_upstream_bridge(): an SR-IOV VF climbs from its PF (pci_physfn()).
     fs::path from = *dir;
     std::error_code ec;
-    if (fs::exists(fs::symlink_status(*dir / "physfn", ec))) {
+    // physfn is a link to the PF's directory where sysfs makes one; anything else there
+    // (a file, a FIFO) is not a physfn.
+    if (fs::is_symlink(fs::symlink_status(*dir / "physfn", ec))) {
         auto pf = resolve(root, dir->lexically_relative(root) / "physfn");
         if (!pf) return fail(std::string(bus), ": its physfn link: ", pf.error());
+        if (!fs::is_directory(*pf, ec)) return fail(std::string(bus), ": its physfn link names no directory (", pf->string(), ")");
         from = *pf;
         // SR-IOV 1.1 §3.5: a VF's link registers are reserved; it uses its PF's link.
         if (auto pf_node = read_node(*pf, pf->filename().string())) {

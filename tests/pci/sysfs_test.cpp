@@ -309,6 +309,18 @@ TEST(Sysfs, FifoInPlaceOfAFileIsRefusedWithoutWaiting) {
     EXPECT_NE(r.unread.find("config: not a regular file"), std::string::npos) << r.unread;
 }
 
+// physfn is a link where sysfs makes one: a file or FIFO of that name is no physfn (found
+// by tests/fuzz/sysfs_tree: the function climbed from its own directory, its own bridge).
+TEST(Sysfs, PhysfnThatIsNoLinkIsNoPhysfn) {
+    const Tree tree(OneSwitch{}.build());
+    const Route before = tree.machine().route(gpu, nic);
+    std::ofstream(tree.root() / gpu_dir / "physfn") << "0000:03:00.0\n";
+    const Route r = tree.machine().route(gpu, nic);
+    EXPECT_EQ(r.verdict, before.verdict);
+    EXPECT_EQ(r.distance, before.distance);
+    EXPECT_EQ(r.explain(), before.explain());
+}
+
 // sysfs links every function: an entry of sys/bus/pci/devices that is a directory is no
 // function, for functions() and for routes alike (before, ls and topo took it and
 // `rig snapshot` failed on it with "File exists").

@@ -94,7 +94,13 @@ TEST(P2pCopy, JsonHasExactlyTheIssuesFieldsInItsOrder) {
     for (const auto& path : out.at("paths")) {
         path_keys.clear();
         for (const auto& [k, v] : path.items()) path_keys.insert(k);
-        EXPECT_EQ(path_keys, (std::set<std::string>{"path", "ran", "reason", "bytes", "seconds", "bytes_per_second", "verified"}));
+        EXPECT_EQ(path_keys, (std::set<std::string>{"path", "ran", "reason", "bytes", "seconds", "bytes_per_second",
+                                                    "ceiling_bytes_per_second", "impossible", "verified"}));
+        // The simulated links: Gen4 x16 each (the simulator's own speed is the CPU's, far below).
+        if (path.at("ran") == true) {
+            EXPECT_EQ(path.at("ceiling_bytes_per_second"), 16.0 * 1'969'230'769);
+            EXPECT_EQ(path.at("impossible"), false);
+        }
     }
 }
 
@@ -336,7 +342,8 @@ TEST(P2pCopy, TableNamesEachPathWithoutProgressForShortTransfers) {
     EXPECT_TRUE(has(run.out, "p2p_copy: 64 KiB from GPU memory on machine 1 to GPU memory on machine 2 (topology switch: "
                              "GPU 0000:03:00.0, NIC 0000:04:00.0 on each; path MTU 4096)"))
         << run.out;
-    EXPECT_TRUE(has(run.out, "path    ran             bytes   seconds   throughput  verified")) << run.out;
+    EXPECT_TRUE(has(run.out, "path    ran             bytes   seconds   throughput      ceiling  verified")) << run.out;
+    EXPECT_TRUE(has(run.out, "        ceiling: machine 1: Gen4 x16 0000:03:00.0 - 0000:02:00.0, 31.51 GB/s")) << run.out;
     EXPECT_TRUE(has(run.out, "p2p     ran             65536")) << run.out;
     EXPECT_TRUE(has(run.out, "bounce  ran             65536")) << run.out;
     EXPECT_TRUE(has(run.out, "        why: machine 1 sends from its GPU region")) << run.out;

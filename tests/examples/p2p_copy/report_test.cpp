@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "ceiling.hpp"
 #include "copy.hpp"
 
 namespace p2p_copy {
@@ -16,11 +17,16 @@ namespace {
 using namespace std::chrono_literals;
 
 Report sample() {
-    return {"switch", 4096, "0000:03:00.0", "0000:04:00.0",
-            {{Path::P2p, true, "machine 1: distance switch", 4096, 0.5, true},
-             {Path::Bounce, false, "the firmware refused REGISTER_MR: status 4", 0, 0, false}},
-            "",
-            1024};
+    Outcome p2p = Outcome::refused(Path::P2p, "machine 1: distance switch");
+    p2p.ran = true;
+    p2p.bytes = 4096;
+    p2p.seconds = 0.5;
+    p2p.verified = true;
+    Report r{"switch", 4096, "0000:03:00.0", "0000:04:00.0",
+             {p2p, Outcome::refused(Path::Bounce, "the firmware refused REGISTER_MR: status 4")}, "", 1024};
+    r.paths[0].ceiling_bytes_per_second = 31'507'692'304.0;  // Gen4 x16
+    r.paths[0].ceiling = "machine 1: Gen4 x16 0000:03:00.0 - 0000:02:08.0, 31.51 GB/s";
+    return r;
 }
 
 TEST(Report, TableHasAHeadingARowPerPathAndEachReason) {
@@ -28,11 +34,33 @@ TEST(Report, TableHasAHeadingARowPerPathAndEachReason) {
               "p2p_copy: 4 KiB from GPU memory on machine 1 to GPU memory on machine 2 (topology switch: GPU 0000:03:00.0, "
               "NIC 0000:04:00.0 on each; path MTU 1024)\n"
               "\n"
-              "path    ran             bytes   seconds   throughput  verified\n"
-              "p2p     ran              4096     0.500     8.2 KB/s  yes\n"
+              "path    ran             bytes   seconds   throughput      ceiling  verified\n"
+              "p2p     ran              4096     0.500     8.2 KB/s   31.51 GB/s  yes\n"
               "        why: machine 1: distance switch\n"
-              "bounce  refused             -         -            -  -\n"
+              "        ceiling: machine 1: Gen4 x16 0000:03:00.0 - 0000:02:08.0, 31.51 GB/s\n"
+              "bounce  refused             -         -            -            -  -\n"
               "        why: the firmware refused REGISTER_MR: status 4\n");
+}
+
+// cases/bugs B30: a figure above what the links carry is impossible and fails the run.
+TEST(Report, AFigureAboveItsLinksCeilingIsImpossibleAndFailsTheRun) {
+    Report report = sample();
+    Outcome& p2p = report.paths[0];
+    judge(p2p, {8000.0, "machine 1: Gen1 x1 0000:03:00.0 - 0000:02:08.0, 8.0 KB/s"});  // 8192 B/s measured
+    EXPECT_TRUE(p2p.impossible);
+    EXPECT_FALSE(p2p.verified);
+    EXPECT_NE(p2p.reason.find("; impossible: 8.2 KB/s is above the ceiling of 8.0 KB/s (machine 1: Gen1 x1"), std::string::npos)
+        << p2p.reason;
+    EXPECT_NE(table(report).find("8.2 KB/s     8.0 KB/s  IMPOSSIBLE\n"), std::string::npos) << table(report);
+    EXPECT_EQ(exit_status(report, Choice::P2p), 1);
+    Outcome below = sample().paths[0];
+    judge(below, {1e9, "fast enough"});
+    EXPECT_FALSE(below.impossible);
+    EXPECT_TRUE(below.verified);
+    Outcome unknown = sample().paths[0];
+    judge(unknown, {std::nullopt, "machine 1: a link's status is unread, so the ceiling is unknown"});
+    EXPECT_FALSE(unknown.impossible);
+    EXPECT_FALSE(unknown.ceiling_bytes_per_second);
 }
 
 TEST(Report, TableOfOneSideOfTwoProcessesNamesItBelowTheHeadingAndTheJsonDoesNot) {
@@ -50,8 +78,10 @@ TEST(Report, TableOfOneSideOfTwoProcessesNamesItBelowTheHeadingAndTheJsonDoesNot
 TEST(Report, JsonIsTheIssuesShapeInItsOrder) {
     EXPECT_EQ(json(sample()).dump(),
               R"({"topology":"switch","size":4096,"path_mtu":1024,"paths":[)"
-              R"({"path":"p2p","ran":true,"reason":"machine 1: distance switch","bytes":4096,"seconds":0.5,"bytes_per_second":8192.0,"verified":true},)"
-              R"({"path":"bounce","ran":false,"reason":"the firmware refused REGISTER_MR: status 4","bytes":0,"seconds":0.0,"bytes_per_second":0.0,"verified":false}]})");
+              R"({"path":"p2p","ran":true,"reason":"machine 1: distance switch","bytes":4096,"seconds":0.5,"bytes_per_second":8192.0,)"
+              R"("ceiling_bytes_per_second":31507692304.0,"impossible":false,"verified":true},)"
+              R"({"path":"bounce","ran":false,"reason":"the firmware refused REGISTER_MR: status 4","bytes":0,"seconds":0.0,"bytes_per_second":0.0,)"
+              R"("ceiling_bytes_per_second":null,"impossible":false,"verified":false}]})");
 }
 
 TEST(Report, ThroughputPicksDecimalUnits) {

@@ -111,7 +111,8 @@ def pair(binary: str, receiver_args: list[str], sender_args: list[str], timeout:
 
 
 KEYS = ["topology", "size", "path_mtu", "paths"]
-PATH_KEYS = ["path", "ran", "reason", "bytes", "seconds", "bytes_per_second", "verified"]
+PATH_KEYS = ["path", "ran", "reason", "bytes", "seconds", "bytes_per_second", "ceiling_bytes_per_second", "impossible",
+             "verified"]
 
 
 def json_of(p: Process) -> dict:

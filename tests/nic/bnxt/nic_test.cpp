@@ -363,7 +363,9 @@ TEST(Nic, ContextMemoryPageTablesHaveTheLevelsLinuxForces) {
     EXPECT_FALSE(enabled(K::SRQ));  // QCAPS gives SRQ and VNIC no entry size
     EXPECT_FALSE(enabled(K::VNIC));
     for (std::size_t k = 0; k < hsi::backing_store_kinds; ++k)
-        if (cfg->enables.get() >> k & 1u) EXPECT_EQ(hsi::backing_store::pg_size.of(cfg->pg_size_lvl[k]), 0u) << k;  // 4 KiB
+        if (cfg->enables.get() >> k & 1u) {
+            EXPECT_EQ(hsi::backing_store::pg_size.of(cfg->pg_size_lvl[k]), 0u) << k;  // 4 KiB
+        }
 }
 
 // A function without MSI-X (its configuration space has no MSI-X capability): the driver

@@ -46,8 +46,20 @@ void FaultPlan::rewrite_cqe(std::span<std::byte, 32> cqe) {
     cqe_rewrite_(cqe);
     if (cqe_rewrites_ != testing::Faults::always && --cqe_rewrites_ == 0) cqe_rewrite_armed_ = false;
 }
+void FaultPlan::plan_tamper(testing::Faults::Tamper tamper) {
+    std::lock_guard lock(mutex_);
+    tamper_ = std::move(tamper);
+    tamper_armed_ = static_cast<bool>(tamper_);
+}
+void FaultPlan::tamper(testing::Written what, std::span<std::byte> bytes) {
+    if (!tamper_armed_.load(std::memory_order_acquire)) return;
+    std::lock_guard lock(mutex_);
+    if (tamper_) tamper_(what, bytes);
+}
 void FaultPlan::clear() {
     std::lock_guard lock(mutex_);
+    tamper_ = {};
+    tamper_armed_ = false;
     hwrm_.clear();
     rcfw_.clear();
     frame_drops_ = 0;
@@ -103,6 +115,7 @@ void Faults::receive(std::span<const std::byte> frame) {
 void Faults::rewrite_cqes(std::function<void(std::span<std::byte, 32>)> rewrite, unsigned times) {
     impl_->faults.plan_cqe_rewrite(std::move(rewrite), times);
 }
+void Faults::tamper(Tamper tamper) { impl_->faults.plan_tamper(std::move(tamper)); }
 void Faults::clear() { impl_->faults.clear(); }
 
 std::optional<std::uint32_t> icrc(std::span<const std::byte> frame) {

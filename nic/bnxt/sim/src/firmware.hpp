@@ -67,9 +67,14 @@ public:
     bool take_frame_drop();
     // Applies a planned rewrite to a CQE about to be written (its toggle is set after).
     void rewrite_cqe(std::span<std::byte, 32> cqe);
+    // testing::Faults::tamper: a hostile device changes what it is about to write or answer.
+    void plan_tamper(testing::Faults::Tamper tamper);
+    void tamper(testing::Written what, std::span<std::byte> bytes);
 
 private:
     std::mutex mutex_;
+    testing::Faults::Tamper tamper_;
+    std::atomic<bool> tamper_armed_{false};  // read without the mutex on every write
     std::function<void(std::span<std::byte, 32>)> cqe_rewrite_;
     unsigned cqe_rewrites_ = 0;
     std::atomic<bool> cqe_rewrite_armed_{false};  // read without the mutex on every CQE
@@ -103,8 +108,11 @@ public:
     void forget(const Gid& address);
     // From the step: `address` is at `mac`, where a lookup asked for it. Whether one did.
     bool answer(const Gid& address, const Mac& mac);
-    // The answer for `address`, waited for until `deadline` (steady clock).
-    std::optional<Mac> wait(const Gid& address, std::chrono::steady_clock::time_point deadline);
+    // The answer for `address`, waited for until `clock` reaches `deadline`: woken by the
+    // answer, else looking at the clock every millisecond, so a test's ManualClock moved by
+    // hand ends the wait and nothing sleeps a real timeout (nic.hpp: timers run on
+    // Options::clock).
+    std::optional<Mac> wait(const Gid& address, Nanoseconds deadline, const Clock& clock);
 
 private:
     struct Lookup {
@@ -391,7 +399,7 @@ private:
 
     // rings.cpp: doorbells (§5.8), NQ entries (§5.6), CQEs (§5.5).
     void doorbell(std::uint64_t value, std::uint64_t offset);
-    bool nq_post(NqRing& nq, std::span<const std::byte, 16> entry);
+    bool nq_post(NqRing& nq, std::span<const std::byte, 16> entry, testing::Written what = testing::Written::nq);
     void nq_interrupt_if_pending(NqRing& nq);
     bool cq_post(Cq& cq, std::span<const std::byte, 32> cqe, bool solicited);
     void cq_notify(Cq& cq);

@@ -81,7 +81,8 @@ Qp* Firmware::accept(const std::expected<Packet, Malformed>& p) {
             case Malformed::not_roce: drop(&RxCounters::not_roce); break;
             case Malformed::truncated: drop(&RxCounters::truncated); break;
             case Malformed::length: drop(&RxCounters::bad_length); break;
-            case Malformed::ip_checksum: drop(&RxCounters::bad_ip_checksum); break;
+            case Malformed::ip_checksum:
+            case Malformed::udp_checksum: drop(&RxCounters::bad_ip_checksum); break;
             case Malformed::udp_port: drop(&RxCounters::bad_udp_port); break;
             case Malformed::opcode: drop(&RxCounters::bad_opcode); break;
             case Malformed::aeth: drop(&RxCounters::bad_aeth); break;

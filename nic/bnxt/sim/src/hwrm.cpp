@@ -91,6 +91,7 @@ void Firmware::hwrm(Bytes window) {
     // §3.1: every byte with valid = 0, then the valid byte alone. seq_id and resp_len
     // (bytes 4..7), which the driver polls first, go last as one aligned 4-byte write (a
     // release, rig/sim/device.hpp), so a driver that sees them sees the rest (TSan).
+    faults_.tamper(testing::Written::hwrm_response, std::span(out).first(out.size() - 1));  // a hostile device
     out.back() = std::byte{0};
     if (!bus_.write(header.resp_addr, std::span(out).first(4))) return;
     if (!bus_.write(header.resp_addr + 8, std::span(out).subspan(8))) return;

@@ -194,14 +194,15 @@ bool Neighbours::answer(const Gid& address, const Mac& mac) {
     return true;
 }
 
-std::optional<Mac> Neighbours::wait(const Gid& address, std::chrono::steady_clock::time_point deadline) {
+std::optional<Mac> Neighbours::wait(const Gid& address, Nanoseconds deadline, const Clock& clock) {
     std::unique_lock lock(mutex_);
     std::optional<Mac> mac;
-    answered_.wait_until(lock, deadline, [&] {
+    auto answered = [&] {
         auto it = std::find_if(lookups_.begin(), lookups_.end(), [&](const Lookup& l) { return l.address == address; });
         if (it != lookups_.end()) mac = it->mac;
         return mac.has_value();
-    });
+    };
+    while (!answered() && clock.now() < deadline) answered_.wait_for(lock, std::chrono::milliseconds(1));
     return mac;
 }
 
@@ -374,7 +375,8 @@ rig::Result<detail::Mac> Nic::Impl::resolve(const detail::Gid& gid, std::chrono:
     if (!plugged(end))
         return rig::fail("bnxt model: resolve ", detail::address_text(gid), ": the port is on no cable");
     neighbours.ask(gid);
-    const auto start = std::chrono::steady_clock::now();
+    const detail::Nanoseconds start = clock.now();
+    const detail::Nanoseconds span = timeout;
     constexpr int tries = 3;
     for (int i = 1; i <= tries; ++i) {
         {
@@ -382,7 +384,7 @@ rig::Result<detail::Mac> Nic::Impl::resolve(const detail::Gid& gid, std::chrono:
             send(firmware.neighbour_request(gid), To::wire);
             flush();
         }
-        if (auto mac = neighbours.wait(gid, start + timeout * i / tries)) {
+        if (auto mac = neighbours.wait(gid, start + span * i / tries, clock)) {
             neighbours.forget(gid);
             return *mac;
         }

@@ -178,9 +178,10 @@ void Nic::detach() {
     impl_->firmware.attach(nullptr);
 }
 
-std::uint64_t Nic::read(unsigned bar, std::uint64_t offset, unsigned width) {
-    auto& m = *impl_;
-    std::lock_guard lock(m.inbox_mutex);
+namespace {
+
+// A register read as the hardware answers it (under the inbox mutex).
+std::uint64_t read_register(Nic::Impl& m, unsigned bar, std::uint64_t offset, unsigned width) {
     if (bar == hsi::bar_other && offset + width <= bar4_bytes) return 0;  // nothing modelled there
     if (bar != hsi::bar_registers) {
         // BAR2 holds write-only doorbells (B23: a read gives garbage on hardware).
@@ -200,6 +201,19 @@ std::uint64_t Nic::read(unsigned bar, std::uint64_t offset, unsigned width) {
     }
     ++m.counters.bar_unmapped;
     return all_ones(width);
+}
+
+}  // namespace
+
+std::uint64_t Nic::read(unsigned bar, std::uint64_t offset, unsigned width) {
+    auto& m = *impl_;
+    std::lock_guard lock(m.inbox_mutex);
+    const std::uint64_t value = read_register(m, bar, offset, width);
+    std::array<std::byte, 8> bytes;
+    rig::wire::store(std::span(bytes), rig::wire::Le64(value));
+    m.faults.tamper(testing::Written::register_read, bytes);  // testing::Faults::tamper: a hostile device
+    const std::uint64_t tampered = rig::wire::load<rig::wire::Le64>(std::span<const std::byte>(bytes));
+    return width >= 8 ? tampered : tampered & ((std::uint64_t{1} << (8 * width)) - 1);
 }
 
 void Nic::write(unsigned bar, std::uint64_t offset, unsigned width, std::uint64_t value) {

@@ -85,7 +85,7 @@ void store_be16(std::span<std::byte> b, std::size_t at, std::uint16_t v) {
 // BTH and the extension headers of an opcode.
 std::size_t transport_bytes(RcOpcode op) {
     return bth_bytes + (has_reth(op) ? reth_bytes : 0) + (has_aeth(op) ? aeth_bytes : 0) +
-           (has_immediate(op) ? imm_bytes : 0);
+           (has_immediate(op) ? imm_bytes : 0) + unread_header_bytes(op);
 }
 
 // The headers between Ethernet and the BTH.
@@ -349,9 +349,18 @@ std::optional<Malformed> read_packet(std::span<std::byte> frame, Packet& p) {
         p.src_port = static_cast<std::uint16_t>(r.be<2>());
         const auto port = r.be<2>();
         const std::size_t length = r.be<2>();
-        r.be<2>();  // checksum: the ICRC covers the same bytes
+        const auto checksum = r.be<2>();
         if (length != roce) return Malformed::length;
         if (port != roce_v2_udp_port) return Malformed::udp_port;
+        // RFC 8200 §8.1: over IPv6 the UDP checksum is required, zero invalid, and covers
+        // the pseudo-header (addresses, upper-layer length, next header) and the segment;
+        // with the field included the sum is all ones. Over IPv4 it may be zero (A17.4.3;
+        // rxe sends zero) and the ICRC covers the same bytes.
+        if (p.network == Network::ROCE_V2_IPV6) {
+            const auto segment = frame.subspan(eth_bytes + ipv6_bytes, roce);
+            const std::uint64_t pseudo = ones_sum(frame.subspan(eth_bytes + 8, 32)) + roce + ip_protocol_udp;
+            if (checksum == 0 || fold_complement(ones_sum(segment, pseudo)) != 0) return Malformed::udp_checksum;
+        }
         roce -= udp_bytes;
     }
     if (roce < bth_bytes + icrc_bytes) return Malformed::truncated;
@@ -363,7 +372,7 @@ std::optional<Malformed> read_packet(std::span<std::byte> frame, Packet& p) {
     const auto opcode = r.be<1>();
     const auto flags = r.be<1>();
     if ((flags & 0x0F) != 0) return Malformed::not_roce;  // TVer: IBA transport version 0
-    if (opcode > static_cast<unsigned>(RcOpcode::ACKNOWLEDGE)) return Malformed::opcode;
+    if (!is_rc_opcode(static_cast<unsigned>(opcode))) return Malformed::opcode;
     p.opcode = static_cast<RcOpcode>(opcode);
     p.solicited = (flags & 0x80) != 0;
     const std::size_t pad = (flags >> 4) & 0x3;
@@ -394,6 +403,7 @@ std::optional<Malformed> read_packet(std::span<std::byte> frame, Packet& p) {
         p.aeth = a;
     }
     if (has_immediate(p.opcode)) p.immediate = static_cast<std::uint32_t>(r.be<4>());
+    for (std::size_t i = 0; i < unread_header_bytes(p.opcode); ++i) r.be<1>();
     const std::size_t padded = roce - transport - icrc_bytes;
     if (pad > padded) return Malformed::length;
     p.payload = frame.subspan(r.at(), padded - pad);

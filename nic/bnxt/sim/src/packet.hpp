@@ -74,7 +74,16 @@ enum class RcOpcode : std::uint8_t {
     RDMA_READ_RESPONSE_LAST = 0x0F,
     RDMA_READ_RESPONSE_ONLY = 0x10,
     ACKNOWLEDGE = 0x11,
+    ATOMIC_ACKNOWLEDGE = 0x12,
+    COMPARE_SWAP = 0x13,
+    FETCH_ADD = 0x14,
+    SEND_LAST_WITH_INVALIDATE = 0x16,
+    SEND_ONLY_WITH_INVALIDATE = 0x17,
 };
+// Table 38's RC opcodes, 0x15 and 0x18-0x1F reserved. The model runs neither atomics
+// (QUERY_FUNC ATOMIC_OPS_NOT_SUPPORTED) nor invalidation: decode takes them so that the
+// responder can refuse them as a responder does (responder.cpp).
+constexpr bool is_rc_opcode(unsigned op) { return op <= 0x14 || op == 0x16 || op == 0x17; }
 
 // IBA 9.7.5.2, Table 44: AETH syndrome, bits 7:5 the kind (010 and 1xx reserved), bits 4:0
 // credits / RNR timer / NAK code (NAK codes 4-31 reserved for RC).
@@ -162,8 +171,22 @@ constexpr bool has_aeth(RcOpcode op) {
         case RcOpcode::RDMA_READ_RESPONSE_FIRST:
         case RcOpcode::RDMA_READ_RESPONSE_LAST:
         case RcOpcode::RDMA_READ_RESPONSE_ONLY:
-        case RcOpcode::ACKNOWLEDGE: return true;
+        case RcOpcode::ACKNOWLEDGE:
+        case RcOpcode::ATOMIC_ACKNOWLEDGE: return true;
         default: return false;
+    }
+}
+
+// The bytes of the extension headers the model does not read (Table 38): AtomicETH
+// (28), AtomicAckETH (8), IETH (4).
+constexpr std::size_t unread_header_bytes(RcOpcode op) {
+    switch (op) {
+        case RcOpcode::COMPARE_SWAP:
+        case RcOpcode::FETCH_ADD: return 28;
+        case RcOpcode::ATOMIC_ACKNOWLEDGE: return 8;
+        case RcOpcode::SEND_LAST_WITH_INVALIDATE:
+        case RcOpcode::SEND_ONLY_WITH_INVALIDATE: return 4;
+        default: return 0;
     }
 }
 
@@ -196,6 +219,7 @@ enum class Malformed : std::uint8_t {
     truncated,    // shorter than its headers, or than its IP, UDP or GRH length
     length,       // longer than those lengths, lengths that disagree, PadCnt beyond the payload
     ip_checksum,  // IPv4 header checksum
+    udp_checksum, // IPv6's UDP checksum, zero or wrong (RFC 8200 §8.1)
     udp_port,     // UDP to a destination port other than 4791
     opcode,       // a RoCE packet of an opcode the model does not take (only RC's of Table 38)
     aeth,         // an AETH syndrome of a reserved kind (IBA Table 44: 010, 1xx)
@@ -210,7 +234,8 @@ std::span<std::byte> encode(const Packet& p, std::size_t payload_bytes, Frame& o
 void seal(std::span<std::byte> frame);
 // The packet of a frame, its payload a view of `frame`, or why it is none. Checks, in this
 // order: the Ethernet header, the IP header (version, IHL 5, checksum, lengths, not a
-// fragment), UDP (length, port 4791; its checksum is left to the ICRC), the ICRC, BTH and
+// fragment), UDP (length, port 4791, over IPv6 its checksum: RFC 8200 §8.1; over IPv4 it
+// is left to the ICRC), the ICRC, BTH and
 // the extension headers its opcode carries (an AETH of a reserved kind is malformed),
 // PadCnt. Addresses are the port's to
 // check (frames.cpp). The frame is as it was after (icrc changes it while it runs).

@@ -106,6 +106,7 @@ void Firmware::cmdq_run() {
             sb.cookie = head.cookie;
             sb.resp_size = static_cast<std::uint8_t>((n + 15) / 16);
             rig::wire::store(std::span(answer.side_buffer), sb);
+            faults_.tamper(testing::Written::side_buffer, std::span(answer.side_buffer).first(n));
             bus_.write(head.resp_addr, std::span(answer.side_buffer).first(n));
             if (answer.xid == 0) answer.xid = static_cast<std::uint32_t>(sb.resp_size);
         }
@@ -125,7 +126,7 @@ void Firmware::cmdq_run() {
 bool Firmware::creq_post(std::span<const std::byte, 16> entry) {
     NqRing* creq = channel_.latched ? find_ring(channel_.creq) : nullptr;
     if (!creq) return false;
-    return nq_post(*creq, entry);
+    return nq_post(*creq, entry, testing::Written::creq);
 }
 
 Firmware::Answer Firmware::rcfw_execute(std::span<const std::byte> command) {

@@ -13,7 +13,8 @@
 // one of the last max_dest_rd_atomic READs taken (else dropped, as rxe's
 // duplicate_request drops it). A request at the expected PSN is then checked as Linux's rxe
 // checks it (rxe_resp.c): its opcode must continue the message in progress (in_sequence,
-// IBA 9.7.5.1.x); a request that breaks the sequence is a class C error (IBA 9.9.3):
+// IBA 9.7.5.1.x) and be one the model executes (not an atomic, not a SEND with
+// invalidate: unsupported); a request that breaks the sequence is a class C error (IBA 9.9.3):
 // NAK Invalid Request, the receive being filled completed with REMOTE_INVALID_REQUEST_ERR,
 // the QP to ERR; so is a packet whose payload or DMA length breaks rxe's check_length
 // (length_ok), checked once a SEND has its receive. ACKs are
@@ -52,11 +53,20 @@ bool opcode_in(RcOpcode op, std::initializer_list<RcOpcode> set) {
 // _FIRST, class C).
 bool in_sequence(const Qp& qp, RcOpcode op) {
     using enum RcOpcode;
-    if (qp.receive.active) return opcode_in(op, {SEND_MIDDLE, SEND_LAST, SEND_LAST_WITH_IMMEDIATE});
+    if (qp.receive.active)
+        return opcode_in(op, {SEND_MIDDLE, SEND_LAST, SEND_LAST_WITH_IMMEDIATE, SEND_LAST_WITH_INVALIDATE});
     if (qp.write.active)
         return opcode_in(op, {RDMA_WRITE_MIDDLE, RDMA_WRITE_LAST, RDMA_WRITE_LAST_WITH_IMMEDIATE});
-    return !opcode_in(op, {SEND_MIDDLE, SEND_LAST, SEND_LAST_WITH_IMMEDIATE, RDMA_WRITE_MIDDLE, RDMA_WRITE_LAST,
-                           RDMA_WRITE_LAST_WITH_IMMEDIATE});
+    return !opcode_in(op, {SEND_MIDDLE, SEND_LAST, SEND_LAST_WITH_IMMEDIATE, SEND_LAST_WITH_INVALIDATE,
+                           RDMA_WRITE_MIDDLE, RDMA_WRITE_LAST, RDMA_WRITE_LAST_WITH_IMMEDIATE});
+}
+
+// Requests of Table 38 the model does not execute (packet.hpp is_rc_opcode): refused as
+// rxe's check_op_valid refuses an operation the QP does not allow
+// (RESPST_ERR_UNSUPPORTED_OPCODE, class C).
+bool unsupported(RcOpcode op) {
+    using enum RcOpcode;
+    return opcode_in(op, {COMPARE_SWAP, FETCH_ADD, SEND_LAST_WITH_INVALIDATE, SEND_ONLY_WITH_INVALIDATE});
 }
 
 // Linux rxe_resp.c, check_length: FIRST and MIDDLE carry exactly the path MTU, LAST 1 to
@@ -103,6 +113,10 @@ void Firmware::frame(std::span<std::byte> bytes) {
             if (qp->state == hsi::QpState::RTS) on_read_response(*qp, *p);
             else ++counters_.frames_dropped;
             return;
+        case RcOpcode::ATOMIC_ACKNOWLEDGE:
+            // The answer to an atomic, which this QP never sends: a response to nothing asked.
+            ++counters_.frames_dropped;
+            return;
         default: respond(*qp, *p); return;
     }
 }
@@ -128,6 +142,10 @@ void Firmware::respond(Qp& qp, Packet& p) {
         ++counters_.duplicate_requests;
         if (p.opcode == RcOpcode::RDMA_READ_REQUEST) {
             on_read_request(qp, p, true);
+        } else if (p.opcode == RcOpcode::COMPARE_SWAP || p.opcode == RcOpcode::FETCH_ADD) {
+            // An atomic this QP never executed has no record to answer from (rxe
+            // duplicate_request: "Resource not found. Class D error").
+            ++counters_.frames_dropped;
         } else if (!qp.duplicate_run || psn_diff(p.psn, *qp.duplicate_run) <= 0) {
             // The first of a run: one ACK of everything taken tells the requester all it
             // resends again; the rest of the run are coalesced into it.
@@ -138,7 +156,7 @@ void Firmware::respond(Qp& qp, Packet& p) {
     }
     qp.nak_sent = false;
     qp.duplicate_run.reset();
-    if (!in_sequence(qp, p.opcode)) return invalid_request(qp, p);
+    if (!in_sequence(qp, p.opcode) || unsupported(p.opcode)) return invalid_request(qp, p);
     if (p.opcode <= RcOpcode::SEND_ONLY_WITH_IMMEDIATE) on_send(qp, p);
     else if (p.opcode <= RcOpcode::RDMA_WRITE_ONLY_WITH_IMMEDIATE) on_write(qp, p);
     else if (p.opcode == RcOpcode::RDMA_READ_REQUEST) on_read_request(qp, p, false);

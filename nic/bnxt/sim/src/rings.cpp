@@ -130,13 +130,14 @@ void Firmware::doorbell(std::uint64_t value, std::uint64_t offset) {
     }
 }
 
-bool Firmware::nq_post(NqRing& nq, std::span<const std::byte, 16> entry) {
+bool Firmware::nq_post(NqRing& nq, std::span<const std::byte, 16> entry, testing::Written what) {
     if (ahead(nq.consumer, nq.producer, nq.length) >= nq.length) {
         ++counters_.nq_overflows;
         return false;
     }
     std::array<std::byte, 16> e{};
     std::copy(entry.begin(), entry.end(), e.begin());
+    faults_.tamper(what, e);  // testing::Faults::tamper: a hostile device
     // §4.5.1 / §5.6: the phase bit in byte 8 (CREQ `v`, NQ info63_v[0] bit 0).
     e[hsi::nq::v_offset] = (e[hsi::nq::v_offset] & std::byte{0xFE}) | std::byte{phase(nq.producer)};
     if (!publish_list(bus_, nq.memory, std::uint64_t{nq.producer.index} * hsi::nq::entry_bytes, e,
@@ -175,6 +176,7 @@ bool Firmware::cq_post(Cq& cq, std::span<const std::byte, 32> cqe, bool solicite
     std::array<std::byte, 32> e{};
     std::copy(cqe.begin(), cqe.end(), e.begin());
     faults_.rewrite_cqe(e);  // testing::Faults::rewrite_cqes: a hostile device
+    faults_.tamper(testing::Written::cqe, e);
     e[hsi::cqe::toggle_offset] = (e[hsi::cqe::toggle_offset] & std::byte{0xFE}) | std::byte{phase(cq.producer)};
     if (!publish_list(bus_, cq.memory, std::uint64_t{cq.producer.index} * hsi::cqe::bytes, e, hsi::cqe::toggle_offset))
         return false;

@@ -122,6 +122,64 @@ TEST_F(FramesTest, Ipv6SendOnlyCarriesItsUdpChecksumAndTheIcrc) {
     EXPECT_EQ(frames[0], expected);
 }
 
+// RFC 8200 §8.1, RFC 768, RFC 1071, computed here: the pseudo-header (source and
+// destination address, UDP length, next header 17) and the UDP segment of an IPv6 frame,
+// its checksum field included, sum to 0xFFFF; and the field is not zero.
+bool udp_checksum_adds_up(const Bytes& f) {
+    auto word = [&](std::size_t at) {
+        return std::to_integer<std::uint32_t>(f[at]) << 8 | (at + 1 < f.size() ? std::to_integer<std::uint32_t>(f[at + 1]) : 0);
+    };
+    std::uint32_t sum = 0;
+    for (std::size_t at = 14 + 8; at < 14 + 40; at += 2) sum += word(at);
+    sum += static_cast<std::uint32_t>(f.size() - 54) + 17;
+    for (std::size_t at = 54; at < f.size(); at += 2) sum += word(at);
+    while (sum >> 16) sum = (sum & 0xFFFF) + (sum >> 16);
+    return sum == 0xFFFF && word(60) != 0;
+}
+
+// What the model sends over IPv6, a READ's request and responses and a SEND's ACK alike,
+// carries a UDP checksum that adds up.
+TEST_F(FramesTest, EveryIpv6FrameCarriesAUdpChecksumThatAddsUp) {
+    rig::test::TempDir dir;
+    a.network = b.network = 3;
+    a.gid = fd93_1;
+    b.gid = fd93_2;
+    open();
+    ASSERT_TRUE(wire->capture(dir.path() / "wire.pcap"));
+    b.bus.poke(bbuf, pattern(3001, 5));
+    a.post_send(aqp, spec::wqe_read, spec::signal_comp, {{abuf, akey, 3001}}, 0, bbuf, bkey);
+    b.post_recv(bqp, 1, {{bbuf, bkey, 64}});
+    a.post_send(aqp, spec::wqe_send, spec::signal_comp, {{abuf, akey, 7}});
+    settle(a, b);
+    wire->stop_capture();
+    const auto frames = rig::test::read_pcap(dir.path() / "wire.pcap").frames;
+    ASSERT_EQ(frames.size(), 6u);  // READ request, 3 responses, SEND, ACK
+    for (const auto& f : frames) EXPECT_TRUE(udp_checksum_adds_up(f.bytes)) << f.bytes.size() << "-byte frame";
+    EXPECT_EQ(a.drain(acq).size(), 2u);
+}
+
+// A zero or wrong UDP checksum over IPv6 is a bad checksum (RFC 8200 §8.1: a receiver
+// discards zero), counted with the IP checksum; the ICRC does not cover the field, so
+// only the checksum tells.
+TEST_F(FramesTest, Ipv6UdpChecksumZeroOrWrongIsDroppedAsABadChecksum) {
+    const Bytes send = send_five(3, fd93_1, fd93_2)[0];
+    ASSERT_TRUE(udp_checksum_adds_up(send));
+    const RxCounters before = b.nic.rx_counters();
+    Bytes zero = send;
+    zero[60] = zero[61] = std::byte{0};
+    Bytes wrong = send;
+    wrong[61] ^= std::byte{0x01};
+    for (const Bytes* f : {&zero, &wrong}) {
+        b.faults.receive(*f);
+        settle(a, b);
+    }
+    EXPECT_EQ(b.nic.rx_counters().bad_ip_checksum, before.bad_ip_checksum + 2);
+    EXPECT_EQ(b.nic.rx_counters().delivered, before.delivered);
+    b.faults.receive(send);  // as it came: taken (a duplicate by now)
+    settle(a, b);
+    EXPECT_EQ(b.nic.rx_counters().delivered, before.delivered + 1);
+}
+
 TEST_F(FramesTest, RoceV1SendOnlyIsEthernetGrhAndBthOnlyForNetworkTypeZero) {
     const auto frames = send_five(0, fe80_1, fe80_2);
     ASSERT_EQ(frames.size(), 2u);

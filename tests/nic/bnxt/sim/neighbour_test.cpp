@@ -8,6 +8,7 @@
 #include <future>
 #include <stdexcept>
 
+#include "../../../support/eventually.hpp"
 #include "../../../support/pcap.hpp"
 #include "../../../support/temp_dir.hpp"
 #include "harness.hpp"
@@ -138,9 +139,16 @@ TEST_F(NeighbourTest, ResolveOfTheOwnAddressIsTheOwnMacWithoutAFrame) {
     EXPECT_TRUE(captured().empty());
 }
 
+// resolve waits on the model's clock (Options::clock), so A's ManualClock moved by hand
+// decides when each request is given up: no real time passes.
 TEST_F(NeighbourTest, ResolveWithoutAnswerIsAnErrorNamingTheAddressAfterThreeRequests) {
     open(a.gid, b.gid);
-    const auto mac = a.nic.resolve(ipv4(10, 0, 0, 9), 30ms);
+    auto asked = std::async(std::launch::async, [&] { return a.nic.resolve(ipv4(10, 0, 0, 9), 30ms); });
+    for (std::uint64_t sent = 1; sent <= 3; ++sent) {
+        ASSERT_TRUE(rig::test::eventually([&] { return a.counters().frames_sent == sent; }));
+        a.clock.advance(10ms);
+    }
+    const auto mac = asked.get();
     ASSERT_FALSE(mac);
     EXPECT_EQ(mac.error(), "bnxt model: resolve ::ffff:10.0.0.9: no answer to 3 ARP requests within 30 ms");
     const auto frames = captured();
@@ -152,7 +160,11 @@ TEST_F(NeighbourTest, ResolveWithoutAnswerIsAnErrorNamingTheAddressAfterThreeReq
 TEST_F(NeighbourTest, ResolveRetriesWhereARequestIsLost) {
     open(a.gid, b.gid);
     a.faults.drop_frames(1);
-    const auto mac = a.nic.resolve(b.gid, 3s);
+    auto asked = std::async(std::launch::async, [&] { return a.nic.resolve(b.gid, 3s); });
+    // The first request lost: a third of the timeout on A's clock, and it asks again.
+    ASSERT_TRUE(rig::test::eventually([&] { return a.counters().frames_dropped == 1; }));
+    a.clock.advance(1s);
+    const auto mac = asked.get();
     ASSERT_TRUE(mac) << mac.error();
     EXPECT_EQ(*mac, b.mac);
     EXPECT_EQ(captured().size(), 2u);  // the second request and its reply

@@ -217,5 +217,52 @@ TEST_F(DuplicateReadDepthTwo, BothReadsAreAnsweredAgain) {
     EXPECT_EQ(out[3].psn, first_psn + 1);
 }
 
+// ---- rxe check_op_valid: RC opcodes the model does not run ----
+
+// Atomics (COMPARE SWAP, FETCH ADD: QUERY_FUNC says ATOMIC_OPS_NOT_SUPPORTED) and SEND with
+// invalidate (the model runs no invalidation) are RC requests of Table 38 this responder
+// does not execute: NAK Invalid Request and ERR, as rxe answers an opcode its QP does not
+// allow (RESPST_ERR_UNSUPPORTED_OPCODE, class C), not a drop as a bad opcode.
+struct Unsupported {
+    std::uint8_t opcode;
+    std::size_t header;  // AtomicETH 28, IETH 4 (Table 38)
+    std::size_t payload;
+};
+
+class UnsupportedOpcode : public ResponderTest, public ::testing::WithParamInterface<Unsupported> {};
+
+TEST_P(UnsupportedOpcode, IsNakedInvalidRequestNotDropped) {
+    b.post_recv(qp, 1, {{receive, key, 8192}});
+    const RxCounters before = b.nic.rx_counters();
+    take(request(GetParam().opcode).with_extra(GetParam().header).with(Bytes(GetParam().payload, std::byte{1})));
+    expect_invalid_request(first_psn);
+    EXPECT_EQ(b.nic.rx_counters().bad_opcode, before.bad_opcode);
+    EXPECT_EQ(b.nic.rx_counters().delivered, before.delivered + 1);
+    EXPECT_FALSE(b.poll(cq));
+}
+
+INSTANTIATE_TEST_SUITE_P(AtomicsAndInvalidate, UnsupportedOpcode,
+                         ::testing::Values(Unsupported{COMPARE_SWAP, 28, 0}, Unsupported{FETCH_ADD, 28, 0},
+                                           Unsupported{SEND_ONLY_INVALIDATE, 4, 64},
+                                           Unsupported{SEND_LAST_INVALIDATE, 4, 64}));
+
+// An ATOMIC ACKNOWLEDGE answers an atomic this QP never sent: dropped, not NAKed (a
+// response goes to the requester, which asked for none).
+TEST_F(ResponderTest, AtomicAcknowledgeOfNothingAskedIsDropped) {
+    const auto dropped = b.counters().frames_dropped;
+    take(request(ATOMIC_ACKNOWLEDGE).with_aeth(0x1F, 0).with_extra(8).no_ack_request());
+    EXPECT_TRUE(sent().empty());
+    EXPECT_EQ(b.counters().frames_dropped, dropped + 1);
+    EXPECT_EQ(qp_state(b, qp), 3);  // RTS
+}
+
+// Table 38's reserved RC opcodes stay bad opcodes.
+TEST_F(ResponderTest, ReservedRcOpcodesAreBadOpcodes) {
+    const RxCounters before = b.nic.rx_counters();
+    for (std::uint8_t op : {std::uint8_t{0x15}, std::uint8_t{0x18}, std::uint8_t{0x1F}}) take(request(op));
+    EXPECT_EQ(b.nic.rx_counters().bad_opcode, before.bad_opcode + 3);
+    EXPECT_TRUE(sent().empty());
+}
+
 }  // namespace
 }  // namespace rig::bnxt::sim::test

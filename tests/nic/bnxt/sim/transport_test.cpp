@@ -2,7 +2,8 @@
 // (cable.hpp), as IBA vol. 1 §9.7 and a real NIC meet them. SENDs into posted receives
 // and RDMA READs of 1 B, 4 KiB and 16 MiB (the slowest in transport_large_test.cpp), every byte checked,
 // every work request completed exactly once and in order, the retry counters consistent
-// with what the cable lost, and exactly equal to it where each loss costs one timeout;
+// with what the cable lost (its own record, Cable::FaultCounters), and exactly equal to it
+// where each loss costs one timeout; no count that only the random generator fixes;
 // the responder's answers to a gap and to duplicates, packet by packet; the requester's
 // go-back on a sequence NAK and on an implied NAK, once per PSN; a cable that stays down
 // exhausting the retry count after (retry_cnt + 1) local ACK timeouts; a refused remote
@@ -44,8 +45,9 @@ TEST_F(TransportTest, EachLossOfALoneSendCostsOneTimeoutAndOneResend) {
     const Outcome out = transfer(c);
     check_counters(c, out);
     const auto ka = a.counters(), kb = b.counters();
-    EXPECT_EQ(out.first.dropped, 46u);   // seed 201: SENDs lost (of 377 sent)
-    EXPECT_EQ(out.second.dropped, 31u);  // seed 202: ACKs lost (of 331)
+    // The cable's own record of what it lost is the measure: each loss is counted below.
+    EXPECT_GT(out.first.dropped, 0u);   // SENDs lost
+    EXPECT_GT(out.second.dropped, 0u);  // ACKs lost
     EXPECT_EQ(ka.local_ack_timeouts, out.first.dropped + out.second.dropped);
     EXPECT_EQ(ka.retransmissions, out.first.dropped + out.second.dropped);
     EXPECT_EQ(out.rounds, ka.local_ack_timeouts);
@@ -60,30 +62,35 @@ TEST_F(TransportTest, EachLossOfALoneReadCostsOneTimeoutAndOneRequestAgain) {
     const Outcome out = transfer(c);
     check_counters(c, out);
     const auto ka = a.counters(), kb = b.counters();
-    EXPECT_EQ(out.first.dropped, 49u);   // seed 211: requests lost (of 385 sent)
-    EXPECT_EQ(out.second.dropped, 36u);  // seed 212: responses lost (of 336)
+    EXPECT_GT(out.first.dropped, 0u);   // requests lost
+    EXPECT_GT(out.second.dropped, 0u);  // responses lost
     EXPECT_EQ(ka.local_ack_timeouts, out.first.dropped + out.second.dropped);
     EXPECT_EQ(ka.retransmissions, out.first.dropped + out.second.dropped);
     EXPECT_EQ(kb.duplicate_requests, out.second.dropped);  // answered again from memory
     EXPECT_EQ(ka.implied_naks, 0u);
 }
 
-// The same seeds meet the same faults, and the transport answers them the same way.
-TEST_F(TransportTest, SendsAtTenPercentLossCountTheSameRetriesEachRun) {
+// Many messages in flight at 10% loss: every message arrived once with every byte
+// (transfer), and the retry counters agree with each other and with what the cable
+// records, whatever the seeds: each packet sent once and each resend counted; every
+// go-back begun by a NAK the responder sent (less those lost) and no NAK without a gap;
+// every clock move a local ACK timeout.
+TEST_F(TransportTest, SendsAtTenPercentLossKeepTheRetryCountersConsistent) {
     const Case c{"Sends", Op::send, 4096, 500, 2, {.drop = 0.1, .seed = 102}};
     start(c, false);
     const Outcome out = transfer(c);
     check_counters(c, out);
     const auto ka = a.counters(), kb = b.counters();
-    EXPECT_EQ(out.first.dropped, 2423u);
-    EXPECT_EQ(out.second.dropped, 80u);
-    EXPECT_EQ(ka.frames_sent, 24127u);  // 2000 packets, and 22127 sent again
-    EXPECT_EQ(ka.retransmissions, 22127u);
-    EXPECT_EQ(ka.go_backs, 193u);
-    EXPECT_EQ(ka.sequence_naks_received, 193u);
-    EXPECT_EQ(kb.sequence_naks_sent, 219u);  // 26 of them lost
-    EXPECT_EQ(ka.local_ack_timeouts, 49u);
-    EXPECT_EQ(out.rounds, 49u);
+    EXPECT_GT(out.first.dropped, 0u);
+    EXPECT_EQ(ka.frames_sent, 2000u + ka.retransmissions);  // 500 x 4 packets, and the resends
+    EXPECT_GE(ka.retransmissions, out.first.dropped);
+    EXPECT_LE(ka.go_backs, ka.sequence_naks_received + ka.implied_naks);
+    EXPECT_EQ(ka.implied_naks, 0u);  // no READs
+    EXPECT_LE(ka.sequence_naks_received, kb.sequence_naks_sent);
+    EXPECT_GE(ka.sequence_naks_received + out.second.dropped, kb.sequence_naks_sent);
+    EXPECT_LE(kb.sequence_naks_sent, kb.out_of_sequence);
+    EXPECT_GT(ka.go_backs + ka.local_ack_timeouts, 0u);
+    EXPECT_EQ(ka.local_ack_timeouts, out.rounds);
 }
 
 // ---- The responder, packet by packet ----

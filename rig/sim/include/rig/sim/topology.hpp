@@ -161,6 +161,10 @@ public:
     // The SR-IOV VFs of a PF, in the order added.
     std::vector<FunctionRef> vfs(FunctionRef pf) const;
 
+    // The function's link as its configuration space gives it (Spec::link, trained):
+    // LinkSource::Config, or Unread without a PCI Express capability or for a VF.
+    pci::Link link(FunctionRef f) const;
+
     // How the IOMMU groups sysfs shows are made from the Specs' iommu_group numbers.
     enum class Groups {
         // As VFIO sees them (Linux's pci_device_group(), drivers/iommu/iommu.c): walking
@@ -184,10 +188,6 @@ public:
     // The node whose subtree shares the function's group under Groups::ByAcs: the
     // function itself where the first bridge above it isolates it.
     FunctionRef group_root(FunctionRef f) const;
-
-    // The function's link as its configuration space gives it (Spec::link, trained):
-    // LinkSource::Config, or Unread without a PCI Express capability or for a VF.
-    pci::Link link(FunctionRef f) const;
 
     // The function's whole configuration space (4096 bytes, before any truncation to
     // spec.config_bytes): type 0 or 1 header, BARs, bus numbers, the PCI Express

@@ -139,7 +139,8 @@ struct RxCounters {
     std::uint64_t truncated = 0;          // shorter than its headers, or than its IP, UDP or GRH length
     std::uint64_t bad_length = 0;         // longer than those lengths, lengths that disagree, PadCnt
                                           // beyond the payload
-    std::uint64_t bad_ip_checksum = 0;    // IPv4 header checksum (ICMPv6 checksum for ND)
+    std::uint64_t bad_ip_checksum = 0;    // IPv4 header checksum, IPv6's UDP checksum (zero included,
+                                          // RFC 8200 §8.1); ICMPv6 checksum for ND
     std::uint64_t bad_udp_port = 0;       // UDP to another destination port than 4791
     std::uint64_t bad_opcode = 0;         // an opcode the model does not take (it takes RC's)
     std::uint64_t bad_aeth = 0;           // an AETH syndrome of a reserved kind (IBA Table 44)
@@ -197,7 +198,8 @@ public:
     // the port asks it for a RoCE driver before it connects a QP: an ARP request (RFC 826)
     // for an IPv4-mapped GID, else a neighbour solicitation (RFC 4861 §7.2.2) to the
     // target's solicited-node multicast address, sent on the port's cable three times
-    // within `timeout` until the answer arrives. The port's own address gives its own MAC
+    // within `timeout` (on Options::clock, as the model's timers: a ManualClock must be
+    // moved for the timeout to pass) until the answer arrives. The port's own address gives its own MAC
     // at once. Error naming the address where no answer came within `timeout`, or where
     // the port is on no cable. The model must run (start) or be stepped by another thread
     // meanwhile. Thread-safe; several lookups may wait at once. Throws

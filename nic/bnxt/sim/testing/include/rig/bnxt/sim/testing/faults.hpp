@@ -22,6 +22,13 @@
 
 namespace rig::bnxt::sim::testing {
 
+// What a hostile device (Faults::tamper) may change, each just before the model writes or
+// answers it: an HWRM response (§3.1, its valid byte written after), an RCFW side buffer
+// (§4.5.3), a CREQ or NQ entry (§4.5.1, §5.6; its phase bit set after), a CQE (§5.5; its
+// toggle set after), the value a BAR0 register read returns (8 bytes, little-endian; the
+// low `width` bytes are returned).
+enum class Written : std::uint8_t { hwrm_response, side_buffer, creq, nq, cqe, register_read };
+
 // What the model saw that a correct driver never makes it see, and what it did.
 struct Counters {
     std::uint64_t hwrm_commands = 0;     // HWRM requests executed (answered or not)
@@ -94,6 +101,13 @@ public:
     // writes, its 32 bytes as the model built them (the toggle bit is set after, so the
     // driver sees it as new). `rewrite` runs on the model's thread.
     void rewrite_cqes(std::function<void(std::span<std::byte, 32>)> rewrite, unsigned times = 1);
+
+    // A hostile device: `tamper` may change every byte the model is about to write or
+    // answer of the kinds Written lists, until clear(). It runs on the model's thread (a
+    // register read's on the reader's), under a lock of the model's: it must not call
+    // the model or the driver.
+    using Tamper = std::function<void(Written what, std::span<std::byte> bytes)>;
+    void tamper(Tamper tamper);
 
     // Forgets every planned fault.
     void clear();
