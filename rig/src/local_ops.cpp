@@ -11,6 +11,10 @@
 //     Addressing::Physical, an IOMMU Addressing::Iommu;
 //  6. the device fd's regions are read and an eventfd is armed for each MSI-X vector.
 //
+// A peer mapping (map_peer) maps another function's BAR into this function's domain by
+// the ways vfio_peer.hpp sets out: type1 VFIO_IOMMU_MAP_DMA of a process mapping of the
+// BAR, iommufd IOMMU_IOAS_MAP_FILE of a dma-buf its VFIO device exports.
+//
 // DMA memory is process memory (dma_memory.hpp). Behind an IOMMU it is mapped at IOVAs
 // this file chooses from the IOMMU's ranges, top-down below the caller's bound; without
 // one its runs are its physical pages, read from /proc/self/pagemap and locked in RAM.
@@ -26,6 +30,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <map>
 #include <mutex>
 
 #include "dma_memory.hpp"
@@ -37,6 +42,7 @@
 #include "sysfs.hpp"
 #include "vfio_device.hpp"
 #include "vfio_iommu.hpp"
+#include "vfio_peer.hpp"
 #include "vfio_sysfs.hpp"
 
 namespace rig::pci {
@@ -47,14 +53,29 @@ using vfio::Kernel;
 
 std::uint64_t system_page() { return static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE)); }
 
+// The functions this process holds through one LocalOps, by bus address: a peer mapping
+// reaches a provider's BAR through the provider's own VFIO device where it is held.
+struct Held {
+    std::mutex mutex;
+    std::map<std::string, std::weak_ptr<vfio::Device>, std::less<>> devices;
+
+    std::shared_ptr<vfio::Device> find(std::string_view bus) {
+        std::lock_guard lock(mutex);
+        const auto it = devices.find(bus);
+        return it == devices.end() ? nullptr : it->second.lock();
+    }
+};
+
 class LocalFunction final : public FunctionOps {
 public:
     LocalFunction(std::shared_ptr<Kernel> kernel, std::string bus, std::uint64_t page, vfio::Fd lock,
                   std::unique_ptr<vfio::IoSpace> space, std::unique_ptr<vfio::Device> device,
-                  std::array<std::optional<Bar>, 6> bars)
+                  std::array<std::optional<Bar>, 6> bars, std::shared_ptr<Held> held, fs::path root)
         : kernel_(std::move(kernel)), bus_(std::move(bus)), page_(page), lock_(std::move(lock)),
-          space_(std::move(space)), device_(std::move(device)), bars_(bars) {
+          space_(std::move(space)), device_(std::move(device)), bars_(bars), held_(std::move(held)), root_(std::move(root)) {
         for (const auto& range : space_->ranges()) iovas_.add(range.start, range.end);
+        std::lock_guard hold(held_->mutex);
+        held_->devices[bus_] = device_;
     }
     ~LocalFunction() override {
         // Memory a device that would not stop mastering may still write never goes back.
@@ -155,12 +176,36 @@ public:
         give_back(p);
     }
 
-    Result<std::optional<DmaAddress>> map_peer(std::string_view provider, unsigned bar, std::uint64_t, std::uint64_t bytes,
-                                               std::uint64_t) override {
-        return fail(bus_, ": cannot map ", text::bytes(bytes), " of ", std::string(provider), " BAR", std::to_string(bar),
-                    " into its IOMMU domain: this build maps no peer BAR through VFIO");
+    // vfio_peer.hpp: the ways, by IOMMU interface; each failure says which way was tried
+    // and what refused it.
+    Result<std::optional<DmaAddress>> map_peer(std::string_view provider_view, unsigned bar, std::uint64_t offset,
+                                               std::uint64_t bytes, std::uint64_t below) override {
+        std::lock_guard lock(mutex_);
+        const std::string provider(provider_view);
+        const std::string what = text::bytes(bytes) + " of " + provider + " BAR" + std::to_string(bar);
+        if (addressing() == Addressing::Physical)
+            return fail(bus_, ": cannot map ", what, " into its IOMMU domain: it has none (VFIO's no-IOMMU mode); it "
+                        "reaches the BAR at its bus address");
+        auto iova = iovas_.allocate(bytes, page_, below);
+        if (!iova) return std::optional<DmaAddress>();
+        auto peer = map_peer_at(*iova, provider, bar, offset, bytes);
+        if (!peer) {
+            iovas_.free(*iova, bytes);
+            return fail(bus_, ": cannot map ", what, " into its IOMMU domain: ", peer.error());
+        }
+        peers_.push_back(std::move(*peer));
+        return std::optional(DmaAddress{*iova});
     }
-    void unmap_peer(DmaAddress, std::uint64_t) override {}
+
+    void unmap_peer(DmaAddress address, std::uint64_t bytes) override {
+        std::lock_guard lock(mutex_);
+        auto it = std::find_if(peers_.begin(), peers_.end(),
+                               [&](const Peer& p) { return p.iova == address.value && p.bytes == bytes; });
+        if (it == peers_.end()) return;
+        Peer p = std::move(*it);
+        peers_.erase(it);
+        give_back(p);
+    }
 
     bool release() override {
         std::lock_guard lock(mutex_);
@@ -178,6 +223,11 @@ public:
         while (!pins_.empty()) {
             Pinned p = pins_.back();
             pins_.pop_back();
+            give_back(p);
+        }
+        while (!peers_.empty()) {
+            Peer p = std::move(peers_.back());
+            peers_.pop_back();
             give_back(p);
         }
         while (!allocations_.empty()) {
@@ -201,6 +251,79 @@ private:
         std::uint64_t bytes;
         std::optional<std::uint64_t> iova;
     };
+    // A peer BAR range at IOVAs of this function's domain, with what keeps it reachable:
+    // the dma-buf (iommufd), or the process mapping type1 took its PFNs from, which stays
+    // mapped until the IOMMU mapping goes.
+    struct Peer {
+        std::uint64_t iova = 0, bytes = 0;
+        vfio::Fd dmabuf;
+        vfio::Mapping resource;                  // sysfs resourceN
+        std::shared_ptr<vfio::Device> provider;  // the provider's own region mapping
+        Window window;
+    };
+
+    // The provider's VFIO device where this process holds it.
+    std::shared_ptr<vfio::Device> held_provider(const std::string& provider) const {
+        auto device = held_->find(provider);
+        return device && device->fd() >= 0 ? device : nullptr;
+    }
+
+    Result<Peer> map_peer_at(std::uint64_t iova, const std::string& provider, unsigned bar, std::uint64_t offset,
+                             std::uint64_t bytes) {
+        auto dir = sysfs::function_dir(root_, provider);
+        if (!dir) return std::unexpected(std::move(dir).error());
+        auto bars = vfio::read_bars(*dir);
+        if (!bars) return std::unexpected(std::move(bars).error());
+        const auto& b = (*bars)[bar];
+        if (!b) return fail(provider, " has no memory BAR", std::to_string(bar));
+        if (offset > b->bytes || bytes > b->bytes - offset)
+            return fail("bytes [", text::hex(offset), ", ", text::hex(offset + bytes), ") lie outside ", provider, " BAR",
+                        std::to_string(bar), " (", text::bytes(b->bytes), ")");
+        Peer peer;
+        peer.iova = iova;
+        peer.bytes = bytes;
+        const auto device = held_provider(provider);
+        if (!space_->maps_bar_mappings()) {
+            // iommufd: the dma-buf way alone.
+            if (!device)
+                return fail("iommufd maps a peer BAR only as a dma-buf its VFIO device exports (IOMMU_IOAS_MAP_FILE, "
+                            "Linux 6.19), and this process does not hold ", provider, " through VFIO (IOMMU_IOAS_MAP "
+                            "pins pages, which a BAR mapping has none of): take ", provider, " first");
+            auto buf = vfio::export_dmabuf(*kernel_, device->fd(), provider, bar, offset, bytes);
+            if (!buf) return fail("the dma-buf way: ", buf.error());
+            if (auto mapped = space_->map_file(iova, buf->get(), bytes); !mapped)
+                return fail("the dma-buf way: ", mapped.error());
+            peer.dmabuf = std::move(*buf);
+            return peer;
+        }
+        // The VFIO container (type1): VFIO_IOMMU_MAP_DMA of a process mapping of the BAR.
+        std::string way;
+        const std::byte* va = nullptr;
+        if (device) {
+            way = "VFIO_IOMMU_MAP_DMA of " + provider + "'s own VFIO region mapping";
+            auto window = device->map(bar, offset, bytes);
+            if (!window) return fail(way, ": ", window.error());
+            if (!window->is_mapped())
+                return fail(way, ": the range cannot be mapped into the process (an MSI-X table or a region VFIO "
+                                 "does not let the process mmap)");
+            va = window->data();
+            peer.window = std::move(*window);
+            peer.provider = device;
+        } else {
+            way = "VFIO_IOMMU_MAP_DMA of a mapping of " + provider + "'s sysfs resource" + std::to_string(bar) +
+                  " (this process does not hold " + provider + ")";
+            auto mapping = vfio::map_resource(*kernel_, root_, provider, bar, offset, bytes);
+            if (!mapping) return fail(way, ": ", mapping.error());
+            va = mapping->data();
+            peer.resource = std::move(*mapping);
+        }
+        if (auto mapped = space_->map(iova, va, bytes); !mapped) {
+            // vaddr_get_pfns() in drivers/vfio/vfio_iommu_type1.c: EFAULT where it cannot
+            // resolve the mapping's PFNs (before Linux 5.7 a BAR mmap not yet faulted in).
+            return fail(way, ": ", mapped.error());
+        }
+        return peer;
+    }
 
     // An IOVA range below `below` mapped to `bytes` at `va`; nullopt where none is free.
     Result<std::optional<std::uint64_t>> map_iova(const std::byte* va, std::uint64_t bytes, std::uint64_t below) {
@@ -217,6 +340,12 @@ private:
     void give_back(Allocation& a) {
         if (a.iova && space_->unmap(*a.iova, a.memory.size())) iovas_.free(*a.iova, a.memory.size());
         a.memory.reset();
+    }
+
+    void give_back(Peer& p) {
+        if (space_->unmap(p.iova, p.bytes)) iovas_.free(p.iova, p.bytes);
+        p.dmabuf.reset();
+        p.resource.reset();
     }
 
     void give_back(const Pinned& p) {
@@ -247,12 +376,15 @@ private:
     std::uint64_t page_;
     vfio::Fd lock_;
     std::unique_ptr<vfio::IoSpace> space_;
-    std::unique_ptr<vfio::Device> device_;
+    std::shared_ptr<vfio::Device> device_;
     std::array<std::optional<Bar>, 6> bars_;
     std::mutex mutex_;
     RangeAllocator iovas_;
     std::vector<Allocation> allocations_;
     std::vector<Pinned> pins_;
+    std::vector<Peer> peers_;
+    std::shared_ptr<Held> held_;
+    fs::path root_;
     bool bus_master_checked_ = false;
     bool bus_master_off_ = false;
 };
@@ -293,7 +425,7 @@ public:
         auto armed = (*device)->arm_interrupts();
         if (!armed) return std::unexpected(std::move(armed).error());
         return std::make_unique<LocalFunction>(kernel_, bus, system_page(), std::move(*lock), std::move(opened->space),
-                                               std::move(*device), *bars);
+                                               std::move(*device), *bars, held_, root_);
     }
 
 private:
@@ -319,6 +451,7 @@ private:
     fs::path root_;
     std::shared_ptr<Kernel> kernel_;
     vfio::Paths paths_;
+    std::shared_ptr<Held> held_ = std::make_shared<Held>();
 };
 
 }  // namespace

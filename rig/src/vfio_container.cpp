@@ -84,6 +84,12 @@ public:
         return {};
     }
 
+    Result<void> map_file(std::uint64_t iova, int, std::uint64_t bytes) override {
+        return fail(bus_, ": the VFIO container maps no file (", text::bytes(bytes), " at IOVA ", text::hex(iova),
+                    "): only process memory, VFIO_IOMMU_MAP_DMA");
+    }
+    bool maps_bar_mappings() const override { return !noiommu_; }
+
     Result<void> unmap(std::uint64_t iova, std::uint64_t bytes) override {
         vfio_iommu_type1_dma_unmap request{};
         request.argsz = sizeof request;

@@ -127,6 +127,8 @@ std::vector<Area> mappable_areas(const RegionInfo& region, const std::optional<M
     return areas;
 }
 
+int Device::fd() const { return shared_ && !shared_->closed.load() ? shared_->fd.get() : -1; }
+
 Result<std::unique_ptr<Device>> Device::open(std::shared_ptr<Kernel> kernel, Fd fd, std::string bus,
                                              std::uint64_t page) {
     std::unique_ptr<Device> device(new Device());

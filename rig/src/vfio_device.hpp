@@ -100,6 +100,10 @@ public:
     // Waits up to `timeout` for vector `vector`: true if it fired (and is consumed).
     bool wait(unsigned vector, std::chrono::nanoseconds timeout);
 
+    // The device fd, for the feature ioctls of another function's peer mapping
+    // (vfio_peer.hpp); -1 once closed.
+    int fd() const;
+
     // VFIO_DEVICE_RESET. Error where the device has no reset method.
     Result<void> reset();
 

@@ -39,6 +39,13 @@ public:
     // the device. Error naming the function, the range and the errno.
     virtual Result<void> map(std::uint64_t iova, const std::byte* va, std::uint64_t bytes) = 0;
     virtual Result<void> unmap(std::uint64_t iova, std::uint64_t bytes) = 0;
+    // Maps `bytes` of the file `fd` from its start at `iova` (iommufd's
+    // IOMMU_IOAS_MAP_FILE): a dma-buf of a peer's BAR (vfio_peer.hpp). Error naming the
+    // way and what refused it; the container has no such way.
+    virtual Result<void> map_file(std::uint64_t iova, int fd, std::uint64_t bytes) = 0;
+    // Whether map() takes a process mapping of another device's BAR (VM_PFNMAP): type1
+    // does (vaddr_get_pfns()), iommufd's IOMMU_IOAS_MAP pins pages and does not.
+    virtual bool maps_bar_mappings() const = 0;
 };
 
 // A function opened through VFIO: its device fd and its IoSpace. The device fd must close

@@ -69,6 +69,30 @@ public:
         return {};
     }
 
+    Result<void> map_file(std::uint64_t iova, int fd, std::uint64_t bytes) override {
+        abi::iommu_ioas_map_file request{};
+        request.size = sizeof request;
+        request.flags = abi::map_fixed_iova | abi::map_readable | abi::map_writeable;
+        request.ioas_id = ioas_;
+        request.fd = fd;
+        request.start = 0;
+        request.length = bytes;
+        request.iova = iova;
+        auto r = kernel_.ioctl(iommufd_.get(), abi::ioas_map_file, &request);
+        if (!r) {
+            const int e = r.error();
+            if (e == ENOTTY)
+                return fail(bus_, ": the kernel has no IOMMU_IOAS_MAP_FILE (Linux 6.13): ", errno_text(e));
+            if (e == EINVAL || e == ENODEV || e == EOPNOTSUPP || e == EBADF)
+                return fail(bus_, ": IOMMU_IOAS_MAP_FILE of ", text::bytes(bytes), " at IOVA ", text::hex(iova),
+                            " refused the dma-buf (iommufd maps dma-bufs only from Linux 6.19): ", errno_text(e));
+            return fail(bus_, ": IOMMU_IOAS_MAP_FILE of ", text::bytes(bytes), " at IOVA ", text::hex(iova), " failed: ",
+                        errno_text(e));
+        }
+        return {};
+    }
+    bool maps_bar_mappings() const override { return false; }
+
     Result<void> unmap(std::uint64_t iova, std::uint64_t bytes) override {
         abi::iommu_ioas_unmap request{};
         request.size = sizeof request;

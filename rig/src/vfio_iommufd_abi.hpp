@@ -79,6 +79,24 @@ inline constexpr std::uint32_t map_writeable = 1u << 1;
 inline constexpr std::uint32_t map_readable = 1u << 2;
 #endif
 
+#ifdef IOMMU_IOAS_MAP_FILE
+using ::iommu_ioas_map_file;
+inline constexpr unsigned long ioas_map_file = IOMMU_IOAS_MAP_FILE;
+#else
+// include/uapi/linux/iommufd.h (Linux 6.13): a file's range mapped at an IOVA; from 6.19
+// the file may be a dma-buf vfio-pci exported of a BAR.
+struct iommu_ioas_map_file {
+    __u32 size;
+    __u32 flags;
+    __u32 ioas_id;
+    __s32 fd;
+    __aligned_u64 start;
+    __aligned_u64 length;
+    __aligned_u64 iova;
+};
+inline constexpr unsigned long ioas_map_file = _IO(';', 0x8f);
+#endif
+
 #ifdef VFIO_DEVICE_BIND_IOMMUFD
 using ::vfio_device_attach_iommufd_pt;
 using ::vfio_device_bind_iommufd;
@@ -112,5 +130,8 @@ static_assert(sizeof(iommu_iova_range) == 16);
 static_assert(offsetof(vfio_device_bind_iommufd, out_devid) == 12);
 static_assert(offsetof(vfio_device_attach_iommufd_pt, pt_id) == 8);
 static_assert(ioas_map == 0x3b85 && device_bind_iommufd == 0x3b76);
+static_assert(sizeof(iommu_ioas_map_file) == 40 && offsetof(iommu_ioas_map_file, fd) == 12 &&
+              offsetof(iommu_ioas_map_file, iova) == 32);
+static_assert(ioas_map_file == 0x3b8f);
 
 }  // namespace rig::pci::vfio::abi

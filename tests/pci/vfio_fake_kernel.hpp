@@ -43,6 +43,10 @@ public:
     int group_open_error = 0;
     int set_container_error = 0;  // VFIO_GROUP_SET_CONTAINER's errno (EPERM: the group's DMA is a driver's)
     int bind_error = 0;           // VFIO_DEVICE_BIND_IOMMUFD's errno
+    int map_dma_error = 0;        // VFIO_IOMMU_MAP_DMA's errno
+    // VFIO_DEVICE_FEATURE_DMA_BUF: unsupported (ENOTTY, a kernel before 6.19) unless set.
+    bool exports_dmabuf = false;
+    int map_file_error = 0;       // IOMMU_IOAS_MAP_FILE's errno
     std::uint32_t device_flags = VFIO_DEVICE_FLAGS_PCI | VFIO_DEVICE_FLAGS_RESET;
     std::array<Region, 9> regions{};
     std::vector<std::uint8_t> config = std::vector<std::uint8_t>(4096, 0);
@@ -53,6 +57,8 @@ public:
 
     // What happened.
     std::vector<std::string> log;
+    std::vector<std::vector<std::byte>> features;  // VFIO_DEVICE_FEATURE arguments, as given
+    std::map<std::uint64_t, int> mapped_files;     // IOVA -> the fd IOAS_MAP_FILE mapped there
     std::map<std::uint64_t, std::uint64_t> dma;  // IOVA -> bytes mapped
     std::vector<std::pair<std::uint64_t, std::uint64_t>> bar_mmaps;  // (fd offset, bytes)
     std::vector<int> armed_eventfds;
@@ -143,8 +149,17 @@ public:
             }
             case VFIO_DEVICE_RESET: return note("DEVICE_RESET", 0);
             case VFIO_IOMMU_GET_INFO: return iommu_info(static_cast<vfio_iommu_type1_info*>(arg));
+            case VFIO_DEVICE_FEATURE: {
+                const auto* head = static_cast<const vfio_device_feature*>(arg);
+                const auto* bytes = static_cast<const std::byte*>(arg);
+                features.emplace_back(bytes, bytes + head->argsz);
+                if (!exports_dmabuf) return fail_with("DEVICE_FEATURE", ENOTTY);
+                note("DEVICE_FEATURE", 0);
+                return make(Kind::Dmabuf);
+            }
             case VFIO_IOMMU_MAP_DMA: {
                 auto* m = static_cast<vfio_iommu_type1_dma_map*>(arg);
+                if (map_dma_error) return fail_with("IOMMU_MAP_DMA", map_dma_error);
                 dma[m->iova] = m->size;
                 return note("IOMMU_MAP_DMA", 0);
             }
@@ -182,6 +197,16 @@ public:
             if (!(m->flags & abi::map_fixed_iova) || m->ioas_id != 7) return std::unexpected(EINVAL);
             dma[m->iova] = m->length;
             return note("IOAS_MAP", 0);
+        }
+        if (request == abi::ioas_map_file) {
+            auto* m = static_cast<abi::iommu_ioas_map_file*>(arg);
+            if (map_file_error) return fail_with("IOAS_MAP_FILE", map_file_error);
+            if (!(m->flags & abi::map_fixed_iova) || m->ioas_id != 7 || !kinds_.contains(m->fd) ||
+                kinds_.at(m->fd) != Kind::Dmabuf)
+                return std::unexpected(EINVAL);
+            dma[m->iova] = m->length;
+            mapped_files[m->iova] = m->fd;
+            return note("IOAS_MAP_FILE", 0);
         }
         if (request == abi::ioas_unmap) {
             auto* u = static_cast<abi::iommu_ioas_unmap*>(arg);
@@ -245,7 +270,7 @@ public:
     }
 
 private:
-    enum class Kind { Container, Group, Device, Iommufd, Eventfd, Pagemap };
+    enum class Kind { Container, Group, Device, Iommufd, Eventfd, Pagemap, Dmabuf };
 
     int make(Kind kind) {
         const int fd = next_++;

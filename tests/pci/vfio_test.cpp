@@ -15,6 +15,7 @@
 #include "rig/sim/fixture.hpp"
 #include "vfio_device.hpp"
 #include "vfio_fake_kernel.hpp"
+#include "vfio_peer.hpp"
 #include "vfio_info.hpp"
 
 namespace rig::test {
@@ -60,6 +61,8 @@ struct Local {
         t.add(rp, s);
         if (!neighbour.empty()) {
             auto n = sim::Spec::endpoint(0, 1, 0x10de, 0x2335, 0x030200);
+            n.bars[0] = {};
+            n.bars[2] = {1 << 20, true, true};
             n.driver = neighbour;
             n.iommu_group = 9;
             t.add(rp, n);
@@ -598,6 +601,188 @@ TEST(ThisMachine, TakeOfEachFunctionIsAnErrorNamingTheReason) {
                                         : id.bus + " is bound to the driver " + driver.filename().string();
         EXPECT_EQ(f.error().rfind(expected, 0), 0u) << f.error();
     }
+}
+
+
+// --- Peer BAR mappings (vfio_peer.hpp) --------------------------------------------------
+// 0000:01:00.1 stands for a GPU: BAR2 1 MiB, bound to vfio-pci (its group is viable).
+
+constexpr const char* peer_bus = "0000:01:00.1";
+
+// The VFIO_DEVICE_FEATURE argument, pinned to bytes from the 6.19 uapi layout:
+// vfio_device_feature {argsz, flags}, vfio_device_feature_dma_buf {region_index,
+// open_flags, flags, nr_ranges}, vfio_region_dma_range {offset, length}.
+TEST(PeerMap, DmabufRequestIsTheKernelsLayout) {
+    const auto bytes = pci::vfio::dmabuf_request(2, 0x10000, 0x20000);
+    ASSERT_EQ(bytes.size(), 40u);
+    auto word = [&](std::size_t at) {
+        std::uint32_t v;
+        std::memcpy(&v, bytes.data() + at, 4);
+        return v;
+    };
+    auto dword = [&](std::size_t at) {
+        std::uint64_t v;
+        std::memcpy(&v, bytes.data() + at, 8);
+        return v;
+    };
+    EXPECT_EQ(word(0), 40u);                                  // argsz
+    EXPECT_EQ(word(4), 0x1'000bu);                            // VFIO_DEVICE_FEATURE_GET | 11
+    EXPECT_EQ(word(8), 2u);                                   // region_index
+    EXPECT_EQ(word(12), static_cast<std::uint32_t>(O_RDWR | O_CLOEXEC));
+    EXPECT_EQ(word(16), 0u);                                  // flags
+    EXPECT_EQ(word(20), 1u);                                  // nr_ranges
+    EXPECT_EQ(dword(24), 0x10000u);
+    EXPECT_EQ(dword(32), 0x20000u);
+}
+
+// A Local with the GPU beside the NIC, and its BAR's sysfs resource2 file as a plain file
+// (the kernel's would map the BAR).
+struct Peers : Local {
+    Peers() { neighbour = "vfio-pci"; }
+    void with_resource() {
+        std::ofstream(dir.path() / "sys/bus/pci/devices" / peer_bus / "resource2", std::ios::binary)
+            << std::string(1 << 20, '\0');
+    }
+};
+
+TEST(PeerMap, Type1MapsASysfsResourceMappingWhereTheProcessDoesNotHoldTheProvider) {
+    Peers local;
+    const auto machine = local.machine();
+    local.with_vfio();
+    local.with_resource();
+    auto f = Function::take(machine, bus);
+    ASSERT_TRUE(f) << f.error();
+    auto run = f->map_peer(peer_bus, 2, 0x10000, 64 << 10);
+    ASSERT_TRUE(run) << run.error();
+    EXPECT_EQ(run->bytes, 64u << 10);
+    ASSERT_TRUE(local.kernel->dma.contains(run->address.value));
+    EXPECT_EQ(local.kernel->dma.at(run->address.value), 64u << 10);
+    EXPECT_EQ(f->pins(), 1u);
+    f->unmap_peer(*run);
+    EXPECT_FALSE(local.kernel->dma.contains(run->address.value));
+}
+
+TEST(PeerMap, Type1WithoutTheResourceFileSaysWhichWayAndWhy) {
+    Peers local;
+    local.with_vfio();
+    auto f = Function::take(local.machine(), bus);
+    ASSERT_TRUE(f) << f.error();
+    auto run = f->map_peer(peer_bus, 2, 0, 64 << 10);
+    ASSERT_FALSE(run);
+    EXPECT_EQ(run.error().rfind("0000:01:00.0: cannot map 64 KiB of 0000:01:00.1 BAR2 into its IOMMU domain: "
+                                "VFIO_IOMMU_MAP_DMA of a mapping of 0000:01:00.1's sysfs resource2 (this process does not "
+                                "hold 0000:01:00.1): there is no ", 0),
+              0u)
+        << run.error();
+    EXPECT_EQ(f->pins(), 0u);
+}
+
+TEST(PeerMap, Type1MapDmaRefusedSaysTheWayAndTheErrno) {
+    Peers local;
+    const auto machine = local.machine();
+    local.with_vfio();
+    local.with_resource();
+    local.kernel->map_dma_error = EFAULT;
+    auto f = Function::take(machine, bus);
+    ASSERT_TRUE(f) << f.error();
+    auto run = f->map_peer(peer_bus, 2, 0, 64 << 10);
+    ASSERT_FALSE(run);
+    EXPECT_NE(run.error().find("VFIO_IOMMU_MAP_DMA of a mapping of 0000:01:00.1's sysfs resource2"), std::string::npos)
+        << run.error();
+    EXPECT_NE(run.error().find("VFIO_IOMMU_MAP_DMA of 64 KiB at IOVA "), std::string::npos) << run.error();
+    EXPECT_NE(run.error().find("(errno 14)"), std::string::npos) << run.error();
+}
+
+TEST(PeerMap, ARangeOutsideTheProvidersBarIsAnErrorNamingIt) {
+    Peers local;
+    local.with_vfio();
+    auto f = Function::take(local.machine(), bus);
+    ASSERT_TRUE(f) << f.error();
+    auto run = f->map_peer(peer_bus, 2, 1 << 20, 4096);
+    ASSERT_FALSE(run);
+    EXPECT_NE(run.error().find("bytes [0x100000, 0x101000) lie outside 0000:01:00.1 BAR2 (1 MiB)"), std::string::npos)
+        << run.error();
+    auto none = f->map_peer(peer_bus, 4, 0, 4096);
+    ASSERT_FALSE(none);
+    EXPECT_NE(none.error().find("0000:01:00.1 has no memory BAR4"), std::string::npos) << none.error();
+}
+
+// iommufd: the provider's own VFIO device exports the range as a dma-buf, mapped with
+// IOMMU_IOAS_MAP_FILE.
+struct IommufdPeers : Peers {
+    void with_both() {
+        with_iommufd();
+        kernel->nodes.insert(dev("/dev/vfio/devices/vfio1"));
+        fs::create_directories(dir.path() / "sys/devices/pci0000:00/0000:00:01.0" / peer_bus / "vfio-dev/vfio1");
+    }
+};
+
+TEST(PeerMap, IommufdMapsADmabufOfTheProvidersBarWhereTheProcessHoldsIt) {
+    IommufdPeers local;
+    const auto machine = local.machine();
+    local.with_both();
+    local.kernel->exports_dmabuf = true;
+    auto gpu = Function::take(machine, peer_bus);
+    ASSERT_TRUE(gpu) << gpu.error();
+    auto nic = Function::take(machine, bus);
+    ASSERT_TRUE(nic) << nic.error();
+    auto run = nic->map_peer(peer_bus, 2, 0x20000, 64 << 10);
+    ASSERT_TRUE(run) << run.error();
+    ASSERT_EQ(local.kernel->features.size(), 1u);
+    EXPECT_EQ(local.kernel->features[0], pci::vfio::dmabuf_request(2, 0x20000, 64 << 10));
+    ASSERT_TRUE(local.kernel->mapped_files.contains(run->address.value));
+    EXPECT_EQ(local.kernel->dma.at(run->address.value), 64u << 10);
+    const auto fds = local.kernel->open_fds();
+    nic->unmap_peer(*run);
+    EXPECT_FALSE(local.kernel->dma.contains(run->address.value));
+    EXPECT_EQ(local.kernel->open_fds(), fds - 1) << "the dma-buf is closed";
+}
+
+TEST(PeerMap, IommufdWithoutTheProviderHeldSaysToTakeItFirst) {
+    IommufdPeers local;
+    local.with_iommufd();
+    auto nic = Function::take(local.machine(), bus);
+    ASSERT_TRUE(nic) << nic.error();
+    auto run = nic->map_peer(peer_bus, 2, 0, 64 << 10);
+    ASSERT_FALSE(run);
+    EXPECT_NE(run.error().find("iommufd maps a peer BAR only as a dma-buf its VFIO device exports (IOMMU_IOAS_MAP_FILE, "
+                               "Linux 6.19), and this process does not hold 0000:01:00.1 through VFIO"),
+              std::string::npos)
+        << run.error();
+}
+
+TEST(PeerMap, IommufdOnAKernelWithoutTheDmabufExportSaysSo) {
+    IommufdPeers local;
+    const auto machine = local.machine();
+    local.with_both();
+    auto gpu = Function::take(machine, peer_bus);
+    auto nic = Function::take(machine, bus);
+    ASSERT_TRUE(gpu && nic);
+    auto run = nic->map_peer(peer_bus, 2, 0, 64 << 10);
+    ASSERT_FALSE(run);
+    EXPECT_NE(run.error().find("the dma-buf way: the kernel has no VFIO dma-buf export of 0000:01:00.1 BAR2 "
+                               "(VFIO_DEVICE_FEATURE_DMA_BUF, Linux 6.19)"),
+              std::string::npos)
+        << run.error();
+}
+
+TEST(PeerMap, IommufdRefusingTheDmabufSaysWhichKernelMapsThem) {
+    IommufdPeers local;
+    const auto machine = local.machine();
+    local.with_both();
+    local.kernel->exports_dmabuf = true;
+    local.kernel->map_file_error = EINVAL;
+    auto gpu = Function::take(machine, peer_bus);
+    auto nic = Function::take(machine, bus);
+    ASSERT_TRUE(gpu && nic);
+    const auto fds = local.kernel->open_fds();
+    auto run = nic->map_peer(peer_bus, 2, 0, 64 << 10);
+    ASSERT_FALSE(run);
+    EXPECT_NE(run.error().find("the dma-buf way: 0000:01:00.0: IOMMU_IOAS_MAP_FILE of 64 KiB at IOVA "), std::string::npos)
+        << run.error();
+    EXPECT_NE(run.error().find("refused the dma-buf (iommufd maps dma-bufs only from Linux 6.19)"), std::string::npos)
+        << run.error();
+    EXPECT_EQ(local.kernel->open_fds(), fds) << "the dma-buf is closed";
 }
 
 }  // namespace
