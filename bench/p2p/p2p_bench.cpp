@@ -135,7 +135,7 @@ Rig& udp_machines() {
 // Times `transfer` of state.range(0) bytes along `path`, then checks the destination
 // once, and states the ceiling the simulated links put on the path (ceiling.hpp) in
 // ceiling_bytes_per_second: a row faster than it is impossible and reports an error
-// (cases/bugs B30). The simulator's own speed is this CPU's, far below its links.
+// (docs/bugs.md B30). The simulator's own speed is this CPU's, far below its links.
 template <class Transfer>
 void transfer_rows(benchmark::State& state, Path path, Transfer&& transfer, Rig& rig = machines()) {
     const auto bytes = static_cast<std::uint64_t>(state.range(0));

@@ -1,4 +1,4 @@
-// The ceiling the PCI Express links put on each path (cases/bugs B30): no transfer is
+// The ceiling the PCI Express links put on each path (docs/bugs.md B30): no transfer is
 // faster than the slowest link it crosses, so a figure above its ceiling is impossible and
 // fails the run.
 //

@@ -7,7 +7,7 @@
 //               "seconds": 0.21, "bytes_per_second": 1.27e9, "ceiling_bytes_per_second": 3.15e10,
 //               "impossible": false, "verified": true}, ...]}
 // "ceiling_bytes_per_second" is what the links carry (ceiling.hpp; null: unknown), and a
-// figure above it is "impossible" (cases/bugs B30).
+// figure above it is "impossible" (docs/bugs.md B30).
 // A refused path has "ran": false, its reason, and 0 bytes, seconds and bytes_per_second.
 #pragma once
 

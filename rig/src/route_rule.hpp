@@ -24,7 +24,7 @@ struct HostBridgeAnswer {
 // Numbers the nodes and host bridges of `ways`, read together: one number per directory
 // (a node on several ways gets one number), so that the rule compares nodes as whole
 // nodes of one tree, by number (never by spelling: a sysfs link's spelling is resolved
-// before, cases/bugs B02). Host bridges are numbered 0, 1, ... in a space of their own.
+// before, docs/bugs.md B02). Host bridges are numbered 0, 1, ... in a space of their own.
 // Returns how many host bridges there are.
 std::uint32_t number(std::span<sysfs::Way* const> ways);
 

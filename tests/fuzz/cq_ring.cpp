@@ -1,8 +1,9 @@
 // libFuzzer harness: CQEs a broken or hostile device writes into a CQ ring (rig/bnxt/cq.hpp,
-// spec/bnxt-hsi.md §5.5). Two simulated NICs on a Wire, stepped on this thread (the same
-// input, the same run). For each input: a Cq and a Qp on each NIC, connected; two receives
-// posted on B, two SENDs and a READ on A; the model's next CQEs (testing::Faults::
-// rewrite_cqes) overwritten or XORed with the input's 32-byte chunks, A's first, then B's.
+// rig/bnxt/hsi/cqe.hpp; Linux's roce_hsi.h cq_req, cq_res_rc, cq_terminal). Two simulated NICs
+// on a Wire, stepped on this thread (the same input, the same run). For each input: a Cq and a
+// Qp on each NIC, connected; two receives posted on B, two SENDs and a READ on A; the model's
+// next CQEs (testing::Faults::rewrite_cqes) overwritten or XORed with the input's 32-byte
+// chunks, A's first, then B's.
 // The driver must never crash, never report a completion of a work request it was not
 // given or report one twice, and either complete everything or say the Cq is in error;
 // then everything is destroyed, whatever state it is in.

@@ -1,6 +1,6 @@
 // Which NIC for which GPU (rig/pci/nics.hpp): the ranking's four steps with their reasons,
 // ties, the pairing that spreads GPUs over tied NICs, overrides, and the shapes that misled
-// other stacks: links spelled differently (cases/bugs B02), virtual bridges inside a switch
+// other stacks: links spelled differently (docs/bugs.md B02), virtual bridges inside a switch
 // (B04), NUMA -1, GPUs and NICs in different PCI domains, a downtrained GPU link, links and
 // ACS unreadable for an unprivileged reader.
 #include <gtest/gtest.h>

@@ -42,7 +42,7 @@ TEST(Report, TableHasAHeadingARowPerPathAndEachReason) {
               "        why: the firmware refused REGISTER_MR: status 4\n");
 }
 
-// cases/bugs B30: a figure above what the links carry is impossible and fails the run.
+// docs/bugs.md B30: a figure above what the links carry is impossible and fails the run.
 TEST(Report, AFigureAboveItsLinksCeilingIsImpossibleAndFailsTheRun) {
     Report report = sample();
     Outcome& p2p = report.paths[0];

@@ -14,7 +14,7 @@
 //      one after every known one;
 //   4. bus order (BusAddress), where NICs equal at 1-3 are a tie, and say so.
 // The distance is a class, not a count of hops: bridges inside one switch (a switch that
-// shows itself as several levels of virtual bridges) change nothing (cases/bugs B04), and
+// shows itself as several levels of virtual bridges) change nothing (docs/bugs.md B04), and
 // nodes are compared as whole nodes of the tree, never as strings, so how sysfs spells
 // its links changes nothing either (B02).
 //
