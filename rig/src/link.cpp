@@ -69,9 +69,16 @@ std::optional<LinkState> RouteLink::capable() const {
     return port_capability;
 }
 
+namespace {
+
+// Whether a link at `status` runs below `can`, in speed or in width.
+bool below(const LinkState& status, const LinkState& can) { return status.speed < can.speed || status.width < can.width; }
+
+}  // namespace
+
 bool RouteLink::downtrained() const {
     const auto can = capable();
-    return status && can && (status->speed < can->speed || status->width < can->width);
+    return status && can && below(*status, *can);
 }
 
 std::string to_string(Generation g) { return fmt::format("Gen{}", static_cast<unsigned>(g)); }
@@ -81,7 +88,7 @@ std::string to_string(const LinkState& s) { return fmt::format("{} x{}", to_stri
 std::string describe(const Link& link) {
     if (!link.status) return "unknown";
     std::string out = to_string(*link.status);
-    if (link.capability && (link.status->speed < link.capability->speed || link.status->width < link.capability->width))
+    if (link.capability && below(*link.status, *link.capability))
         out += " (can " + to_string(*link.capability) + ")";
     return out;
 }

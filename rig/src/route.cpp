@@ -386,22 +386,27 @@ Two read_two(const Machine::State& state, std::string_view provider, std::string
 
 }  // namespace
 
-Route Machine::route(std::string_view provider, std::string_view client) const {
-    Two t = read_two(*state_, provider, client);
+namespace {
+
+// The two ways read and numbered, answered by `rule` (decide or host_bridge_decide).
+template <class Rule>
+Route read_and_decide(const Machine::State& state, std::string_view provider, std::string_view client, Rule rule) {
+    Two t = read_two(state, provider, client);
     if (!t.provider) return t.unread;
     Way* ways[] = {&*t.provider, &*t.client};
     const std::uint32_t host_bridges = number(ways);
     const Way* read[] = {&*t.provider, &*t.client};
-    return decide(provider, client, *t.provider, *t.client, rule_inputs(*state_->root, read, host_bridges));
+    return rule(provider, client, *t.provider, *t.client, rule_inputs(*state.root, read, host_bridges));
+}
+
+}  // namespace
+
+Route Machine::route(std::string_view provider, std::string_view client) const {
+    return read_and_decide(*state_, provider, client, decide);
 }
 
 Route Machine::host_bridge_route(std::string_view provider, std::string_view client) const {
-    Two t = read_two(*state_, provider, client);
-    if (!t.provider) return t.unread;
-    Way* ways[] = {&*t.provider, &*t.client};
-    const std::uint32_t host_bridges = number(ways);
-    const Way* read[] = {&*t.provider, &*t.client};
-    return host_bridge_decide(provider, client, *t.provider, *t.client, rule_inputs(*state_->root, read, host_bridges));
+    return read_and_decide(*state_, provider, client, host_bridge_decide);
 }
 
 bool Machine::forwards(std::string_view provider, std::string_view client) const {
