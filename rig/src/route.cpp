@@ -266,13 +266,23 @@ Answer answer(const Leg& provider, const Leg& client, const RuleInputs& in) {
     return {allowed ? Verdict::ThroughHostBridge : Verdict::NotSupported, distance};
 }
 
-Route decide(std::string_view provider_bus, std::string_view client_bus, const Way& provider, const Way& client,
-             const RuleInputs& in) {
+namespace {
+
+// A route of nothing decided yet: its two functions and their host bridges.
+Route named(std::string_view provider_bus, std::string_view client_bus, const Way& provider, const Way& client) {
     Route r;
     r.provider = std::string(provider_bus);
     r.client = std::string(client_bus);
     r.provider_host_bridge = provider.host_bridge;
     r.client_host_bridge = client.host_bridge;
+    return r;
+}
+
+}  // namespace
+
+Route decide(std::string_view provider_bus, std::string_view client_bus, const Way& provider, const Way& client,
+             const RuleInputs& in) {
+    Route r = named(provider_bus, client_bus, provider, client);
     const Legs legs(provider, client);
     const auto common = common_node(legs.provider, legs.client);
     r.distance = distance_of(legs.provider, legs.client, common);
@@ -301,11 +311,7 @@ Route decide(std::string_view provider_bus, std::string_view client_bus, const W
 
 Route host_bridge_decide(std::string_view provider_bus, std::string_view client_bus, const Way& provider,
                          const Way& client, const RuleInputs& in) {
-    Route r;
-    r.provider = std::string(provider_bus);
-    r.client = std::string(client_bus);
-    r.provider_host_bridge = provider.host_bridge;
-    r.client_host_bridge = client.host_bridge;
+    Route r = named(provider_bus, client_bus, provider, client);
     const Legs legs(provider, client);
     r.distance = distance_of(legs.provider, legs.client, common_node(legs.provider, legs.client));
     add_links(r, provider, std::nullopt, client, std::nullopt);  // up to the root complex and down
