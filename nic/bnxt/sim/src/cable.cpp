@@ -180,13 +180,18 @@ void FaultPath::reset_counters() {
 std::size_t Cable::Link::carry(unsigned from, std::vector<Frame>& frames) {
     if (capture.on()) capture.write(frames);
     detail::FaultPath& path = faults[from];
-    path.count(frames.size());
-    if (!path.active()) return forward(1 - from, frames);
+    if (!path.active()) {
+        path.count(frames.size());
+        return forward(1 - from, frames);
+    }
     // The faults of this direction, then what comes out forwarded under the path's lock,
     // so that nothing overtakes it; the lost frames and those forward left are the
-    // caller's to reuse.
+    // caller's to reuse. The frames count as carried once their faults are counted, so
+    // that counters() never sees a frame carried whose fate it does not yet show.
     std::lock_guard lock(path.mutex);
+    const std::size_t carried = frames.size();
     path.apply(frames, path.out);
+    path.count(carried);
     const std::size_t unplugged = path.out.empty() ? 0 : forward(1 - from, path.out);
     for (Frame& f : path.out)
         if (f.capacity() != 0) frames.push_back(std::move(f));
