@@ -2,7 +2,7 @@
 # p2p_copy, with a package configuration so that another project's
 #   find_package(rig REQUIRED)
 #   target_link_libraries(app PRIVATE rig::bnxt rig::gpu_sim)
-# works against the install prefix. Targets, by the names of DESIGN.md's layers:
+# works against the install prefix. Targets, by the names of docs/design.md's layers:
 #   rig::pci rig::sim rig::space rig::gpu rig::gpu_sim rig::bnxt_hsi rig::bnxt rig::bnxt_sim rig::bootstrap
 #   and rig::gpu_cuda, rig::gpu_hip where their toolchains were found at configure time.
 # Test-only headers (rig/sim/faults.hpp, rig/bnxt/sim/testing/) are not installed.

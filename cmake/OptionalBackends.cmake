@@ -1,6 +1,6 @@
 # The GPU backends whose toolchains may be missing: CUDA (nvcc) and HIP (Debian's
 # hipcc/clang-15). Each is built where its compiler is found and skipped with one
-# message where not, never a failed configure (notes/toolchain.md §1–2).
+# message where not, never a failed configure (docs/toolchain.md §1–2).
 include(CheckLanguage)
 option(WITH_CUDA "Build the CUDA backend if a CUDA toolkit is found" ON)
 option(WITH_HIP "Build the HIP backend if ROCm/HIP and libdrm are found" ON)

@@ -4,7 +4,7 @@
 // Choice::Both runs peer-to-peer, then bounce. Choice::Auto runs peer-to-peer where
 // forwards(GPU, NIC) holds on both machines and the NICs register their GPUs' BARs, and
 // the bounce path otherwise, saying which and why. Choice::P2p and Choice::Bounce run that
-// path or refuse it with the reason: never another (cases/bugs B09: a pin that contradicts
+// path or refuse it with the reason: never another (docs/bugs.md B09: a pin that contradicts
 // the bus is refused with the reason, not silently obeyed or ignored).
 //
 // Before each path the destination is overwritten with another fill pattern, so that a

@@ -1,5 +1,5 @@
 // The two ways p2p_copy moves GPU memory of machine 1 into GPU memory of machine 2
-// (DESIGN.md, "The data path of the main job"):
+// (docs/design.md, "The data path of the main job"):
 //
 //  - peer-to-peer: each NIC registers its GPU's memory by its BAR runs (Region::device);
 //    the receiver posts receives into its GPU region and the sender sends from its own
@@ -13,7 +13,7 @@
 // Both cut the transfer into chunks (messages) and keep `depth` of them in flight, as a
 // NIC's throughput needs. A receive is always posted before the send it takes, so no send
 // waits on the receiver-not-ready timer. The completion is the point at which a chunk's
-// bytes are in the destination (cases/bugs B27; region.hpp): nothing reads them earlier.
+// bytes are in the destination (docs/bugs.md B27; region.hpp): nothing reads them earlier.
 //
 // Everything here runs on the calling thread; the NIC models run on their own.
 #pragma once

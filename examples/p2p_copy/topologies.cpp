@@ -1,6 +1,6 @@
 // The built-in machines of p2p_copy (topologies.hpp), each drawn below. The vendor and
 // device IDs are those of the parts named, so the route explanations read as they would on
-// such a machine; the allow-list facts are spec/p2pdma.md §3's.
+// such a machine; the allow-list facts are docs/p2pdma.md §3's.
 #include "topologies.hpp"
 
 #include "rig/sim/system.hpp"
@@ -55,7 +55,7 @@ SwitchParts allowed_switch() {
 
 // A Broadwell-EP host bridge (8086:6f00, not on the allow-list) and a PLX PEX 8747 switch
 // whose downstream ports redirect: ACSCtl 0x001d = SrcValid ReqRedir CmpltRedir
-// UpstreamFwd, as Linux sets it with the IOMMU on and the lspci of cases/bugs B11 shows.
+// UpstreamFwd, as Linux sets it with the IOMMU on and the lspci of docs/bugs.md B11 shows.
 SwitchParts redirecting_switch() {
     return {Cpu::intel(0x4f), Spec::root_complex(0x8086, 0x6f00), Spec::root_port(1, 0, 0x8086, 0x6f08),
             Spec::upstream_port(0x10b5, 0x8747), 0x10b5, 0x8747, 0x001d};

@@ -25,7 +25,7 @@
 namespace rig::gpu {
 namespace {
 
-constexpr std::uint64_t page = 4096;  // the unit of a NIC's runs (seeds/000, Region::device)
+constexpr std::uint64_t page = 4096;  // the unit of a NIC's runs (docs/api.md, Region::device)
 
 std::uint64_t round_up(std::uint64_t n, std::uint64_t to) { return (n + to - 1) / to * to; }
 

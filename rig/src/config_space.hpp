@@ -35,7 +35,7 @@ struct Header {
 
     bool is_bridge() const { return layout == config::header_type1; }
     // Whether its ACS Control sends peer-to-peer requests to the root complex
-    // (RR, CR or EC; spec/p2pdma.md §4). false where it has no ACS capability.
+    // (RR, CR or EC; docs/p2pdma.md §4). false where it has no ACS capability.
     bool redirects() const { return acs_control && (*acs_control & config::acs_redirect) != 0; }
     // The link as the two registers give it (LinkSource::Config), or LinkSource::Unread
     // where the capability was not read or has no link registers. A speed field outside

@@ -1,5 +1,5 @@
 // Function (rig/pci/function.hpp): a taken PCI function, over the operations its machine
-// gives (transport.hpp; seeds/003, "Transports").
+// gives (transport.hpp; docs/api.md, "Transports").
 //
 // The rules this file keeps, in the page's words and order:
 //  - Misuse is refused before any operation runs: every bound, size, alignment and

@@ -1,6 +1,6 @@
 // Peer-to-peer routes: Machine::forwards, distance and route. This file is rig's whole
 // copy of Linux's p2pdma policy (drivers/pci/p2pdma.c: calc_map_type_and_dist(),
-// host_bridge_whitelist(), cpu_supports_p2pdma(); spec/p2pdma.md §1–§3, §6). The
+// host_bridge_whitelist(), cpu_supports_p2pdma(); docs/p2pdma.md §1–§3, §6). The
 // question: may the client's requests reach a BAR of the provider?
 //
 // The ways up. Each function climbs pci_upstream_bridge(): to the bridge that owns its
@@ -77,7 +77,7 @@ namespace {
 using sysfs::Node;
 using sysfs::Way;
 
-// spec/p2pdma.md §3: pci_p2pdma_whitelist[], in the kernel's order (the first match
+// docs/p2pdma.md §3: pci_p2pdma_whitelist[], in the kernel's order (the first match
 // decides). device nullopt: PCI_ANY_ID.
 struct Allowed {
     std::uint16_t vendor;
@@ -118,7 +118,7 @@ constexpr std::array<Allowed, 30> allow_list{{
     {0x1d17, 0x1008, false, "Zhaoxin"},
 }};
 
-// x86 family of AMD's Zen (spec/p2pdma.md §2 step 8).
+// x86 family of AMD's Zen (docs/p2pdma.md §2 step 8).
 constexpr unsigned amd_zen_family = 0x17;
 
 std::string ids(const Node& node) { return fmt::format("{:04x}:{:04x}", node.header.vendor, node.header.device); }

@@ -5,7 +5,7 @@
 //   sys/devices/.../<bus address>/{vendor,device,class,config,numa_node,driver,iommu_group,physfn}
 //   proc/cpuinfo
 // A function's upstream bridges are the directories named by bus addresses above its
-// own; the nearest pciDDDD:BB directory above it is its host bridge (spec/p2pdma.md §1).
+// own; the nearest pciDDDD:BB directory above it is its host bridge (docs/p2pdma.md §1).
 //
 // Every path is resolved inside the root, as if the root were "/": symbolic links are
 // followed (absolute ones taken under the root), ".." never leaves it, and a chain of more

@@ -1,5 +1,5 @@
 // How a function taken through VFIO reaches system memory, behind one interface (internal
-// to rig_pci), with one file per kernel mechanism (notes/style.md, "Layout"):
+// to rig_pci), with one file per kernel mechanism (docs/design.md, "Layout"):
 //  - vfio_container.cpp: the VFIO container and group API of linux/vfio.h: the group's
 //    /dev/vfio/N (or /dev/vfio/noiommu-N), a container with the type1v2 IOMMU (or the
 //    no-IOMMU mode), VFIO_GROUP_GET_DEVICE_FD.

@@ -2,7 +2,7 @@
 //
 // linux/iommufd.h arrived in Linux 6.2 and VFIO_DEVICE_BIND_IOMMUFD /
 // VFIO_DEVICE_ATTACH_IOMMUFD_PT in 6.6; the headers on Debian 12 are 6.1
-// (notes/toolchain.md §4). Where the system headers have them they are used; otherwise
+// (docs/toolchain.md §4). Where the system headers have them they are used; otherwise
 // the few structures and ioctl numbers are defined here, as the upstream uapi lays them
 // out (include/uapi/linux/iommufd.h, include/uapi/linux/vfio.h), so the iommufd way builds
 // and is tested everywhere and runs where the kernel has it. The layouts are pinned below.

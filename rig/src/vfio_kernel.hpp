@@ -3,7 +3,7 @@
 // Every open, ioctl, mmap, pread and flock of the VFIO code goes through a Kernel, so
 // that its logic (the region-info argsz retry, the MSI-X table hole, the order of the
 // container calls, the give-back at release) is tested against a fake Kernel that plays
-// the kernel's part: a seam, not a link-time mock (notes/style.md, "Tests"). linux_kernel()
+// the kernel's part: a seam, not a link-time mock (docs/design.md, "Tests"). linux_kernel()
 // is the real one. Failures are errno values, never -1 and a global.
 //
 // Fd and Mapping own what they name and give it back through the Kernel that made it.

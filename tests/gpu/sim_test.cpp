@@ -62,7 +62,7 @@ Bench build(const Options& options = {}) {
     auto engine = std::make_shared<DmaEngine>(DmaEngine::Threading::Caller);
     Topology t(options.split_host_bridges ? rig::sim::Cpu::intel() : rig::sim::Cpu::amd());
     const auto hb = t.host_bridge(0, 0);
-    // Broadwell-EP (8086:6f00) is not on Linux's P2P allow-list (spec/p2pdma.md §3).
+    // Broadwell-EP (8086:6f00) is not on Linux's P2P allow-list (docs/p2pdma.md §3).
     t.add(hb, Spec::root_complex(options.split_host_bridges ? 0x8086 : 0x1022, options.split_host_bridges ? 0x6f00 : 0x1480));
     auto gpu0 = rig::sim::endpoint_spec(0, 0, model0->identity());
     if (options.gpu_behind_iommu) gpu0.iommu_group = 3;
@@ -499,7 +499,7 @@ TEST(SimGpu, HostMemoryTheMachineCannotGiveNamesTheGpuAndTheSize) {
 
 TEST(SimGpu, APeerTheBusDoesNotForwardToIsRefusedNamingBoth) {
     // Two root ports of a Broadwell-EP host bridge, which is not on Linux's allow-list:
-    // peer requests between them are not supported (spec/p2pdma.md §2, §3).
+    // peer requests between them are not supported (docs/p2pdma.md §2, §3).
     Options options;
     options.split_host_bridges = true;
     const Bench bench = build(options);

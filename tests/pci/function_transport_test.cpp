@@ -1,4 +1,4 @@
-// The rules of seeds/003's "Transports" paragraph, each as a test of Function on the
+// The rules of docs/api.md's "Transports" paragraph, each as a test of Function on the
 // simulated machine, whose call records and fault injection (rig/sim/faults.hpp) show what
 // reached the transport: misuse refused before any operation, windows and pins counted,
 // every pin passed on, release giving back everything once, resumed after an exception,

@@ -1,4 +1,4 @@
-// Routes on random topologies, against a second reading of spec/p2pdma.md written here
+// Routes on random topologies, against a second reading of docs/p2pdma.md written here
 // from the topology itself (no sysfs): the answers must agree for every pair, read whole
 // and read as an unprivileged process, and forwards and distance must be symmetric.
 #include <gtest/gtest.h>
@@ -23,7 +23,7 @@ using test::Generator;
 using test::listed;
 using test::Tree;
 
-// spec/p2pdma.md read again, on the topology's own records.
+// docs/p2pdma.md read again, on the topology's own records.
 class Reference {
 public:
     Reference(const Topology& t, bool unprivileged) : t_(t), unprivileged_(unprivileged) {}

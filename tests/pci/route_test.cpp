@@ -1,5 +1,5 @@
 // Routes on sysfs trees written from topologies: forwards, distance and route, case by
-// case of spec/p2pdma.md §2–§3 (rig/src/route.cpp states the rule).
+// case of docs/p2pdma.md §2–§3 (rig/src/route.cpp states the rule).
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -132,7 +132,7 @@ TEST(Route, TwoFunctionsOfOneDeviceMeetAtTheirPort) {
 }
 
 TEST(Route, TwoFunctionsBelowRootPortWithRedirectAreNotSupportedOnUnlistedHost) {
-    // spec/p2pdma.md §2.1: the root port is the common node, its own RR/CR count.
+    // docs/p2pdma.md §2.1: the root port is the common node, its own RR/CR count.
     Topology t(Cpu::intel());
     const auto h = t.host_bridge(0, 0);
     t.add(h, Spec::root_complex(0x8086, 0x6f00));

@@ -279,7 +279,7 @@ TEST(Bus, PhysicalAddressesOfAnotherMachinesMemoryAreNotReached) {
 }
 
 // A model on its own thread writes an entry, then its valid byte as a separate last
-// write; the driver reads the valid byte with acquire, then the entry (notes/style.md,
+// write; the driver reads the valid byte with acquire, then the entry (docs/design.md,
 // "Rings keep one order"). Under ThreadSanitizer this is race-free.
 class Publisher final : public sim::Device {
 public:

@@ -1,4 +1,4 @@
-// tests/space/space_test.cpp: rig::Space's contract (seeds/004), case by case: what
+// tests/space/space_test.cpp: rig::Space's contract (docs/api.md, "Space"), case by case: what
 // throws std::invalid_argument and what its message names, where ranges land, and how
 // holds, shares, frees and releases give ranges back.
 #include "rig/space.hpp"

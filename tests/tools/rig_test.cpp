@@ -165,7 +165,7 @@ TEST(RigTool, TopoPrintsBothMatricesWithLegend) {
 }
 
 TEST(RigTool, TopoNotesAVirtualTopologyWhenEveryEndpointSitsOnARootBus) {
-    // cases/bugs B05: a passthrough guest, GPUs and a NIC on root bus 00, no bridges.
+    // docs/bugs.md B05: a passthrough guest, GPUs and a NIC on root bus 00, no bridges.
     Topology t(Cpu::intel());
     const auto h = t.host_bridge(0, 0);
     t.add(h, Spec::endpoint(0, 0, 0x10de, 0x20b5, 0x030200));

@@ -1,7 +1,7 @@
 // The CUDA driver API entry points the CUDA backend calls, fetched at run time through
 // the runtime's cudaGetDriverEntryPointByVersion rather than linked: a binary that
 // needs libcuda.so.1 does not start on a machine without NVIDIA's driver
-// (notes/toolchain.md §1), and this one answers with an Error instead.
+// (docs/toolchain.md §1), and this one answers with an Error instead.
 #pragma once
 
 #include <cuda.h>

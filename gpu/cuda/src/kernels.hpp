@@ -1,6 +1,6 @@
 // The boundary between the CUDA backend (g++, C++23) and its kernel file (nvcc, C++20):
 // plain structs and status codes only, since nvcc cannot parse libstdc++'s <expected>
-// (notes/toolchain.md §1). The g++ side turns a Status into a rig::Result.
+// (docs/toolchain.md §1). The g++ side turns a Status into a rig::Result.
 #pragma once
 
 #include <cstdint>

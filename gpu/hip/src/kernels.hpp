@@ -1,6 +1,6 @@
 // The boundary between the HIP backend (g++, C++23) and its kernel file (clang-15 as
 // hipcc, C++20): plain structs and status codes only, since clang cannot parse
-// libstdc++ 12's <expected> (notes/toolchain.md §1). The g++ side turns a Status into a
+// libstdc++ 12's <expected> (docs/toolchain.md §1). The g++ side turns a Status into a
 // rig::Result.
 #pragma once
 

@@ -212,7 +212,7 @@ public:
         const auto* owner = dynamic_cast<const Memory*>(peer.get());
         if (owner == nullptr) throw std::invalid_argument("sim GPU: " + label() + " cannot map memory of another kind of GPU at " + hex(address));
         const Memory& memory = *owner;
-        // The owner's BAR2 is the provider, this GPU the client (spec/p2pdma.md §2).
+        // The owner's BAR2 is the provider, this GPU the client (docs/p2pdma.md §2).
         const pci::Route route = function_.machine().route(memory.device->bus(), bus());
         if (!route.forwards())
             return fail(label(), ": cannot reach the ", text::bytes(bytes), " at ", hex(address), " of ", memory.device->label(),

@@ -1,4 +1,4 @@
-// §7.1 step 8, spec/bnxt-hsi.md §3.11: on P5 the host gives the chip its context memory
+// §7.1 step 8, docs/hsi.md §3.11: on P5 the host gives the chip its context memory
 // (QP, SRQ, CQ, VNIC, statistics, TQM, MR/AH, timer tables) before any ring exists.
 //
 // The rule, after Linux's bnxt_alloc_ctx_mem and bnxt_hwrm_func_backing_store_cfg (bnxt.c):

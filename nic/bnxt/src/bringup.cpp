@@ -1,4 +1,4 @@
-// Driver bring-up, one function per step of spec/bnxt-hsi.md §7.1, in its order. Each
+// Driver bring-up, one function per step of docs/hsi.md §7.1, in its order. Each
 // step records what it set up in Nic::State, so that a failure at any step is undone by
 // the teardown of §7.4 (teardown.cpp) and nothing is left behind.
 #include "bringup.hpp"

@@ -1,4 +1,4 @@
-// Completion queues: create, destroy, status words (rig/bnxt/cq.hpp; spec/bnxt-hsi.md
+// Completion queues: create, destroy, status words (rig/bnxt/cq.hpp; docs/hsi.md
 // §4.6.6, §4.6.7, §5.5). Polling is poll.cpp's, the notification queue nq.cpp's.
 #include "rig/bnxt/cq.hpp"
 

@@ -64,7 +64,7 @@ Result<PageList> make_page_list(const pci::Function& fn, std::span<const std::ui
                                 hsi::PblLevel at_least = hsi::PblLevel::LVL_0);
 
 // A ring or queue of `bytes` bytes (rounded up to 4 KiB pages), filled with `poison`
-// before the device learns of it (notes/style.md), and its page list (queue kind).
+// before the device learns of it (docs/design.md), and its page list (queue kind).
 struct QueueMemory {
     DmaBuffer memory;
     PageList pages;

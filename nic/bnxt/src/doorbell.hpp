@@ -1,5 +1,5 @@
 // nic/bnxt/src/doorbell.hpp: the CPU's DMA fences and the one function that writes a
-// doorbell (notes/style.md: "every doorbell leaves through one function", as bnxt_re's
+// doorbell (docs/design.md: "every doorbell leaves through one function", as bnxt_re's
 // bnxt_re_ring_db; the fences in one header, as rdma-core's util/udma_barrier.h).
 //
 // Towards the device: every store to DMA memory (a WQE, a PSN entry, a CMDQ slot) must be

@@ -1,4 +1,4 @@
-// The port's GIDs and the rule that picks one (rig/bnxt/gid.hpp; cases/bugs B19).
+// The port's GIDs and the rule that picks one (rig/bnxt/gid.hpp; docs/bugs.md B19).
 #include "rig/bnxt/gid.hpp"
 
 #include <arpa/inet.h>

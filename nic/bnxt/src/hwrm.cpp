@@ -1,4 +1,4 @@
-// The HWRM channel (hwrm.hpp; spec/bnxt-hsi.md §3.1-§3.4).
+// The HWRM channel (hwrm.hpp; docs/hsi.md §3.1-§3.4).
 #include "hwrm.hpp"
 
 #include <algorithm>

@@ -1,4 +1,4 @@
-// nic/bnxt/src/hwrm.hpp: the HWRM channel (spec/bnxt-hsi.md §3.1): one request at a time,
+// nic/bnxt/src/hwrm.hpp: the HWRM channel (docs/hsi.md §3.1): one request at a time,
 // written into the BAR0 window with 32-bit stores (or, where it is longer than the window
 // takes or the firmware requires it, and only where VER_GET's dev_caps_cfg offers short
 // commands, as a short-mode descriptor of a request in DMA memory),

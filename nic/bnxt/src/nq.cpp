@@ -1,4 +1,4 @@
-// The notification queue (spec/bnxt-hsi.md §5.6): where an armed CQ announces its next
+// The notification queue (docs/hsi.md §5.6): where an armed CQ announces its next
 // CQE, and whose MSI-X vector wakes Cq::wait.
 //
 // The rule: a waiter counts its CQ's notifications, arms the CQ (CQ_ARMALL), and waits

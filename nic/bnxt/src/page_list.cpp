@@ -1,4 +1,4 @@
-// Page lists and region page sizes (rig/bnxt/detail/page_list.hpp; spec/bnxt-hsi.md §2.1,
+// Page lists and region page sizes (rig/bnxt/detail/page_list.hpp; docs/hsi.md §2.1,
 // §2.2, §6.2, §6.3). Pure arithmetic: the caller allocates the table pages.
 #include "rig/bnxt/detail/page_list.hpp"
 

@@ -1,5 +1,5 @@
 // Cq::poll and Cq::wait: the hot path that turns CQEs into Completions (rig/bnxt/cq.hpp;
-// spec/bnxt-hsi.md §5.5, §5.6, §5.8).
+// docs/hsi.md §5.5, §5.6, §5.8).
 //
 // One pass: first the rest of a requester CQE the last call had no room for (carry), then
 // every new CQE while `out` has room, then, where a queue pair of this Cq failed, its

@@ -1,4 +1,4 @@
-// Posting work requests: the hot path of rig/bnxt/qp.hpp (spec/bnxt-hsi.md §5.2.5, §5.3,
+// Posting work requests: the hot path of rig/bnxt/qp.hpp (docs/hsi.md §5.2.5, §5.3,
 // §5.4, §5.8).
 //
 // A post checks the request (a caller's bug throws before anything is queued), takes a

@@ -1,4 +1,4 @@
-// Queue pairs: create, connect, destroy (rig/bnxt/qp.hpp; spec/bnxt-hsi.md §4.6.8,
+// Queue pairs: create, connect, destroy (rig/bnxt/qp.hpp; docs/hsi.md §4.6.8,
 // §4.6.9, §4.6.11, §7.2). Posting is post.cpp's.
 #include "rig/bnxt/qp.hpp"
 

@@ -1,4 +1,4 @@
-// The RoCE firmware channel (rcfw.hpp; spec/bnxt-hsi.md §4.2-§4.5).
+// The RoCE firmware channel (rcfw.hpp; docs/hsi.md §4.2-§4.5).
 #include "rcfw.hpp"
 
 #include <algorithm>

@@ -1,4 +1,4 @@
-// nic/bnxt/src/rcfw.hpp: the RoCE firmware channel (spec/bnxt-hsi.md §4): commands into
+// nic/bnxt/src/rcfw.hpp: the RoCE firmware channel (docs/hsi.md §4): commands into
 // CMDQ slots, published through the BAR0 producer register and trigger, answered on the
 // CREQ. One command at a time: the driver waits for the CREQ completion whose cookie is
 // the command's (§4.3 step 6) against a deadline from the clock, consuming every CREQ

@@ -1,4 +1,4 @@
-// Regions (rig/bnxt/region.hpp; seeds/000_4dd8438eccca395b.txt; spec/bnxt-hsi.md §4.6.12,
+// Regions (rig/bnxt/region.hpp; docs/api.md, "Region"; docs/hsi.md §4.6.12,
 // §6): memory allocated, pinned or named by bus address, registered with ALLOCATE_MRW and
 // REGISTER_MR over a page list of the level its size needs. A device region is decided by
 // the route to the BAR that holds its runs before anything is registered.
@@ -16,9 +16,9 @@ namespace rig::bnxt {
 namespace {
 
 // §6.4: the region's rights. Never REMOTE_WRITE: a peer writes a region only through a
-// receive its owner posted (seeds/000).
+// receive its owner posted (docs/api.md, "Region").
 constexpr std::uint8_t region_access = hsi::mr_access::LOCAL_WRITE | hsi::mr_access::REMOTE_READ;
-constexpr std::uint64_t run_multiple = 4096;  // seeds/000, "device"
+constexpr std::uint64_t run_multiple = 4096;  // docs/api.md, "device"
 
 const std::shared_ptr<Nic::State>& open_nic(const Nic& nic, const char* call) {
     const auto& s = nic.state();
@@ -254,7 +254,7 @@ Result<void> Region::State::deregister_locked() {
         hsi::DeregisterMr command{};
         command.lkey = key;
         if (auto done = n.rcfw->call(hsi::Opcode::DEREGISTER_MR, command); !done) {
-            // seeds/000: the NIC may still reach the memory; it stays until close.
+            // docs/api.md, "Region": the NIC may still reach the memory; it stays until close.
             life = Life::Stuck;
             n.kept_claims.push_back(std::move(claim));
             n.kept.push_back(std::move(memory));

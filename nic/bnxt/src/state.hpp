@@ -99,7 +99,7 @@ struct Nic::State {
     std::atomic<bool> closed{false};
 
     // Memory the NIC may still reach after a refused deregister or destroy: kept until
-    // the release at close turns bus mastering off (seeds/000, "deregister").
+    // the release at close turns bus mastering off (docs/api.md, "deregister").
     std::vector<DmaBuffer> kept;
     std::vector<pci::Claim> kept_claims;  // the claims of regions whose deregister was refused
 

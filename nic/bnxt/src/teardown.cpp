@@ -1,4 +1,4 @@
-// Driver teardown, spec/bnxt-hsi.md §7.4, in its order: what the caller left (queue pairs,
+// Driver teardown, docs/hsi.md §7.4, in its order: what the caller left (queue pairs,
 // regions, completion queues), then what bring-up set up, each step only where bring-up
 // got that far. Every step is attempted; the first error is kept. Nic::close then
 // releases the function, which turns bus mastering off before it gives back the memory.

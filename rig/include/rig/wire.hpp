@@ -2,7 +2,7 @@
 //
 // Hardware structures (configuration space, the bnxt HSI) are structs of Le16/Le32/Le64
 // in spec-table order, with their size and offsets asserted beside them
-// (notes/style.md, "Hardware structures"). The byte order lives here and nowhere else:
+// (docs/design.md, "Hardware structures"). The byte order lives here and nowhere else:
 // std::byteswap appears only inside these wrappers. A sub-field of a word is a
 // Field<lo, width>; `encode`/`decode` on it are constexpr, so a value worked out by hand
 // from a spec table can be pinned with static_assert.
@@ -73,7 +73,7 @@ struct Field {
     constexpr std::uint64_t of(std::uint64_t word) const { return (word & mask) >> Lo; }
 };
 
-// Bytes to a layout and back, without casting a byte pointer (notes/style.md).
+// Bytes to a layout and back, without casting a byte pointer (docs/design.md).
 template <class T>
 T load(std::span<const std::byte> bytes) {
     static_assert(std::is_trivially_copyable_v<T>);

@@ -1,5 +1,5 @@
 // The operations on a taken function of a simulated machine (transport.hpp's FunctionOps;
-// seeds/003, "Transports").
+// docs/api.md, "Transports").
 //
 // Every call is recorded (faults.cpp) and answers as a failed transport does once the
 // machine failed: configuration reads all ones, writes dropped, requests an Error with the

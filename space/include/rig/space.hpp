@@ -1,5 +1,5 @@
 // rig/space.hpp: the virtual address space the GPUs of one vendor share
-// (seeds/004_0318ac043ebcf50a.txt is the contract).
+// (docs/api.md, "Space", is the contract).
 //
 // An address of a Space means the same memory on every GPU that maps it (and, for system
 // memory a GPU allocates, in the process). A Space hands out ranges to holders: the open

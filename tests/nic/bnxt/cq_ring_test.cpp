@@ -1,5 +1,5 @@
-// Ring arithmetic at every wrap boundary (rig/bnxt/detail/ring.hpp; spec/bnxt-hsi.md §0,
-// §5.5.4, §5.8.2; cases/bugs B21): ring sizes 64, 65, 128, 129 and 1000, whose doorbells
+// Ring arithmetic at every wrap boundary (rig/bnxt/detail/ring.hpp; docs/hsi.md §0,
+// §5.5.4, §5.8.2; docs/bugs.md B21): ring sizes 64, 65, 128, 129 and 1000, whose doorbells
 // drivers of this NIC have got wrong after a wrap. Expected values are worked by hand
 // from the spec's rules, not computed by the code under test.
 #include "rig/bnxt/detail/ring.hpp"

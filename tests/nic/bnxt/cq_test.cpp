@@ -1,4 +1,4 @@
-// Completion queues end to end (rig/bnxt/cq.hpp; spec/bnxt-hsi.md §5.5-§5.8): rings that
+// Completion queues end to end (rig/bnxt/cq.hpp; docs/hsi.md §5.5-§5.8): rings that
 // wrap many times with the model checking every doorbell's index and epoch (B21), waits
 // on the notification queue's interrupt and by polling, every error completion the NIC
 // reports and the flush after it, and receives into another device's memory where the

@@ -1,4 +1,4 @@
-// The GID rule (rig/bnxt/gid.hpp; cases/bugs B19) and the addresses it reads.
+// The GID rule (rig/bnxt/gid.hpp; docs/bugs.md B19) and the addresses it reads.
 #include "rig/bnxt/gid.hpp"
 
 #include <gtest/gtest.h>

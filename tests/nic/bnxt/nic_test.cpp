@@ -1,5 +1,5 @@
 // Nic::open and close on a simulated machine with a bnxt model (rig/bnxt/nic.hpp;
-// spec/bnxt-hsi.md §3, §4, §7.1, §7.4; cases/bugs B19, B25): bring-up and teardown leave
+// docs/hsi.md §3, §4, §7.1, §7.4; docs/bugs.md B19, B25): bring-up and teardown leave
 // nothing behind, and every firmware fault the model can be told to make (refuse, never
 // answer, answer with a stale sequence number or cookie, answer short) gives its Error,
 // naming the bus address and the command, and a clean close.

@@ -1,5 +1,5 @@
 // Queue pairs end to end: two NICs on two simulated machines joined by a wire
-// (rig/bnxt/qp.hpp, cq.hpp; spec/bnxt-hsi.md §5, §7.2, §7.3). Exact bytes at the receiver,
+// (rig/bnxt/qp.hpp, cq.hpp; docs/hsi.md §5, §7.2, §7.3). Exact bytes at the receiver,
 // completions in posting order, the seed's promises (the bytes are there once the
 // completion was taken), and the checks before a request reaches the queue.
 #include "rig/bnxt/qp.hpp"

@@ -1,4 +1,4 @@
-// The WQEs and PSN entries a post writes (rig/bnxt/detail/work_request.hpp; spec/bnxt-hsi.md
+// The WQEs and PSN entries a post writes (rig/bnxt/detail/work_request.hpp; docs/hsi.md
 // §5.2-§5.4), compared with bytes placed by hand at the offsets of the spec's tables.
 #include "rig/bnxt/detail/work_request.hpp"
 

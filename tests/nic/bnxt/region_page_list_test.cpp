@@ -1,4 +1,4 @@
-// Page lists of regions and queues (rig/bnxt/detail/page_list.hpp; spec/bnxt-hsi.md §2.1,
+// Page lists of regions and queues (rig/bnxt/detail/page_list.hpp; docs/hsi.md §2.1,
 // §2.2, §6.2, §6.3): the level a size needs, the page size a region's runs allow, and the
 // table bytes, pinned to PTEs and PDEs assembled by hand and walked by §6.2's translation.
 #include "rig/bnxt/detail/page_list.hpp"

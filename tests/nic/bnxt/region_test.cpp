@@ -1,5 +1,5 @@
-// Regions (rig/bnxt/region.hpp; seeds/000_4dd8438eccca395b.txt, every Error and
-// invalid_argument case; spec/bnxt-hsi.md §4.6.12, §6) on a NIC with and without an IOMMU.
+// Regions (rig/bnxt/region.hpp; docs/api.md, "Region", every Error and
+// invalid_argument case; docs/hsi.md §4.6.12, §6) on a NIC with and without an IOMMU.
 #include "rig/bnxt/region.hpp"
 
 #include <gtest/gtest.h>
@@ -436,7 +436,7 @@ TEST(Region, LastHandleGoingDeregisters) {
     EXPECT_EQ(o.nic->function().dma_allocations(), before);
 }
 
-// seeds/000: after a refused deregister every later call is an Error, and the memory
+// docs/api.md, "Region": after a refused deregister every later call is an Error, and the memory
 // stays allocated and pinned until the NIC closes.
 TEST_P(EitherAddressing, RefusedDeregisterKeepsTheMemoryUntilClose) {
     Opened o(GetParam());

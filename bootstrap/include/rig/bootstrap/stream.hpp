@@ -1,5 +1,5 @@
 // rig/bootstrap/stream.hpp: a TCP connection between two processes, for connection setup
-// (DESIGN.md, "connection setup"): one side listens on an address, the other connects.
+// (docs/design.md, "connection setup"): one side listens on an address, the other connects.
 //
 // Every operation that waits takes a timeout and waits with poll(2) against a deadline
 // computed once from std::chrono::steady_clock; nothing sleeps. A read or write of n bytes

@@ -1,11 +1,11 @@
 // rig/gpu/gpu.hpp: what the data path needs from a GPU, whichever backend drives it
-// (DESIGN.md, "GPU backends"; the backends: rig/gpu/sim.hpp, cuda.hpp, hip.hpp).
+// (docs/design.md, "GPU backends"; the backends: rig/gpu/sim.hpp, cuda.hpp, hip.hpp).
 //
 // A Gpu allocates Memory at addresses of its vendor's shared rig::Space
-// (seeds/004_0318ac043ebcf50a.txt): an address means the same memory on every GPU that
+// (docs/api.md, "Space"): an address means the same memory on every GPU that
 // maps it, so one GPU's memory is mapped by a peer at the address it has on its owner.
 // Memory publishes its bus address runs: where exactly a part of it is reachable through
-// its GPU's memory BAR, for a NIC to DMA into (Region::device, seeds/000). The copy engine
+// its GPU's memory BAR, for a NIC to DMA into (Region::device, docs/api.md, "Region"). The copy engine
 // moves bytes between GPU memory and host memory it reaches by DMA (the bounce path),
 // and fill/checksum run on the GPU, so that a transfer is verified without downloading it
 // (rig/gpu/pattern.hpp defines both; rig/gpu/reference.hpp computes them on the host).
@@ -60,7 +60,7 @@ class HostAllocation;
 // the range's first byte rounded down to 4096 through its last byte rounded up to 4096,
 // each run's address and bytes a multiple of 4096; the range's first byte lies at byte
 // `offset` (< 4096) of the first run. What a NIC registers (Region::device) to reach
-// exactly that range at `offset` in its region (cases/bugs B13, B15).
+// exactly that range at `offset` in its region (docs/bugs.md B13, B15).
 struct Runs {
     std::vector<pci::Run> runs;
     std::uint64_t offset = 0;

@@ -1,5 +1,5 @@
 // The model's memory accesses (dma.hpp): Port calls, fault counting, publishing ring
-// entries, and the page-list walk of spec/bnxt-hsi.md §2.2 and §6.2 step 3.
+// entries, and the page-list walk of docs/hsi.md §2.2 and §6.2 step 3.
 #include "dma.hpp"
 
 #include <algorithm>

@@ -1,6 +1,6 @@
 // firmware.hpp: the state behind a bnxt model's BARs and the code that changes it: the
 // HWRM and RCFW channels, NQs, CQs, the memory-region table and RC queue pairs
-// (spec/bnxt-hsi.md §3-§6). Private to rig_bnxt_sim.
+// (docs/hsi.md §3-§6). Private to rig_bnxt_sim.
 //
 // Threading: a Firmware is only touched by the thread that runs the model's step (the
 // Nic serializes steps), so nothing here locks. It reaches memory only through its Bus,

@@ -1,4 +1,4 @@
-// The HWRM channel of the model (spec/bnxt-hsi.md §3): a request taken from the BAR0
+// The HWRM channel of the model (docs/hsi.md §3): a request taken from the BAR0
 // window (or, in short mode, fetched by DMA), executed, and its response DMA'd to
 // resp_addr: every byte with `valid` = 0, then the `valid` byte = 1 (§3.1 "Model
 // procedure"). A response carries the request's req_type and seq_id and resp_len = its

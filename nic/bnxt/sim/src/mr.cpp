@@ -1,4 +1,4 @@
-// The memory-region table at work (spec/bnxt-hsi.md §6): access checks and translation.
+// The memory-region table at work (docs/hsi.md §6): access checks and translation.
 //
 // Local access through an SGE (§5.7.1 step 2): the l_key names a registered MR of the QP's
 // PD covering [va, va + size); writes (receive buffers, RDMA READ destinations) need

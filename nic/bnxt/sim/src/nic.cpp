@@ -1,4 +1,4 @@
-// The Nic (nic.hpp): identity, BAR decode (spec/bnxt-hsi.md §1.3, §1.4, §5.8.3), the inbox
+// The Nic (nic.hpp): identity, BAR decode (docs/hsi.md §1.3, §1.4, §5.8.3), the inbox
 // of events, stepping, and the worker thread. What the events do lives in the Firmware.
 #include "rig/bnxt/sim/nic.hpp"
 

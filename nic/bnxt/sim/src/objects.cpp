@@ -1,4 +1,4 @@
-// RCFW commands on the objects of the RoCE function (spec/bnxt-hsi.md §4.6.5-§4.6.12):
+// RCFW commands on the objects of the RoCE function (docs/hsi.md §4.6.5-§4.6.12):
 // GIDs, CQs, QP creation, destruction and query, and the memory-region table. Each
 // command checks what the firmware checks and refuses with its status; MODIFY_QP and the
 // error state live in qp.cpp. Among the checks:

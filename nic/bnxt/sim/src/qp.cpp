@@ -1,4 +1,4 @@
-// MODIFY_QP and the error state of an RC QP (spec/bnxt-hsi.md §4.6.9, §5.7.4).
+// MODIFY_QP and the error state of an RC QP (docs/hsi.md §4.6.9, §5.7.4).
 //
 // Transitions and their attributes follow the InfiniBand state table (IBA 11.2.1, as
 // Linux's ib_modify_qp_is_ok holds RC queue pairs to it in qp_state_table), in modify_mask

@@ -1,4 +1,4 @@
-// The RoCE firmware channel of the model (spec/bnxt-hsi.md §4): the CMDQ latched from the
+// The RoCE firmware channel of the model (docs/hsi.md §4): the CMDQ latched from the
 // BAR0 mailbox, read by DMA on each trigger and run in order; a completion for each
 // command on the CREQ (phase bit, body first, `v` byte last); side buffers for queries;
 // the INITIALIZE_FW gate; QUERY_VERSION, QUERY_FUNC, INITIALIZE_FW and DEINITIALIZE_FW.

@@ -1,4 +1,4 @@
-// The requester side of an RC QP (spec/bnxt-hsi.md §5.7.1, §5.7.2): WQEs taken from the
+// The requester side of an RC QP (docs/hsi.md §5.7.1, §5.7.2): WQEs taken from the
 // SQ in order once the QP is in RTS, checked, sent as packets with PSNs, completed in
 // order when acknowledged (or when their read responses arrived), with a REQ CQE for each
 // signaled or failed WQE (sq_cons_idx = (index + 1) % sq_size).

@@ -1,4 +1,4 @@
-// Inbound packets and the responder side of an RC QP (spec/bnxt-hsi.md §5.7.1 step 3;
+// Inbound packets and the responder side of an RC QP (docs/hsi.md §5.7.1 step 3;
 // IBA vol. 1 §9.7).
 //
 // A frame reaches a QP only through the port's checks (frames.cpp: well-formed, ICRC, for

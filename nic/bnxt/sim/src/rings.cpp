@@ -1,4 +1,4 @@
-// Doorbells, NQ entries and CQEs of the model (spec/bnxt-hsi.md §5.5, §5.6, §5.8).
+// Doorbells, NQ entries and CQEs of the model (docs/hsi.md §5.5, §5.6, §5.8).
 //
 // Doorbells (§5.8.5): a value without the valid bit, of a path other than RoCE, of a type
 // the model does not run, or naming an unknown queue is dropped; so is an index outside

@@ -1,5 +1,5 @@
 // rig/pci/config.hpp: the layout of PCI configuration space that rig reads and writes:
-// offsets, capability IDs and bits, each named once, no logic (notes/style.md, "wire
+// offsets, capability IDs and bits, each named once, no logic (docs/design.md, "wire
 // apart from logic"). The route reader (rig::pci), the fixture writer and device models
 // (rig::sim) and Function's accessors all use these names.
 //
@@ -99,7 +99,7 @@ inline constexpr std::uint16_t acs_upstream_forwarding = 0x0010;  // UpstreamFwd
 inline constexpr std::uint16_t acs_egress_control = 0x0020;       // EgressCtrl
 inline constexpr std::uint16_t acs_direct_translated = 0x0040;    // DirectTrans
 // The bits that send peer-to-peer requests up to the root complex, as p2pdma tests them
-// (drivers/pci/p2pdma.c; spec/p2pdma.md §4).
+// (drivers/pci/p2pdma.c; docs/p2pdma.md §4).
 inline constexpr std::uint16_t acs_redirect = acs_request_redirect | acs_completion_redirect | acs_egress_control;
 static_assert(acs_redirect == 0x002c);
 

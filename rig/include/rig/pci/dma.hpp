@@ -4,7 +4,7 @@
 // address where no IOMMU translates, an IOVA behind one, or an address inside another
 // function's BAR. It is never a process address (a pointer) and never a BAR offset
 // (a std::uint64_t offset into a Window); the types keep the three apart
-// (notes/style.md, "Names").
+// (docs/design.md, "Names").
 #pragma once
 
 #include <compare>

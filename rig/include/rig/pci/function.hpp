@@ -1,5 +1,5 @@
 // rig/pci/function.hpp: a PCI function taken for this process, the layer every driver
-// stands on (seeds/003, "Transports"; DESIGN.md).
+// stands on (docs/api.md, "Transports"; docs/design.md).
 //
 // Lifecycle: take → (config, map, alloc_dma, pin, interrupt, reset …) → release.
 // A Function is a handle: copies share one taken function. The last copy's destructor

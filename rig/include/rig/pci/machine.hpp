@@ -1,5 +1,5 @@
 // rig/pci/machine.hpp: machines, their PCI functions, and the routes between them
-// (seeds/003_5e41cc254d0e1791.txt is the contract).
+// (docs/api.md, "Machine", is the contract).
 //
 // A Machine is a computer whose PCI functions this process reaches:
 //  - Machine::local(): this computer, read from /sys/bus/pci and /sys/devices; its
@@ -39,7 +39,7 @@ struct Id {
     friend bool operator==(const Id&, const Id&) = default;
 };
 
-// How far apart two functions of a machine are, nearest first (seeds/003, "Routes").
+// How far apart two functions of a machine are, nearest first (docs/api.md, "Routes").
 enum class Distance {
     Switch,  // below a bridge that both ways up to the host bridge pass (a switch port, a root port)
     Bridge,  // below one host bridge, with no such bridge
@@ -47,7 +47,7 @@ enum class Distance {
 };
 
 // Linux's name for the way a client's requests reach a provider's BAR
-// (include/linux/pci-p2pdma.h; spec/p2pdma.md §2).
+// (include/linux/pci-p2pdma.h; docs/p2pdma.md §2).
 enum class Verdict {
     Unread,             // a function is unread: no answer
     BusAddress,         // PCI_P2PDMA_MAP_BUS_ADDR: direct, below a common bridge
@@ -137,7 +137,7 @@ public:
     Result<void> reserve(std::uintptr_t base, std::uint64_t bytes) const;
 
     // Whether the bus carries the requests of `client` to a BAR of `provider`, as Linux's
-    // p2pdma decides (spec/p2pdma.md §2). false if either is unread. Where only the first
+    // p2pdma decides (docs/p2pdma.md §2). false if either is unread. Where only the first
     // 64 bytes of configuration space can be read, answers as the root complex's rule
     // alone decides. Reads the files live: ACS controls change at run time.
     bool forwards(std::string_view provider, std::string_view client) const;

@@ -4,7 +4,7 @@
 // Class codes: PCI Code and ID Assignment Specification 1.15, §1 (base class, subclass,
 // programming interface). A GPU is told by its vendor and class together, since
 // data-center parts are 3D controllers (0x0302), processing accelerators (0x1200) or
-// "other display" (0x0380) while workstation parts are VGA (0x0300) (cases/bugs B07).
+// "other display" (0x0380) while workstation parts are VGA (0x0300) (docs/bugs.md B07).
 #pragma once
 
 #include <cstdint>

@@ -28,7 +28,7 @@ struct FunctionFiles {
     std::optional<std::string> iommu_group;  // the name its iommu_group link points to ("12")
     std::optional<std::string> physfn;       // an SR-IOV VF's PF
     // A bridge's secondary and subordinate bus numbers from its configuration space, as
-    // integers 0..255 (a subordinate bus of 0xff is bus 255, not a wrap: cases/bugs B01).
+    // integers 0..255 (a subordinate bus of 0xff is bus 255, not a wrap: docs/bugs.md B01).
     std::optional<std::pair<unsigned, unsigned>> buses;
     // Its configuration space as read (up to 4096 bytes; 64 where this process may read no
     // more); empty where config cannot be read.

@@ -1,5 +1,5 @@
 // rig/pci/transport.hpp: the operations a transport gives to make a Machine of another
-// computer (seeds/003, "Transports"). The simulator (rig::sim) is one transport; a
+// computer (docs/api.md, "Transports"). The simulator (rig::sim) is one transport; a
 // network agent can be another; this process's own machine is reached through the same
 // records (VFIO) but without a transport.
 //

@@ -1,9 +1,9 @@
 // rig/pci/window.hpp: a window onto a range of a machine's addresses: a BAR, or DMA memory.
 //
-// Only a Window touches device registers (notes/style.md): drivers hold no raw BAR
+// Only a Window touches device registers (docs/design.md): drivers hold no raw BAR
 // pointer. A window is one of two kinds, and a driver never learns which:
 //  - mapped: the range is mapped into this process; an access of 1, 2, 4 or 8 bytes is
-//    one volatile load or store of that width (a doorbell is one 8-byte store, bnxt HSI
+//    one volatile load or store of that width (a doorbell is one 8-byte store, docs/hsi.md
 //    §5.8.1), and a span is copied with memcpy;
 //  - remote: each access goes through the machine's Transport (a simulated machine calls
 //    the device model; a network transport sends it to another machine).
@@ -75,7 +75,7 @@ public:
 
     // Ordered accesses for DMA memory shared with a device: the valid or phase byte of a
     // ring entry is read with std::memory_order_acquire before the rest of the entry
-    // (notes/style.md, "Rings keep one order"). On a mapped window they are atomic
+    // (docs/design.md, "Rings keep one order"). On a mapped window they are atomic
     // (std::atomic_ref), so that ThreadSanitizer sees a device model's release store; on
     // a remote window the transport orders them.
     std::uint8_t read8(std::uint64_t offset, std::memory_order order) const;

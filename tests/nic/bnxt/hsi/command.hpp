@@ -1,4 +1,4 @@
-// tests/nic/bnxt/hsi/command.hpp: the 16-byte command header (spec/bnxt-hsi.md §4.4) a
+// tests/nic/bnxt/hsi/command.hpp: the 16-byte command header (docs/hsi.md §4.4) a
 // command test starts from, and the bytes the spec's table gives for it.
 #pragma once
 

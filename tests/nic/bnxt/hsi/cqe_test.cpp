@@ -1,4 +1,4 @@
-// CQE and NQ entry layouts (spec/bnxt-hsi.md §5.5, §5.6), pinned to bytes placed at the
+// CQE and NQ entry layouts (docs/hsi.md §5.5, §5.6), pinned to bytes placed at the
 // offsets of the spec's tables by hand.
 #include "rig/bnxt/hsi/cqe.hpp"
 

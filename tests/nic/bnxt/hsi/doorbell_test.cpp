@@ -1,4 +1,4 @@
-// The 64-bit doorbell (spec/bnxt-hsi.md §5.8), pinned to words worked out by hand from the
+// The 64-bit doorbell (docs/hsi.md §5.8), pinned to words worked out by hand from the
 // table of §5.8.1 and the examples of §7.3.
 #include "rig/bnxt/hsi/doorbell.hpp"
 

@@ -1,4 +1,4 @@
-// HWRM layouts (spec/bnxt-hsi.md §3), each pinned to bytes placed at the offsets of the
+// HWRM layouts (docs/hsi.md §3), each pinned to bytes placed at the offsets of the
 // spec's tables by hand.
 #include "rig/bnxt/hsi/hwrm.hpp"
 

@@ -1,4 +1,4 @@
-// Page-list entries and page-size codes (spec/bnxt-hsi.md §2).
+// Page-list entries and page-size codes (docs/hsi.md §2).
 #include "rig/bnxt/hsi/pbl.hpp"
 
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-// The QP commands of the RoCE firmware channel (spec/bnxt-hsi.md §4.6.8-§4.6.11), each
+// The QP commands of the RoCE firmware channel (docs/hsi.md §4.6.8-§4.6.11), each
 // pinned to bytes placed at the offsets of the spec's tables by hand.
 #include "rig/bnxt/hsi/rcfw_qp.hpp"
 

@@ -1,4 +1,4 @@
-// RoCE firmware channel layouts (spec/bnxt-hsi.md §4), each pinned to bytes placed at the
+// RoCE firmware channel layouts (docs/hsi.md §4), each pinned to bytes placed at the
 // offsets of the spec's tables by hand.
 #include "rig/bnxt/hsi/rcfw.hpp"
 

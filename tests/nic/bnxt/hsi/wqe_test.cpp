@@ -1,4 +1,4 @@
-// SQ/RQ WQE layouts, SGEs and PSN search entries (spec/bnxt-hsi.md §5.1-§5.4), pinned to
+// SQ/RQ WQE layouts, SGEs and PSN search entries (docs/hsi.md §5.1-§5.4), pinned to
 // bytes placed at the offsets of the spec's tables by hand.
 #include "rig/bnxt/hsi/wqe.hpp"
 

@@ -1,4 +1,4 @@
-// The model's RC data path between two models over a Wire (spec/bnxt-hsi.md §5, §5.7):
+// The model's RC data path between two models over a Wire (docs/hsi.md §5, §5.7):
 // SEND, SEND with immediate, RDMA READ, RDMA WRITE, exact bytes, completions and their
 // order, and many wraps of the SQ, RQ and CQ.
 #include <gtest/gtest.h>

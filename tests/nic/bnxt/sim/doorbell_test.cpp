@@ -1,4 +1,4 @@
-// Doorbells of the model at every wrap boundary (spec/bnxt-hsi.md §5.8; B21, B23): index
+// Doorbells of the model at every wrap boundary (docs/hsi.md §5.8; B21, B23): index
 // and epoch checked as the HSI says, for SQ, RQ and CQ rings of 64, 65, 128, 129 and 1000
 // entries; wrong widths and wrong bits counted and dropped.
 #include <gtest/gtest.h>

@@ -1,5 +1,5 @@
 // Every fault the model reports on the data path becomes the CQE the hardware writes
-// (spec/bnxt-hsi.md §5.5, §5.7), the QP enters ERR with a QP error notification (§4.5.4),
+// (docs/hsi.md §5.5, §5.7), the QP enters ERR with a QP error notification (§4.5.4),
 // and what is outstanding is left to the driver's software flush, as on P5 (§5.5.3,
 // §5.7.4): no FLUSHED CQE is written.
 #include <gtest/gtest.h>

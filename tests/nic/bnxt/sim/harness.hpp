@@ -1,5 +1,5 @@
 // tests/nic/bnxt/sim/harness.hpp: a test "driver" for the bnxt model, written from the
-// tables of spec/bnxt-hsi.md with byte offsets and values by hand (never through the hsi
+// tables of docs/hsi.md with byte offsets and values by hand (never through the hsi
 // structs the model itself uses, so an offset both got wrong cannot pass). One Node is a
 // model on a fake machine of its own (FakeBus, ManualClock), stepped by hand unless a test
 // starts its thread.

@@ -1,4 +1,4 @@
-// The model's HWRM channel (spec/bnxt-hsi.md §3): requests assembled at the offsets of
+// The model's HWRM channel (docs/hsi.md §3): requests assembled at the offsets of
 // the spec's tables, written through the BAR0 window, answered by DMA.
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-// The model's memory-region table (spec/bnxt-hsi.md §4.6.12, §6): keys, REGISTER_MR's
+// The model's memory-region table (docs/hsi.md §4.6.12, §6): keys, REGISTER_MR's
 // checks and statuses, and translation through page lists of levels 0, 1 and 2 checked
 // against the memory the lists name.
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-// CQ arming, NQ notifications and MSI-X (spec/bnxt-hsi.md §5.6, §5.8.1, §4.6.7).
+// CQ arming, NQ notifications and MSI-X (docs/hsi.md §5.6, §5.8.1, §4.6.7).
 #include <gtest/gtest.h>
 
 #include "pair.hpp"

@@ -1,4 +1,4 @@
-// CQs and QPs through the RCFW channel (spec/bnxt-hsi.md §4.6.6-§4.6.11): creation checks,
+// CQs and QPs through the RCFW channel (docs/hsi.md §4.6.6-§4.6.11): creation checks,
 // the MODIFY_QP state machine and its masks, QUERY_QP, destruction rules.
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-// The model's RoCE firmware channel (spec/bnxt-hsi.md §4): CMDQ and CREQ flow, phase and
+// The model's RoCE firmware channel (docs/hsi.md §4): CMDQ and CREQ flow, phase and
 // wrap-around, side buffers, the INITIALIZE_FW gate, status codes, injected faults.
 #include <gtest/gtest.h>
 

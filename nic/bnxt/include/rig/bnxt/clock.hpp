@@ -1,7 +1,7 @@
 // rig/bnxt/clock.hpp: the time the driver waits by. Every wait of the driver (a firmware
 // command, Cq::wait without interrupts, the notification queue drained at DESTROY_CQ)
 // polls against a deadline read from a Clock, so that nothing waits without a bound
-// (cases/bugs B25) and a test can make a command time out without sleeping: its clock
+// (docs/bugs.md B25) and a test can make a command time out without sleeping: its clock
 // advances on every read.
 //
 // Thread safety: a Clock is called from every thread that uses the Nic; implementations

@@ -1,11 +1,11 @@
-// rig/bnxt/cq.hpp: completion queues (spec/bnxt-hsi.md §4.6.6, §5.5, §5.6, §5.8).
+// rig/bnxt/cq.hpp: completion queues (docs/hsi.md §4.6.6, §5.5, §5.6, §5.8).
 //
 // A Cq is a ring of 32-byte CQEs in DMA memory the NIC writes. A CQE is new when its
 // toggle bit equals the phase the driver expects, which starts at 1 and flips each time
 // the consumer index wraps (§5.5.4); the toggle is read with acquire ordering before the
 // rest of the entry. After a batch the driver rings a CQ doorbell with the consumer
 // index and its epoch, the wrap count mod 2 (§5.8.2: the inverse of the expected phase,
-// cases/bugs B21).
+// docs/bugs.md B21).
 //
 // A requester CQE completes every send-queue entry up to its index (§5.5.1): poll reports
 // each signalled one, the last with the CQE's status. A responder CQE completes the

@@ -1,8 +1,8 @@
 // rig/bnxt/gid.hpp: the port's addresses on the wire: its MAC, its GIDs, and the rule that
-// picks the GID a queue pair speaks from (cases/bugs B19).
+// picks the GID a queue pair speaks from (docs/bugs.md B19).
 //
 // A GID is 16 bytes in wire order (byte 0 first), an IPv6 address: for RoCEv2 over IPv4
-// the IPv4-mapped address ::ffff:a.b.c.d (spec/bnxt-hsi.md §4.6.5). A user-space driver
+// the IPv4-mapped address ::ffff:a.b.c.d (docs/hsi.md §4.6.5). A user-space driver
 // has no network interface whose addresses would fill a GID table, so the caller passes
 // the port's address (Options::address, address_gids) or its whole table (Options::gids);
 // without them the driver makes the table of default_gids, whose address is one reserved

@@ -1,12 +1,12 @@
 // rig/bnxt/nic.hpp: a Broadcom NetXtreme-E P5 (BCM57508 family) RoCE function driven from
-// user space (spec/bnxt-hsi.md; DESIGN.md, "NIC driver"). The driver reaches the NIC only
+// user space (docs/hsi.md; docs/design.md, "NIC driver"). The driver reaches the NIC only
 // through rig::pci::Function and rig::pci::Window, so it drives a NIC of this machine
 // (VFIO), of a simulated machine or of a machine behind any other transport alike.
 //
 // Lifecycle: Nic::open → Region, Cq, Qp (region.hpp, cq.hpp, qp.hpp) → close. open takes
 // the function, resets it (a Function Level Reset), turns PCI Express Relaxed Ordering
-// off (the promise of seeds/000 that a region is written in the order of its entries
-// rests on it: cases/bugs B27), enables memory decoding and bus mastering, and brings
+// off (the promise of docs/api.md ("Region") that a region is written in the order of its entries
+// rests on it: docs/bugs.md B27), enables memory decoding and bus mastering, and brings
 // the NIC up in the order of §7.1 over the HWRM channel (§3) and the RoCE firmware
 // channel (§4): versions, reset, capabilities, driver registration, configuration,
 // context memory, the CREQ, a statistics context, the CMDQ, QUERY_FUNC limits,
@@ -104,7 +104,7 @@ constexpr std::uint32_t bytes(Mtu mtu) { return std::uint32_t{256} << static_cas
 
 class Nic {
 public:
-    // Opens the NIC at `bus` of `machine` (seeds/003, Function::take). Error naming the bus
+    // Opens the NIC at `bus` of `machine` (docs/api.md, Function::take). Error naming the bus
     // where the function cannot be taken, is no Broadcom network function (then nothing is
     // reset or written), does not answer, is not a P5 RoCE function
     // ("chip 0x1760 is not a P5"), offers no RoCE, has no routable RoCEv2 GID (B19), is

@@ -1,4 +1,4 @@
-// rig/bnxt/qp.hpp: reliable-connected queue pairs (spec/bnxt-hsi.md §4.6.8-4.6.11, §5.1-§5.4,
+// rig/bnxt/qp.hpp: reliable-connected queue pairs (docs/hsi.md §4.6.8-4.6.11, §5.1-§5.4,
 // §7.2, §7.3).
 //
 // A Qp has a send queue and a receive queue of 128-byte static-mode WQEs in DMA memory
@@ -10,7 +10,7 @@
 // Work requests: send from a region (with immediate data or not), send_inline of the
 // caller's bytes (copied into the WQE: at most Limits::max_inline_data), recv into a
 // region, read of a connected peer's region into a local one. No RDMA WRITE is offered:
-// a peer writes a region only through a receive its owner posted (seeds/000). Each takes
+// a peer writes a region only through a receive its owner posted (docs/api.md, "Region"). Each takes
 // the caller's 64-bit id, which its Completion carries; a send or read with Signal::No
 // produces no completion when it succeeds (keep at least one signalled request per
 // depth, or the queue never frees), but one when it fails. Every request is checked

@@ -1,5 +1,5 @@
-// rig/bnxt/region.hpp: memory a NIC reads and writes (seeds/000_4dd8438eccca395b.txt is
-// the contract; DESIGN.md, "NIC driver").
+// rig/bnxt/region.hpp: memory a NIC reads and writes (docs/api.md, "Region", is
+// the contract; docs/design.md, "NIC driver").
 //
 // A region is local to its NIC: a peer's sends write it only through a receive this
 // process posted (Qp::recv), and only queue pairs connected to queue pairs of its own NIC
@@ -7,9 +7,9 @@
 // The NIC writes a region in the order of the entries that write it, and the bytes of a
 // receive or a read are in memory once Cq::poll or Cq::wait has taken its completion:
 // Nic::open turned the NIC's Relaxed Ordering off. A flag inside the data is not a
-// visibility point; the completion is (cases/bugs B27).
+// visibility point; the completion is (docs/bugs.md B27).
 //
-// Registration (spec/bnxt-hsi.md §4.6.12, §6): ALLOCATE_MRW (type MR) gives the key,
+// Registration (docs/hsi.md §4.6.12, §6): ALLOCATE_MRW (type MR) gives the key,
 // REGISTER_MR binds it to the region's pages through a page list of the level its size
 // needs: level 0 for one page, 1 for up to 512 pages, 2 beyond (§2.2). The page size is
 // the largest power of two from 4 KiB to 1 GiB that every run's address and size and

@@ -1,7 +1,7 @@
 // rig/sim/device.hpp: the interface between a device model and the simulated machine.
 //
 // A device model implements the device's side of its hardware-software interface byte
-// for byte (DESIGN.md, "The simulator"): registers behind BARs, memory BARs, reset,
+// for byte (docs/design.md, "The simulator"): registers behind BARs, memory BARs, reset,
 // interrupts, and DMA. It is reached only the way hardware is reached: configuration and
 // BAR accesses as (offset, width) calls, and it reaches its machine only through its Port:
 // DMA requests routed by the simulated bus and MSI-X vectors.
@@ -46,7 +46,7 @@ public:
     // an aligned access of 1, 2, 4 or 8 bytes is one atomic access (acquire for reads,
     // release for writes), so a model that writes a ring entry's valid byte as its own,
     // last, write publishes the entry to a driver that reads the valid byte with acquire
-    // (spec/bnxt-hsi.md §0, §4.5.1). A request that faults moves nothing.
+    // (docs/hsi.md §0, §4.5.1). A request that faults moves nothing.
     virtual DmaStatus read(pci::DmaAddress address, std::span<std::byte> out) = 0;
     virtual DmaStatus write(pci::DmaAddress address, std::span<const std::byte> in) = 0;
 

@@ -1,6 +1,6 @@
 // rig/sim/system.hpp: a simulated machine: a Topology (topology.hpp) whose endpoints are
 // device models (device.hpp), reached through a transport as any other machine is
-// (rig/pci/transport.hpp; DESIGN.md, "The simulator").
+// (rig/pci/transport.hpp; docs/design.md, "The simulator").
 //
 // Building one:
 //   Topology t(Cpu::amd());

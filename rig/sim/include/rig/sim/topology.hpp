@@ -35,7 +35,7 @@
 
 namespace rig::sim {
 
-// The boot CPU, as /proc/cpuinfo's first processor names it (spec/p2pdma.md §2 step 8
+// The boot CPU, as /proc/cpuinfo's first processor names it (docs/p2pdma.md §2 step 8
 // reads vendor_id and cpu family).
 struct Cpu {
     std::string vendor = "GenuineIntel";  // vendor_id: "AuthenticAMD", "HygonGenuine", ...

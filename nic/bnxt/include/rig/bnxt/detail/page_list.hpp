@@ -1,5 +1,5 @@
 // rig/bnxt/detail/page_list.hpp: how the driver describes memory to the NIC: the level of
-// a page list and its PTE/PDE pages (spec/bnxt-hsi.md §2, §6.2), and the page size of a
+// a page list and its PTE/PDE pages (docs/hsi.md §2, §6.2), and the page size of a
 // memory region. Pure arithmetic on bus addresses, exposed so tests pin it to bytes.
 //
 // The rules:

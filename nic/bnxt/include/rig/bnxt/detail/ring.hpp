@@ -1,8 +1,8 @@
 // rig/bnxt/detail/ring.hpp: ring arithmetic, the one place the driver counts positions on
-// its rings (notes/style.md: "ring arithmetic gets its own file"). Exposed so that tests
-// pin it at every wrap boundary (cases/bugs B21: drivers of this NIC broke exactly here).
+// its rings (docs/design.md: "ring arithmetic gets its own file"). Exposed so that tests
+// pin it at every wrap boundary (docs/bugs.md B21: drivers of this NIC broke exactly here).
 //
-// The rules (spec/bnxt-hsi.md §0, §5.1, §5.5.4, §5.8.2):
+// The rules (docs/hsi.md §0, §5.1, §5.5.4, §5.8.2):
 //  - A ring of `size` entries is indexed modulo size. SQ, RQ and CQ sizes need not be
 //    powers of two (Linux uses the requested size + 1); CMDQ, CREQ and NQ sizes are.
 //  - The epoch is the number of wraps of an index to 0, modulo 2: 0 on the first pass,

@@ -1,5 +1,5 @@
 // rig/bnxt/detail/work_request.hpp: the bytes of the WQEs and PSN search entries the driver
-// posts (spec/bnxt-hsi.md §5.2-§5.4), built from the hsi/ layouts. Inline, for the hot path:
+// posts (docs/hsi.md §5.2-§5.4), built from the hsi/ layouts. Inline, for the hot path:
 // a post builds its WQE in a local buffer and writes the slots it uses in one copy.
 // Exposed so tests compare the bytes with WQEs assembled by hand from the spec tables.
 //

@@ -1,5 +1,5 @@
 // rig/bnxt/hsi/cqe.hpp: completion queue entries and notification queue entries
-// (spec/bnxt-hsi.md §5.5, §5.6). CQEs are 32 bytes with the toggle (phase) bit in byte 24;
+// (docs/hsi.md §5.5, §5.6). CQEs are 32 bytes with the toggle (phase) bit in byte 24;
 // NQ entries are 16 bytes with the phase bit V in byte 8. A consumer reads the phase byte,
 // fences, then the rest; a producer writes the rest, then the phase byte. Layouts, codes
 // and their names only: no state.

@@ -1,4 +1,4 @@
-// rig/bnxt/hsi/doorbell.hpp: the 64-bit doorbell (spec/bnxt-hsi.md §5.8), one 8-byte
+// rig/bnxt/hsi/doorbell.hpp: the 64-bit doorbell (docs/hsi.md §5.8), one 8-byte
 // little-endian store into the doorbell page of BAR2 (bar2::doorbell_page_pf). The value
 // carries the queue (xid), its type and an index; `epoch` is the wrap parity of that index
 // (§5.8.2): producers flip it each time their index wraps to 0, CQ/NQ/CREQ consumers too,
@@ -72,7 +72,7 @@ constexpr Doorbell decode(std::uint64_t value) {
                     db::valid.of(value) != 0};
 }
 
-// notes/style.md's example: SQ of QP 7, producer 5, first pass.
+// docs/design.md's example: SQ of QP 7, producer 5, first pass.
 static_assert(encode(DbType::SQ, /*xid*/ 7, /*index*/ 5, /*epoch*/ 0) == 0x0400'0007'0000'0005);
 // §7.3 step 6: CQ 3 consumer 0 after one wrap (expected phase 0, epoch 1): word 0 =
 // 0 | 1 << 24, word 1 = 3 | 1 << 26 | 0x4 << 28.

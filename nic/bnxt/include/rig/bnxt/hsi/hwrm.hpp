@@ -1,5 +1,5 @@
 // rig/bnxt/hsi/hwrm.hpp: the HWRM channel, the firmware's management interface
-// (spec/bnxt-hsi.md §3). A request is written into the BAR0 window with 32-bit stores and
+// (docs/hsi.md §3). A request is written into the BAR0 window with 32-bit stores and
 // submitted by the trigger (§3.1); the firmware DMAs the response to `resp_addr`, every
 // byte with `valid` = 0 first and the `valid` byte (the last one) = 1 last. Layouts,
 // codes and flag bits only: no state. Responses grow between HSI revisions (§0): a reader

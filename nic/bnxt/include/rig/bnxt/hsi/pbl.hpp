@@ -1,5 +1,5 @@
 // rig/bnxt/hsi/pbl.hpp: page lists, the memory descriptors shared by every ring and
-// memory region (spec/bnxt-hsi.md §2). A queue, table or MR is (level, page size, base):
+// memory region (docs/hsi.md §2). A queue, table or MR is (level, page size, base):
 // level 0 names the one data page (or contiguous buffer), level 1 a page of PTEs, level 2
 // a page of PDEs each naming a page of PTEs. Element n of stride s lies at byte n*s of the
 // concatenated data pages. PTE and PDE pages are always 4 KiB (512 entries).

@@ -1,4 +1,4 @@
-// rig/bnxt/hsi/rcfw.hpp: the RoCE firmware channel (spec/bnxt-hsi.md §4): the CMDQ the
+// rig/bnxt/hsi/rcfw.hpp: the RoCE firmware channel (docs/hsi.md §4): the CMDQ the
 // driver fills with commands (16-byte slots, published through the BAR0 mailbox, producer
 // register and trigger), the CREQ the firmware answers on (16-byte entries with a phase
 // bit), side buffers for query commands, status codes, opcodes and the layout of every

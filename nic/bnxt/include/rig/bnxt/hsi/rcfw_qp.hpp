@@ -1,4 +1,4 @@
-// rig/bnxt/hsi/rcfw_qp.hpp: the RCFW commands on RC queue pairs (spec/bnxt-hsi.md
+// rig/bnxt/hsi/rcfw_qp.hpp: the RCFW commands on RC queue pairs (docs/hsi.md
 // §4.6.8-§4.6.11): CREATE_QP, DESTROY_QP, MODIFY_QP with its mask bits, states and the
 // transitions Linux issues, QUERY_QP and its side buffer, and the QP access encoding.
 // The channel, the other commands and the common header are in rcfw.hpp (which includes

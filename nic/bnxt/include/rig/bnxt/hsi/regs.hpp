@@ -1,5 +1,5 @@
 // rig/bnxt/hsi/regs.hpp: the PCI identity of a BCM57508 and the registers its BARs
-// decode, as spec/bnxt-hsi.md §1 gives them. Offsets are byte offsets into a BAR, to be
+// decode, as docs/hsi.md §1 gives them. Offsets are byte offsets into a BAR, to be
 // used with rig::pci::Window at the width each constant names; nothing here touches a BAR.
 #pragma once
 

@@ -1,5 +1,5 @@
 // rig/bnxt/hsi/wqe.hpp: send and receive queue entries in static WQE mode, the mode of P5
-// (spec/bnxt-hsi.md §5.1-§5.4). Every WQE takes 8 slots (128 bytes): 32 header bytes, then
+// (docs/hsi.md §5.1-§5.4). Every WQE takes 8 slots (128 bytes): 32 header bytes, then
 // up to 6 SGEs of 16 bytes or up to 96 bytes of inline data. After the SQ's WQE ring comes
 // one 16-byte PSN search entry per WQE (§5.4). Layouts and codes only: no state.
 #pragma once

@@ -1,6 +1,6 @@
 // rig/sim/faults.hpp: fault injection and call records for a simulated machine. For
 // tests only: the target rig_sim_faults gives this header; driver code, which links
-// rig_sim alone, cannot include it (notes/style.md, "Simulation code").
+// rig_sim alone, cannot include it (docs/design.md, "Simulation code").
 //
 // What can be made to go wrong, each as a PCI Express system or a transport would:
 //  - the transport fails, for good, at a chosen call or after N more calls: from then on

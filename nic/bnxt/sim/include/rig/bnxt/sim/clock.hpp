@@ -1,5 +1,5 @@
 // rig/bnxt/sim/clock.hpp: the time a device model runs on. Models never sleep on the wall
-// clock to wait for something (notes/style.md, "Simulation code"): their timers (transport
+// clock to wait for something (docs/design.md, "Simulation code"): their timers (transport
 // retry, receiver-not-ready back-off) compare deadlines against a Clock, which a test can
 // replace with a ManualClock it advances by hand.
 #pragma once

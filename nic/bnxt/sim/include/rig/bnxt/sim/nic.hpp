@@ -1,5 +1,5 @@
 // rig/bnxt/sim/nic.hpp: a device model of the RoCE function of a Broadcom BCM57508 (P5),
-// the firmware and DMA engine side of spec/bnxt-hsi.md, as a rig::sim::Device.
+// the firmware and DMA engine side of docs/hsi.md, as a rig::sim::Device.
 //
 // What it decodes (§1): BAR0 registers (HWRM window and trigger, firmware status, CMDQ
 // mailbox, producer and trigger; 32-bit accesses only), BAR2 doorbells (one 8-byte store
