@@ -8,7 +8,8 @@
 // order (IBA 9.7.5.1): a PSN ahead of the expected one is dropped, and the first of them
 // after the expected PSN last came gets one NAK PSN sequence error (one per gap); a PSN
 // behind it is a duplicate, never executed again: a run of duplicates (a requester's
-// go-back) is acknowledged once, through the last PSN taken; a duplicate READ is answered
+// go-back) is acknowledged at its first packet and at each that asks for an ACK (AckReq),
+// through the last PSN taken; a duplicate READ is answered
 // again from memory from the PSN it names where it falls inside the record of one of the
 // last max_dest_rd_atomic READs taken, else dropped (Linux rxe_resp.c duplicate_request).
 // A request at the expected PSN is then checked as rxe checks it: its opcode continues the
@@ -145,9 +146,14 @@ void Firmware::respond(Qp& qp, Packet& p) {
             // An atomic this QP never executed has no record to answer from (rxe
             // duplicate_request: "Resource not found. Class D error").
             ++counters_.frames_dropped;
-        } else if (!qp.duplicate_run || psn_diff(p.psn, *qp.duplicate_run) <= 0) {
+        } else if (!qp.duplicate_run || psn_diff(p.psn, *qp.duplicate_run) <= 0 || p.ack_request) {
             // The first of a run: one ACK of everything taken tells the requester all it
-            // resends again; the rest of the run are coalesced into it.
+            // resends again; the rest of the run are coalesced into it, but for a packet
+            // that asks for an ACK (AckReq), which gets its own, as rxe's duplicate_request
+            // acknowledges duplicate SENDs and WRITEs (C9-105). A requester that went back
+            // takes an ACK only for a WQE whose last packet it has sent again (rxe's
+            // completer ignores it before: update_wqe_state), so the ACK of the first alone
+            // would leave that WQE waiting, with nothing outstanding to time out.
             send_ack(qp, psn_add(qp.epsn, 0xFFFFFF), AethKind::ACK, 0x1F);
         }
         qp.duplicate_run = p.psn;

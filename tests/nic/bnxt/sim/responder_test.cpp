@@ -114,6 +114,35 @@ TEST_F(ResponderTest, WriteOfADmaLengthAbove2To31IsNakedAndWritesNothing) {
     expect_invalid_request(first_psn);
 }
 
+// ---- rxe duplicate_request: a duplicate SEND ----
+
+// A SEND taken and acknowledged, then all of it again (a requester that went back): the
+// run of duplicates is acknowledged at its first packet and again at its LAST, which asks
+// for an ACK, each through the last PSN taken, as rxe acknowledges duplicate SENDs (C9-105);
+// the receive is not filled twice. rxe's requester, having gone back, takes an ACK for a
+// WQE only once it has sent the WQE's last packet again: an ACK of the first alone left
+// ibv_rc_pingpong waiting for a send completion forever.
+TEST_F(ResponderTest, ADuplicateSendIsAcknowledgedAtItsFirstPacketAndAtItsAckRequest) {
+    b.post_recv(qp, 5, {{receive, key, 8192}});
+    b.post_recv(qp, 6, {{receive, key, 8192}});
+    auto send = [&] {
+        take(request(SEND_FIRST).with(Bytes(mtu, std::byte{1})).no_ack_request());
+        take(request(SEND_MIDDLE, first_psn + 1).with(Bytes(mtu, std::byte{2})).no_ack_request());
+        take(request(SEND_LAST, first_psn + 2).with(Bytes(100, std::byte{3})));
+    };
+    send();
+    send();
+    const auto out = sent();
+    ASSERT_EQ(out.size(), 3u);  // the SEND's ACK, then the duplicate's first packet's and LAST's
+    for (const Bytes& f : out) EXPECT_EQ(bth_and_aeth(f), acknowledgement(first_psn + 2, 0x1F, 1));
+    const auto c = b.poll(cq);
+    ASSERT_TRUE(c);
+    EXPECT_EQ(c->wr_id(), 5u);
+    EXPECT_EQ(c->length(), 2 * mtu + 100);
+    EXPECT_FALSE(b.poll(cq)) << "the duplicate filled a second receive";
+    EXPECT_EQ(b.counters().duplicate_requests, 3u);
+}
+
 // ---- rxe duplicate_request, find_resource: a duplicate READ ----
 
 // A READ behind the expected PSN is answered again only from the record of a READ taken,
