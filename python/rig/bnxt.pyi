@@ -45,7 +45,8 @@ class Region:
         """A DLPack producer or writable buffer: contiguous, kDLCPU, on a page, else ValueError."""
     @staticmethod
     def device(nic: Nic, memory: Memory, offset: int = 0, bytes: int | None = None) -> Region:
-        """Peer-to-peer over the GPU's BAR runs. rig.Error where the bus does not carry it."""
+        """Peer-to-peer over the GPU's BAR runs of [offset, offset + bytes); the region starts at offset's 4096-byte
+        page. rig.Error where the bus does not carry it; ValueError for memory of another machine."""
     def read(self, offset: int = 0, bytes: int | None = None, out: Any = None) -> Any:
         """bytes, or out (a writable buffer) filled and returned."""
     def write(self, offset: int, data: Buffer) -> None: ...

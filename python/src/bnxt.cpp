@@ -124,8 +124,9 @@ void bind_bnxt(py::module_& m) {
                         r->memory = memory;
                         return r;
                     }, py::arg("nic"), py::arg("memory"), py::arg("offset") = 0, py::arg("bytes") = py::none(),
-                    "A region over GPU memory's bus address runs (rig.gpu.Memory.runs), peer-to-peer: decided by Linux's rule "
-                    "on the route from the NIC to the GPU's BAR. rig.Error naming the NIC, the run and the route's "
+                    "A region over GPU memory's bus address runs (rig.gpu.Memory.runs) of bytes [offset, offset + bytes) (all "
+                    "of it by default), peer-to-peer: decided by Linux's rule on the route from the NIC to the GPU's BAR. The "
+                    "region starts at offset's 4096-byte page: memory byte offset is region byte offset % 4096. rig.Error naming the NIC, the run and the route's "
                     "explanation where the bus does not carry the NIC's requests there; ValueError for memory of another "
                     "machine or a range outside the memory.")
         .def("read", [](const Region& s, std::uint64_t offset, const std::optional<std::uint64_t>& bytes, const py::object& out) -> py::object {
