@@ -27,7 +27,6 @@
 #include "rig/sim/pair.hpp"
 #include "rig/sim/system.hpp"
 #include "rig/space.hpp"
-#include "topologies.hpp"
 
 namespace p2p_copy {
 
@@ -68,8 +67,14 @@ struct Local {
     std::unique_ptr<rig::bnxt::sim::DatagramCable> cable;
 };
 
+// p2p_copy's machines, as topologies (rig/sim/layouts.hpp): the built-in ones and those
+// read from a `rig snapshot` tree.
+using rig::sim::builtin;
+using rig::sim::builtin_names;
 using rig::sim::Cabling;
+using rig::sim::from_snapshot;
 using rig::sim::gpu_config;
+using rig::sim::Layout;
 using rig::sim::nic_identity;
 
 // Two machines of `layout`, each with a GPU of `gpu_memory_bytes` (a power of two >= 64

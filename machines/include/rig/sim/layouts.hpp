@@ -9,7 +9,7 @@
 //                     peer-to-peer goes through the switch (distance "switch", direct).
 //   acs               the same shape on a Broadwell-EP host bridge (8086:6f00, not on
 //                     Linux's allow-list), its switch's downstream ports with ACS Request
-//                     and Completion Redirect on (ACSCtl 0x001d, cases/bugs B11): the
+//                     and Completion Redirect on (ACSCtl 0x001d, docs/bugs.md B11): the
 //                     requests go up to a root complex that does not forward them.
 //   two-host-bridges  an AMD EPYC (family 0x19) with the GPU below a root port of host
 //                     bridge pci0000:00 and the NIC below one of pci0000:40: no common
@@ -29,7 +29,7 @@
 //                     (the ModelConfig's memory_bytes): memory past the BAR has no bus
 //                     runs, so p2p is refused with the sizes and auto bounces.
 //
-// A snapshot (spec/p2pdma.md §1 for what the tree holds): every function the tree lists,
+// A snapshot (docs/p2pdma.md §1 for what the tree holds): every function the tree lists,
 // at its own bus address, below its own bridges, with its configuration space's ACS
 // Control and port type, its IOMMU group, driver and NUMA node, on the tree's CPU. The
 // functions at `gpu` and `nic` become the simulated GPU and NIC (their identity and BARs
