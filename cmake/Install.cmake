@@ -3,7 +3,8 @@
 #   find_package(rig REQUIRED)
 #   target_link_libraries(app PRIVATE rig::bnxt rig::gpu_sim)
 # works against the install prefix. Targets, by the names of docs/design.md's layers:
-#   rig::pci rig::sim rig::space rig::gpu rig::gpu_sim rig::bnxt_hsi rig::bnxt rig::bnxt_sim rig::bootstrap
+#   rig::pci rig::sim rig::space rig::gpu rig::gpu_sim rig::bnxt_hsi rig::bnxt rig::bnxt_sim rig::machines
+#   rig::bootstrap
 #   and rig::gpu_cuda, rig::gpu_hip where their toolchains were found at configure time.
 # Test-only headers (rig/sim/faults.hpp, rig/bnxt/sim/testing/) are not installed.
 include(CMakePackageConfigHelpers)
@@ -21,7 +22,7 @@ set(_rig_exports
   rig_bootstrap bootstrap bootstrap/include)
 if(TARGET rig_sim)
   list(APPEND _rig_exports rig_sim sim rig/sim/include rig_gpu_sim gpu_sim gpu/sim/include
-                           rig_bnxt_sim bnxt_sim nic/bnxt/sim/include)
+                           rig_bnxt_sim bnxt_sim nic/bnxt/sim/include rig_machines machines machines/include)
 endif()
 if(TARGET rig_gpu_cuda)
   list(APPEND _rig_exports rig_gpu_cuda gpu_cuda gpu/cuda/include)

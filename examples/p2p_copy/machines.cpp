@@ -1,7 +1,7 @@
-// Building, opening and cabling p2p_copy's two machines (machines.hpp).
+// Building, opening and cabling p2p_copy's two machines (machines.hpp): the computers of
+// rig/sim/pair.hpp, with their drivers opened.
 #include "machines.hpp"
 
-#include "rig/bnxt/sim/wire.hpp"
 #include "rig/gpu/sim.hpp"
 
 namespace p2p_copy {
@@ -11,22 +11,6 @@ namespace {
 // simulated GPU's tests place it.
 constexpr std::int64_t space_base = std::int64_t{0x10} << 32;
 constexpr std::int64_t space_bytes = std::int64_t{1} << 40;
-
-rig::Result<void> build_side(Side& side, const Layout& layout, const rig::gpu::sim::ModelConfig& gpu, std::uint8_t index) {
-    side.name = "machine " + std::to_string(index);
-    side.gpu_model = std::make_shared<rig::gpu::sim::Model>(gpu);
-    rig::bnxt::sim::Options nic_options;
-    nic_options.mac[5] = index;  // 02:00:00:00:00:01 and :02: two ports of one simulated site
-    side.nic_model = std::make_shared<rig::bnxt::sim::Nic>(nic_options);
-    side.gpu_bus = layout.gpu;
-    side.nic_bus = layout.nic;
-    auto system = rig::sim::System::build("sim" + std::to_string(index), layout.topology,
-                                          {{layout.gpu, side.gpu_model}, {layout.nic, side.nic_model}});
-    if (!system) return rig::fail(side.name, ": ", system.error());
-    side.system = std::move(*system);
-    side.nic_model->start();  // the NIC runs beside the CPU, as hardware does
-    return {};
-}
 
 rig::Result<void> open_drivers(Side& side) {
     side.space = std::make_shared<rig::Space>(space_base, space_bytes);
@@ -39,35 +23,7 @@ rig::Result<void> open_drivers(Side& side) {
     return {};
 }
 
-rig::Result<void> cable(Pair& pair, Cabling cabling) {
-    auto& one = *pair.one.nic_model;
-    auto& two = *pair.two.nic_model;
-    if (cabling == Cabling::wire) {
-        pair.cables.push_back(std::make_unique<rig::bnxt::sim::Wire>(one, two));
-        return {};
-    }
-    using rig::bnxt::sim::DatagramCable;
-    for (auto* nic : {&one, &two}) {
-        auto c = DatagramCable::bind(*nic, "127.0.0.1:0");
-        if (!c) return std::unexpected(std::move(c).error());
-        pair.cables.push_back(std::move(*c));
-    }
-    auto& a = static_cast<DatagramCable&>(*pair.cables[0]);
-    auto& b = static_cast<DatagramCable&>(*pair.cables[1]);
-    if (auto r = a.connect(b.local()); !r) return r;
-    return b.connect(a.local());
-}
-
 }  // namespace
-
-rig::gpu::sim::ModelConfig gpu_config(std::uint64_t memory_bytes) {
-    rig::gpu::sim::ModelConfig config;
-    config.memory_bytes = memory_bytes;
-    config.bar_bytes = memory_bytes;
-    return config;
-}
-
-rig::sim::Identity nic_identity() { return rig::bnxt::sim::Nic().identity(); }
 
 Pair::~Pair() {
     for (Side* side : {&one, &two})
@@ -87,7 +43,8 @@ rig::Result<std::unique_ptr<Local>> open_local(const Layout& layout, std::uint64
                                                std::string_view cable_address) {
     auto local = std::make_unique<Local>();
     local->topology = layout.name;
-    if (auto r = build_side(local->side, layout, gpu_config(gpu_memory_bytes), index); !r) return std::unexpected(std::move(r).error());
+    if (auto r = rig::sim::build(local->side, layout, gpu_config(gpu_memory_bytes), index); !r)
+        return std::unexpected(std::move(r).error());
     auto c = rig::bnxt::sim::DatagramCable::bind(*local->side.nic_model, cable_address);
     if (!c) return rig::fail(local->side.name, ": ", c.error());
     local->cable = std::move(*c);
@@ -102,9 +59,11 @@ rig::Result<std::unique_ptr<Pair>> open_pair(const Layout& layout, std::uint64_t
 rig::Result<std::unique_ptr<Pair>> open_pair(const Layout& layout, const rig::gpu::sim::ModelConfig& gpu, Cabling cabling) {
     auto pair = std::make_unique<Pair>();
     pair->topology = layout.name;
-    if (auto r = build_side(pair->one, layout, gpu, 1); !r) return std::unexpected(std::move(r).error());
-    if (auto r = build_side(pair->two, layout, gpu, 2); !r) return std::unexpected(std::move(r).error());
-    if (auto r = cable(*pair, cabling); !r) return std::unexpected(std::move(r).error());
+    if (auto r = rig::sim::build(pair->one, layout, gpu, 1); !r) return std::unexpected(std::move(r).error());
+    if (auto r = rig::sim::build(pair->two, layout, gpu, 2); !r) return std::unexpected(std::move(r).error());
+    auto cables = rig::sim::cable(*pair->one.nic_model, *pair->two.nic_model, cabling);
+    if (!cables) return std::unexpected(std::move(cables).error());
+    pair->cables = std::move(*cables);
     for (Side* side : {&pair->one, &pair->two})
         if (auto r = open_drivers(*side); !r) return std::unexpected(std::move(r).error());
     return pair;

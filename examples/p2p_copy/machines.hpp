@@ -1,8 +1,7 @@
-// The two simulated machines p2p_copy moves bytes between: each a rig::sim::System of one
-// Layout (topologies.hpp) with the simulated GPU's model at its GPU and a bnxt model at
-// its NIC, both opened by their drivers (rig::gpu::sim::open, rig::bnxt::Nic::open) as on
-// any machine; the two NICs' ports joined by a cable: a simulated wire, or two datagram
-// cables on 127.0.0.1 (UDP, one Ethernet frame per datagram) sending to each other.
+// The two simulated machines p2p_copy moves bytes between: the computers of
+// rig/sim/pair.hpp (a Layout of rig/sim/layouts.hpp with the simulated GPU's model at its
+// GPU and a bnxt model at its NIC, the two NICs' ports cabled), each opened by its drivers
+// (rig::gpu::sim::open, rig::bnxt::Nic::open) as on any machine.
 //
 // Everything a Side holds lives until the Pair goes: Pair's destructor closes the NICs
 // (while their models still run), then unplugs the cables, then stops the models.
@@ -25,24 +24,18 @@
 #include "rig/gpu/gpu.hpp"
 #include "rig/gpu/sim/model.hpp"
 #include "rig/pci/machine.hpp"
+#include "rig/sim/pair.hpp"
 #include "rig/sim/system.hpp"
 #include "rig/space.hpp"
-#include "topologies.hpp"
 
 namespace p2p_copy {
 
-// One machine of the pair.
-struct Side {
-    std::string name;  // "machine 1"
-    std::shared_ptr<rig::gpu::sim::Model> gpu_model;
-    std::shared_ptr<rig::bnxt::sim::Nic> nic_model;
-    std::optional<rig::sim::System> system;
+// One machine of the pair: the simulated computer (name, models, system, bus addresses)
+// and its opened drivers.
+struct Side : rig::sim::Computer {
     std::shared_ptr<rig::Space> space;  // the GPU vendor's, one per machine
     std::optional<rig::gpu::Gpu> gpu;
     std::optional<rig::bnxt::Nic> nic;
-    std::string gpu_bus, nic_bus;
-
-    const rig::pci::Machine& machine() const { return system->machine(); }
     // Whether the NIC reaches the GPU's BAR: forwards(provider = GPU, client = NIC), explained.
     rig::pci::Route route() const { return machine().route(gpu_bus, nic_bus); }
 };
@@ -74,14 +67,15 @@ struct Local {
     std::unique_ptr<rig::bnxt::sim::DatagramCable> cable;
 };
 
-// How the two NICs' ports are joined: Wire (in-process), or UDP: each port bound to a
-// port of 127.0.0.1 the kernel chooses and sending to the other's.
-enum class Cabling { wire, udp };
-
-// The GPU model's identity for a GPU of `memory_bytes` bytes of memory, all of it behind
-// its BAR, and the bnxt model's identity: what a Layout is built with.
-rig::gpu::sim::ModelConfig gpu_config(std::uint64_t memory_bytes);
-rig::sim::Identity nic_identity();
+// p2p_copy's machines, as topologies (rig/sim/layouts.hpp): the built-in ones and those
+// read from a `rig snapshot` tree.
+using rig::sim::builtin;
+using rig::sim::builtin_names;
+using rig::sim::Cabling;
+using rig::sim::from_snapshot;
+using rig::sim::gpu_config;
+using rig::sim::Layout;
+using rig::sim::nic_identity;
 
 // Two machines of `layout`, each with a GPU of `gpu_memory_bytes` (a power of two >= 64
 // KiB), running, opened and cabled. Error naming the machine and what failed: the sysfs

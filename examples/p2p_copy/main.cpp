@@ -43,7 +43,6 @@
 #include "rig/pci/routes.hpp"
 #include "rig/pci/snapshot.hpp"
 #include "rig/text.hpp"
-#include "topologies.hpp"
 
 namespace {
 

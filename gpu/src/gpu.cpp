@@ -203,6 +203,17 @@ Result<Dmabuf> Memory::dmabuf(std::uint64_t offset, std::uint64_t n) const {
     return Dmabuf(buf->release(), bytes, at);
 }
 
+Result<Pointer> Memory::pointer() const {
+    const auto held = state_->use("Memory::pointer");
+    auto p = held->allocation()->pointer();
+    if (!p) return fail(state_->backend->label(), ": ", p.error());
+    return p;
+}
+
+Result<Pointer> Allocation::pointer() const {
+    return fail("its backend gives no process address for its memory");
+}
+
 // HostMemory
 
 const HostBuffer& HostMemory::buffer() const {

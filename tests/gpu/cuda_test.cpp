@@ -94,6 +94,19 @@ TEST(Cuda, RunsPointToTheDmabuf) {
     EXPECT_NE(runs.error().find("dmabuf"), std::string::npos) << runs.error();
 }
 
+TEST(Cuda, PointerIsTheSpaceAddressOnTheGpusOrdinal) {
+    // What DLPack exports (kDLCUDA, the device ordinal): unified addressing makes the Space
+    // address the device pointer.
+    const Gpu g = open_or_skip(0, nvidia_space());
+    const auto m = g.alloc(2 * MiB);
+    ASSERT_TRUE(m) << m.error();
+    const auto p = m->pointer();
+    ASSERT_TRUE(p) << p.error();
+    EXPECT_EQ(p->device, Pointer::Device::Cuda);
+    EXPECT_EQ(p->ordinal, 0);
+    EXPECT_EQ(reinterpret_cast<std::uintptr_t>(p->data), static_cast<std::uintptr_t>(m->address()));
+}
+
 TEST(Cuda, DmabufOfASubRangeCoversItsPagesOnly) {
     const Gpu g = open_or_skip(0, nvidia_space());
     const auto m = g.alloc(64 * MiB);

@@ -295,6 +295,46 @@ TEST(SimGpu, MemoryPastASmallBarHasNoRunsAndSaysBothSizesAndWhatIsFree) {
     EXPECT_EQ(must(g.checksum(m, 60 * MiB, 8 * MiB)), reference::fill_checksum(4, 8 * MiB));
 }
 
+TEST(SimGpu, PointerIsTheProcessAddressOfTheBytesBehindBar2) {
+    // Memory::pointer (what DLPack exports): the GPU's own bytes, where this process sees
+    // them through BAR2's mapping; a write there is a write to GPU memory.
+    const Bench bench = build(small());
+    const Gpu g = must(sim::open(bench.system.machine(), bench.gpus[0], sim_space()));
+    const Memory m = must(g.alloc(1 * MiB));
+    const Pointer p = must(m.pointer());
+    EXPECT_EQ(p.device, Pointer::Device::Host);
+    EXPECT_EQ(p.ordinal, 0);
+    must(g.fill(m, 7));
+    EXPECT_EQ(std::vector<std::byte>(p.data, p.data + 4096), filled(4096, 7));
+    p.data[100] = std::byte{0xAB};
+    EXPECT_EQ(download(g, m, 100, 1), std::vector<std::byte>{std::byte{0xAB}});
+    const Memory other = must(g.alloc(1 * MiB));
+    EXPECT_EQ(must(other.pointer()).data, p.data + 1 * MiB);  // the next extent of VRAM
+}
+
+TEST(SimGpu, PointerOfMemoryInPiecesOrPastTheBarIsAnErrorNamingTheGpuAndTheSize) {
+    const Bench bench = build(small());
+    Fragmented f(bench);
+    const Memory m = must(f.gpu.alloc(2 * MiB));  // the 1 MiB hole and the last MiB
+    const auto r = m.pointer();
+    ASSERT_FALSE(r);
+    EXPECT_EQ(r.error(), bench.gpus[0] + " (rig sim GPU): its 2 MiB at " + text::hex(static_cast<std::uint64_t>(m.address())) +
+                             " lie in 2 pieces of VRAM, which the process sees as no one range");
+    Options options;
+    options.gpu.memory_bytes = 4 * MiB;
+    options.gpu.bar_bytes = 1 * MiB;
+    const Bench small_bar = build(options);
+    const Gpu g = must(sim::open(small_bar.system.machine(), small_bar.gpus[0], sim_space()));
+    const Memory behind = must(g.alloc(1 * MiB));
+    EXPECT_TRUE(behind.pointer());
+    const auto past = must(g.alloc(1 * MiB)).pointer();
+    ASSERT_FALSE(past);
+    EXPECT_NE(past.error().find("lie past BAR2 (1 MiB)"), std::string::npos) << past.error();
+    const Memory gone = must(g.alloc(64 * KiB));
+    must(g.free(gone));
+    EXPECT_THROW((void)gone.pointer(), std::invalid_argument);
+}
+
 TEST(SimGpu, BarFreeCountsOnlyTheBar) {
     Options options;
     options.gpu.memory_bytes = 256 * MiB;

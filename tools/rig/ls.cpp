@@ -1,10 +1,8 @@
 // rig ls: one line (or JSON object) per function, in bus order.
 #include <fmt/format.h>
 
-#include <nlohmann/json.hpp>
-
 #include "commands.hpp"
-#include "json.hpp"
+#include "rig/pci/json.hpp"
 #include "rig/pci/names.hpp"
 #include "rig/pci/snapshot.hpp"
 
@@ -12,8 +10,6 @@ namespace rig::tool {
 namespace {
 
 std::string or_dash(const std::optional<std::string>& s) { return s ? *s : "-"; }
-
-nlohmann::json or_null(const std::optional<std::string>& s) { return s ? nlohmann::json(*s) : nlohmann::json(); }
 
 }  // namespace
 
@@ -24,27 +20,12 @@ int ls(const pci::Machine& machine, bool json, std::ostream& out, std::ostream& 
         return 1;
     }
     if (json) {
-        auto list = nlohmann::json::array();
-        for (const auto& f : *functions) {
-            nlohmann::json j = {
-                {"bus", f.id.bus},
-                {"vendor", fmt::format("0x{:04x}", f.id.vendor)},
-                {"device", fmt::format("0x{:04x}", f.id.device)},
-                {"class", fmt::format("0x{:06x}", f.id.class_code)},
-                {"class_name", pci::class_name(f.id.class_code)},
-                {"kind", pci::to_string(pci::kind_of(f.id))},
-                {"driver", or_null(f.driver)},
-                {"numa_node", f.numa_node ? nlohmann::json(*f.numa_node) : nlohmann::json()},
-                {"iommu_group", or_null(f.iommu_group)},
-                {"host_bridge", f.host_bridge.empty() ? nlohmann::json() : nlohmann::json(f.host_bridge)},
-                {"upstream", or_null(f.upstream)},
-                {"physfn", or_null(f.physfn)},
-                {"buses", f.buses ? nlohmann::json::array({f.buses->first, f.buses->second}) : nlohmann::json()},
-                {"link", link_json(f.link)},
-            };
-            list.push_back(std::move(j));
+        const auto text = pci::ls_json(machine);
+        if (!text) {
+            err << "rig: " << text.error() << '\n';
+            return 1;
         }
-        out << nlohmann::json{{"functions", list}}.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
+        out << *text << '\n';
         return 0;
     }
     out << fmt::format("{:<14} {:<9} {:<8} {:<36} {:<14} {:>4} {:>5}  {:<24} {}\n", "BUS", "ID", "CLASS", "", "DRIVER",

@@ -1,4 +1,4 @@
-// rig topo's NIC lines and "nics" JSON (pairing.hpp).
+// rig topo's NIC lines (pairing.hpp).
 #include "pairing.hpp"
 
 #include <fmt/format.h>
@@ -54,23 +54,6 @@ void print_pairing(std::ostream& out, const std::vector<pci::Pairing>& pairs,
                            l.function, l.port, state(l.status), state(l.capability),
                            l.port_capability ? ", port LnkCap " + pci::to_string(*l.port_capability) : std::string(), who);
     }
-}
-
-nlohmann::json nics_json(const std::vector<pci::Pairing>& pairs) {
-    auto list = nlohmann::json::array();
-    for (const pci::Pairing& p : pairs) {
-        auto ranked = nlohmann::json::array();
-        for (const pci::RankedNic& n : p.ranked)
-            ranked.push_back({{"nic", n.nic},
-                              {"forwards", n.forwards},
-                              {"distance", n.distance ? nlohmann::json(pci::to_string(*n.distance)) : nlohmann::json()},
-                              {"numa", pci::to_string(n.numa)},
-                              {"bottleneck_bytes_per_second",
-                               n.bottleneck_bytes_per_second ? nlohmann::json(*n.bottleneck_bytes_per_second) : nlohmann::json()},
-                              {"tie", n.tie}});
-        list.push_back({{"gpu", p.gpu}, {"ranked", ranked}, {"paired", p.nic ? nlohmann::json(*p.nic) : nlohmann::json()}});
-    }
-    return list;
 }
 
 }  // namespace rig::tool

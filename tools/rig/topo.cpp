@@ -4,12 +4,11 @@
 
 #include <algorithm>
 #include <map>
-#include <nlohmann/json.hpp>
 #include <vector>
 
 #include "commands.hpp"
-#include "json.hpp"
 #include "pairing.hpp"
+#include "rig/pci/json.hpp"
 #include "rig/pci/groups.hpp"
 #include "rig/pci/names.hpp"
 #include "rig/pci/routes.hpp"
@@ -64,6 +63,15 @@ std::string forwards_token(pci::Verdict v) {
 
 int topo(const pci::Machine& machine, bool json, bool all, const std::vector<pci::Override>& overrides,
          std::ostream& out, std::ostream& err) {
+    if (json) {
+        const auto text = pci::topo_json(machine, overrides);
+        if (!text) {
+            err << "rig: " << text.error() << '\n';
+            return 1;
+        }
+        out << *text << '\n';
+        return 0;
+    }
     const auto functions = pci::describe(machine);
     if (!functions) {
         err << "rig: " << functions.error() << '\n';
@@ -93,30 +101,6 @@ int topo(const pci::Machine& machine, bool json, bool all, const std::vector<pci
     const auto verdict = [&](std::size_t p, std::size_t c) { return routes->verdict(index[p], index[c]); };
     const auto distance = [&](std::size_t a, std::size_t b) { return routes->distance(index[a], index[b]); };
 
-    if (json) {
-        auto list = nlohmann::json::array();
-        for (const auto& f : endpoints)
-            list.push_back({{"bus", f.id.bus},
-                            {"vendor", fmt::format("0x{:04x}", f.id.vendor)},
-                            {"device", fmt::format("0x{:04x}", f.id.device)},
-                            {"class", fmt::format("0x{:06x}", f.id.class_code)},
-                            {"link", link_json(f.link)}});
-        auto pairs = nlohmann::json::array();
-        for (std::size_t p = 0; p < endpoints.size(); ++p)
-            for (std::size_t c = 0; c < endpoints.size(); ++c) {
-                if (p == c) continue;
-                const auto d = distance(p, c);
-                const auto v = verdict(p, c);
-                pairs.push_back({{"provider", endpoints[p].id.bus},
-                                 {"client", endpoints[c].id.bus},
-                                 {"distance", d ? nlohmann::json(pci::to_string(*d)) : nlohmann::json()},
-                                 {"forwards", v == pci::Verdict::BusAddress || v == pci::Verdict::ThroughHostBridge}});
-            }
-        out << nlohmann::json{{"functions", list}, {"pairs", pairs}, {"nics", nics_json(*pairs_of_nics)}}.dump(
-                   2, ' ', false, nlohmann::json::error_handler_t::replace)
-            << '\n';
-        return 0;
-    }
 
     std::map<std::string, int> counts;
     std::vector<std::string> labels;
@@ -176,26 +160,17 @@ int why(const pci::Machine& machine, std::string_view provider, std::string_view
             err << "rig: " << bus << ": no such function (rig ls lists them)\n";
             return 1;
         }
+    if (json) {
+        out << pci::why_json(machine, provider, client) << '\n';
+        return 0;
+    }
     const pci::Route r = machine.route(provider, client);
     // Behind an IOMMU (the client has an IOMMU group) a direct route asks for the
     // provider's function free of its vendor driver too (rig/pci/groups.hpp).
     const auto group = pci::iommu_group(machine, client);
-    const std::string vfio = pci::direct_behind_iommu(machine, r, group && *group);
-    if (!json) {
-        out << r.explain();
-        if (!vfio.empty()) out << "VFIO: " << vfio << '\n';
-        return 0;
-    }
-    nlohmann::json j = {{"provider", r.provider},
-                        {"client", r.client},
-                        {"verdict", pci::to_string(r.verdict)},
-                        {"forwards", r.forwards()},
-                        {"distance", r.distance ? nlohmann::json(pci::to_string(*r.distance)) : nlohmann::json()},
-                        {"common", r.common ? nlohmann::json(*r.common) : nlohmann::json()},
-                        {"explanation", r.explain()},
-                        {"vfio", vfio.empty() ? nlohmann::json() : nlohmann::json(vfio)}};
-    j.update(links_json(r));
-    out << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
+    out << r.explain();
+    if (const std::string vfio = pci::direct_behind_iommu(machine, r, group && *group); !vfio.empty())
+        out << "VFIO: " << vfio << '\n';
     return 0;
 }
 

@@ -68,6 +68,7 @@ public:
     Result<Dmabuf> dmabuf(std::uint64_t offset, std::uint64_t bytes) const override;
     // No runs ever (runs says why), so no region of a NIC driven from user space covers it.
     std::vector<pci::Run> reachable() const override { return {}; }
+    Result<Pointer> pointer() const override;
 
     CUdeviceptr address() const { return address_; }
     const Device& device() const { return *device_; }
@@ -93,6 +94,7 @@ public:
     Result<std::vector<pci::Run>> runs(std::uint64_t offset, std::uint64_t bytes) const override { return owner_->runs(offset, bytes); }
     Result<Dmabuf> dmabuf(std::uint64_t offset, std::uint64_t bytes) const override { return owner_->dmabuf(offset, bytes); }
     std::vector<pci::Run> reachable() const override { return owner_->reachable(); }
+    Result<Pointer> pointer() const override;
     CUdeviceptr address() const { return memory_.address(); }
 private:
     const std::shared_ptr<const Device> device_;
@@ -302,6 +304,14 @@ Result<Dmabuf> Memory::dmabuf(std::uint64_t offset, std::uint64_t bytes) const {
 }
 
 Mapping::~Mapping() { device_->unmapped(memory_.address(), bytes_); }
+
+// Unified addressing: the Space address is the device pointer, on the GPU that maps it.
+Result<Pointer> Memory::pointer() const {
+    return Pointer{Pointer::Device::Cuda, device_->ordinal, reinterpret_cast<std::byte*>(address_)};
+}
+Result<Pointer> Mapping::pointer() const {
+    return Pointer{Pointer::Device::Cuda, device_->ordinal, reinterpret_cast<std::byte*>(memory_.address())};
+}
 
 Result<int> device_count(const Driver&) {
     int n = 0;

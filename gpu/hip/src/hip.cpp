@@ -81,6 +81,7 @@ public:
         auto r = runs(0, bytes_);
         return r ? std::move(*r) : std::vector<pci::Run>{};
     }
+    Result<Pointer> pointer() const override;
 
     const Device& device() const { return *device_; }
     std::uint64_t address() const { return address_; }
@@ -108,6 +109,7 @@ public:
     Result<std::vector<pci::Run>> runs(std::uint64_t offset, std::uint64_t bytes) const override { return owner_->runs(offset, bytes); }
     Result<Dmabuf> dmabuf(std::uint64_t offset, std::uint64_t bytes) const override { return owner_->dmabuf(offset, bytes); }
     std::vector<pci::Run> reachable() const override { return owner_->reachable(); }
+    Result<Pointer> pointer() const override;
     amdgpu_bo_handle bo = nullptr;
     bool va_mapped = false;
     Imported hip;
@@ -302,6 +304,11 @@ Memory::~Memory() {
     if (va_mapped) amdgpu_bo_va_op(bo, 0, bytes_, address_, 0, AMDGPU_VA_OP_UNMAP);
     if (bo != nullptr) amdgpu_bo_free(bo);
 }
+
+// HIP's pointer to the BO it imported (hipExternalMemoryGetMappedBuffer), on the GPU that
+// imported it.
+Result<Pointer> Memory::pointer() const { return Pointer{Pointer::Device::Rocm, device_->ordinal, hip.pointer}; }
+Result<Pointer> Mapping::pointer() const { return Pointer{Pointer::Device::Rocm, device_->ordinal, hip.pointer}; }
 
 Mapping::~Mapping() {
     forget(device_->ordinal, hip);

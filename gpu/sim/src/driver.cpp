@@ -76,6 +76,7 @@ public:
     Result<std::vector<pci::Run>> runs(std::uint64_t offset, std::uint64_t n) const override;
     Result<Dmabuf> dmabuf(std::uint64_t offset, std::uint64_t n) const override;
     std::vector<pci::Run> reachable() const override;
+    Result<Pointer> pointer() const override;
 
     const std::shared_ptr<Device> device;  // kept while the memory lives, mapped by peers included
     const std::uint64_t address, bytes;
@@ -94,6 +95,8 @@ public:
     Result<std::vector<pci::Run>> runs(std::uint64_t offset, std::uint64_t n) const override { return owner->runs(offset, n); }
     Result<Dmabuf> dmabuf(std::uint64_t offset, std::uint64_t n) const override { return owner->dmabuf(offset, n); }
     std::vector<pci::Run> reachable() const override { return owner->reachable(); }
+    // The owner's VRAM, where the bytes live.
+    Result<Pointer> pointer() const override { return owner->pointer(); }
 
     const std::shared_ptr<Device> device;
     const std::shared_ptr<Allocation> owner;
@@ -293,6 +296,7 @@ public:
 
     pci::DmaAddress bar() const { return bar_; }
     std::uint64_t bar_bytes() const { return vram_.size(); }
+    const pci::Window& vram() const { return vram_; }
     std::uint64_t memory_bytes() const { return memory_bytes_; }
     std::uint64_t bar_free() {
         std::lock_guard lock(mutex_);
@@ -413,6 +417,20 @@ private:
 };
 
 Memory::~Memory() { device->release(segments, extents); }
+
+// The process sees VRAM through BAR2's mapping: one range where the memory is one extent
+// behind the BAR.
+Result<Pointer> Memory::pointer() const {
+    const pci::Window& vram = device->vram();
+    if (!vram.is_mapped()) return fail("BAR2 is not mapped into this process (a machine behind a transport)");
+    if (extents.size() != 1)
+        return fail("its ", text::bytes(bytes), " at ", hex(address), " lie in ", std::to_string(extents.size()),
+                    " pieces of VRAM, which the process sees as no one range");
+    const Extent& e = extents.front();
+    if (e.offset + e.bytes > vram.size())
+        return fail("its ", text::bytes(bytes), " at ", hex(address), " lie past BAR2 (", text::bytes(vram.size()), ")");
+    return Pointer{Pointer::Device::Host, 0, vram.data() + e.offset};
+}
 
 Mapping::~Mapping() {
     device->release(segments, {});

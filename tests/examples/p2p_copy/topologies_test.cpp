@@ -1,7 +1,7 @@
-// p2p_copy's machines (examples/p2p_copy/topologies.hpp): the routes each built-in
+// p2p_copy's machines (machines/include/rig/sim/layouts.hpp): the routes each built-in
 // topology gives between its GPU and NIC, and a `rig snapshot` of each rebuilt by
 // from_snapshot with the same functions and the same routes.
-#include "topologies.hpp"
+#include "machines.hpp"
 
 #include <gtest/gtest.h>
 

@@ -43,6 +43,9 @@ public:
     // where the backend publishes no runs (CUDA) or none can be read (HIP without
     // CAP_SYS_ADMIN); bytes past a BAR are left out.
     virtual std::vector<pci::Run> reachable() const = 0;
+    // Where the process addresses the whole allocation as one range (Memory::pointer).
+    // The default: an Error saying the backend gives none.
+    virtual Result<Pointer> pointer() const;
 };
 
 // Host memory a backend's driver allocated and pinned for its GPU (Gpu::host). The

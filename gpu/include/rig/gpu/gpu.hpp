@@ -144,6 +144,19 @@ private:
     std::shared_ptr<State> state_;
 };
 
+// Where this process addresses a Memory's bytes itself, for frameworks that take a
+// pointer and a device (DLPack's DLDevice: kDLCPU, kDLCUDA, kDLROCM).
+struct Pointer {
+    enum class Device : std::uint8_t {
+        Host,  // the process's own memory: the simulated GPU's VRAM lives in this process
+        Cuda,  // a CUDA device pointer (unified addressing: the Space address)
+        Rocm,  // a HIP device pointer (the Space address)
+    };
+    Device device = Device::Host;
+    int ordinal = 0;            // the GPU's index among its backend's devices; 0 for Host
+    std::byte* data = nullptr;  // the memory's first byte
+};
+
 // GPU memory at an address of its vendor's Space, allocated by one GPU (its owner) or
 // mapped by a peer at the same address. A handle: copies name the same memory.
 class Memory {
@@ -168,6 +181,15 @@ public:
     // memory was freed.
     Result<Runs> runs(std::uint64_t offset, std::uint64_t n) const;
     Result<Runs> runs() const { return runs(0, bytes()); }
+
+    // Where the process addresses all its bytes as one range (Pointer): the simulated GPU's
+    // VRAM through its BAR2 mapping, a CUDA or HIP device pointer. Nothing is copied: a
+    // write there is a write to the GPU's memory. The pointer is good while the memory is
+    // neither freed nor its last handle gone. Error naming the GPU and the size where the
+    // process sees no one range: the simulated GPU's memory in several pieces of VRAM or
+    // past BAR2, a BAR2 not mapped into this process (a remote machine), a backend that
+    // gives no pointer. Throws std::invalid_argument if the memory was freed.
+    Result<Pointer> pointer() const;
 
     // A dma-buf of bytes [offset, offset + n) (pages rounded as runs rounds them), for a
     // NIC driver in the kernel to map. Error naming the GPU where the platform exports

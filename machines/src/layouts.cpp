@@ -1,11 +1,11 @@
-// The built-in machines of p2p_copy (topologies.hpp), each drawn below. The vendor and
-// device IDs are those of the parts named, so the route explanations read as they would on
-// such a machine; the allow-list facts are docs/p2pdma.md §3's.
-#include "topologies.hpp"
+// The built-in machines of p2p_copy and rig.sim (rig/sim/layouts.hpp), each drawn below.
+// The vendor and device IDs are those of the parts named, so the route explanations read
+// as they would on such a machine; the allow-list facts are docs/p2pdma.md §3's.
+#include "rig/sim/layouts.hpp"
 
 #include "rig/sim/system.hpp"
 
-namespace p2p_copy {
+namespace rig::sim {
 namespace {
 
 using rig::sim::Cpu;
@@ -103,4 +103,4 @@ rig::Result<Layout> builtin(std::string_view name, const Identity& gpu, const Id
                      "; or a directory `rig snapshot` wrote, with --gpu and --nic)");
 }
 
-}  // namespace p2p_copy
+}  // namespace rig::sim

@@ -1,4 +1,4 @@
-// A machine of p2p_copy read from a `rig snapshot` tree (topologies.hpp, from_snapshot):
+// A machine read from a `rig snapshot` tree (rig/sim/layouts.hpp, from_snapshot):
 // the tree's functions rebuilt as a rig::sim::Topology, so that the simulated machine's
 // routes are the routes rig computes on the tree itself, with the simulated GPU and NIC at
 // the two bus addresses the user named.
@@ -19,9 +19,9 @@
 #include "rig/pci/machine.hpp"
 #include "rig/pci/snapshot.hpp"
 #include "rig/sim/system.hpp"
-#include "topologies.hpp"
+#include "rig/sim/layouts.hpp"
 
-namespace p2p_copy {
+namespace rig::sim {
 namespace {
 
 namespace fs = std::filesystem;
@@ -247,4 +247,4 @@ rig::Result<Layout> from_snapshot(const fs::path& dir, std::string_view gpu, std
     return Layout{dir.string(), std::move(*topology), buses[0], buses[1]};
 }
 
-}  // namespace p2p_copy
+}  // namespace rig::sim

@@ -1,5 +1,6 @@
-// p2p_copy's machines, as topologies: the built-in ones and those read from a `rig
-// snapshot` tree. Each names where the simulated GPU and the bnxt NIC sit in it.
+// rig/sim/layouts.hpp: the machines p2p_copy and rig.sim.machines (Python) simulate, as
+// topologies: the built-in ones and those read from a `rig snapshot` tree. Each names
+// where the simulated GPU and the bnxt NIC sit in it (rig/sim/pair.hpp builds them).
 //
 // The built-in machines (each side of the copy is one of them):
 //   switch            an allow-listed Intel host bridge (8086:09a2 at 00.0, Ice Lake and
@@ -25,7 +26,7 @@
 //   iommu-blocked     the NIC behind an IOMMU, the acs machine's switch and Broadwell-EP
 //                     host bridge: refused, naming the host bridge; bounce runs.
 //   small-bar         the switch machine; the GPU's memory BAR is smaller than its memory
-//                     (the size p2p_copy gives the model): memory past the BAR has no bus
+//                     (the ModelConfig's memory_bytes): memory past the BAR has no bus
 //                     runs, so p2p is refused with the sizes and auto bounces.
 //
 // A snapshot (docs/p2pdma.md §1 for what the tree holds): every function the tree lists,
@@ -45,7 +46,7 @@
 #include "rig/sim/device.hpp"
 #include "rig/sim/topology.hpp"
 
-namespace p2p_copy {
+namespace rig::sim {
 
 struct Layout {
     std::string name;  // "switch", or the snapshot's directory
@@ -70,4 +71,4 @@ rig::Result<Layout> builtin(std::string_view name, const rig::sim::Identity& gpu
 rig::Result<Layout> from_snapshot(const std::filesystem::path& dir, std::string_view gpu, std::string_view nic,
                                   const rig::sim::Identity& gpu_identity, const rig::sim::Identity& nic_identity);
 
-}  // namespace p2p_copy
+}  // namespace rig::sim
