@@ -100,7 +100,7 @@ struct Link {
             while (cqa.poll(out) != 0 || cqb.poll(out) != 0) {
             }
         }
-        while (qb.recv(rb, 0, 64, id++)) {
+        while (qb.post(bnxt::Recv{.region = &rb, .bytes = 64, .id = id++})) {
         }
         clock->pause();
     }
@@ -109,14 +109,14 @@ struct Link {
 // What the timed loops call, and nothing else does: callgrind's --toggle-collect counts
 // exactly these (README.md).
 [[gnu::noinline]] bool measured_post_one(bnxt::Qp& qp, const bnxt::Region& region, std::uint64_t id) {
-    return qp.send(region, 0, 64, id);
+    return qp.post(bnxt::Send{.region = &region, .bytes = 64, .id = id});
 }
 
-// 16 sends; true if all were queued.
+// 16 sends in one post; true if all were queued.
 [[gnu::noinline]] bool measured_post16(bnxt::Qp& qp, const bnxt::Region& region, std::uint64_t id) {
-    bool all = true;
-    for (std::uint64_t i = 0; i < 16; ++i) all = qp.send(region, 0, 64, id + i) && all;
-    return all;
+    std::array<bnxt::Send, 16> sends;
+    for (std::uint64_t i = 0; i < sends.size(); ++i) sends[i] = bnxt::Send{.region = &region, .bytes = 64, .id = id + i};
+    return qp.post(sends) == sends.size();
 }
 
 [[gnu::noinline]] std::size_t measured_poll16(bnxt::Cq& cq, std::span<bnxt::Completion, 16> out) {
@@ -175,7 +175,7 @@ void BM_Poll16(benchmark::State& state) {
     std::int64_t taken = 0;
     auto refill = [&] {
         link.quiesce();
-        for (int i = 0; i < 64; ++i) (void)link.qa.send(link.ra, 0, 64, link.id++);
+        for (int i = 0; i < 64; ++i) (void)link.qa.post(bnxt::Send{.region = &link.ra, .bytes = 64, .id = link.id++});
         for (int round = 0; round < 4; ++round) link.clock->pause();
     };
     refill();

@@ -43,9 +43,9 @@ namespace rig::bnxt {
 
 // What the completed work request was.
 enum class Op : std::uint8_t {
-    Send,  // Qp::send, Qp::send_inline
-    Read,  // Qp::read
-    Recv,  // Qp::recv
+    Send,  // Qp::post of a Send
+    Read,  // Qp::post of a Read
+    Recv,  // Qp::post of a Recv
 };
 std::string_view to_string(Op op);
 
