@@ -32,7 +32,7 @@ namespace {
     throw std::invalid_argument("rig::bnxt::Qp::post: " + why);
 }
 
-const Region::State* region_state(const Region& region) { return region.state().get(); }
+const Region::State* region_state(const Region& region) { return Handles::of(region).get(); }
 
 constexpr std::uint64_t max_message_bytes = std::uint64_t{1} << 31;  // RoCE's 2 GiB
 

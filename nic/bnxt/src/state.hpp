@@ -264,6 +264,15 @@ struct Qp::State {
     ~State();
 };
 
+// The driver's way from a handle to its state: the handles keep their state private
+// (pimpl) and befriend this, so that no public accessor hands the internals out.
+struct Handles {
+    static const std::shared_ptr<Nic::State>& of(const Nic& nic) { return nic.state_; }
+    static const std::shared_ptr<Region::State>& of(const Region& region) { return region.state_; }
+    static const std::shared_ptr<Cq::State>& of(const Cq& cq) { return cq.state_; }
+    static const std::shared_ptr<Qp::State>& of(const Qp& qp) { return qp.state_; }
+};
+
 // Status of a requester or responder CQE status byte (§5.5.1, §5.5.2).
 Status requester_status(std::uint8_t code);
 Status responder_status(std::uint8_t code);

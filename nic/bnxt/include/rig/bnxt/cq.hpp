@@ -129,10 +129,10 @@ public:
     // May be called from any thread.
     std::optional<std::string> error() const;
 
-    struct State;
-    const std::shared_ptr<State>& state() const { return state_; }
+    struct State;  // the driver's, behind the handle
 
 private:
+    friend struct Handles;  // the driver's way to the state (nic/bnxt/src/state.hpp)
     explicit Cq(std::shared_ptr<State> state);
     std::shared_ptr<State> state_;
 };

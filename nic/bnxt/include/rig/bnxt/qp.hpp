@@ -152,7 +152,8 @@ public:
     // An RC queue pair whose sends and reads complete on `send_cq` and receives on
     // `recv_cq` (which may be the same Cq). Error naming the NIC where there is no memory
     // for its queues, or the command and status where the firmware refuses. Throws
-    // std::invalid_argument if a depth is 0 or above Limits::max_qp_wr - 1, the Cqs belong
+    // std::invalid_argument if a depth is 0 or above Limits::max_qp_wr (QUERY_FUNC's
+    // max_qp_wr - 1: each ring holds its depth + 1 WQEs, at most max_qp_wr), the Cqs belong
     // to another NIC or were destroyed, the depths of the Cq's queue pairs would exceed
     // its depth (a CQ that overflows stops), or the NIC is closed.
     static Result<Qp> create(const Nic& nic, Cq& send_cq, Cq& recv_cq, Depths depths = {});
@@ -211,10 +212,10 @@ public:
     // where the firmware refuses. Ok and nothing done once destroyed or after the NIC closed.
     Result<void> destroy();
 
-    struct State;
-    const std::shared_ptr<State>& state_handle() const { return state_; }
+    struct State;  // the driver's, behind the handle
 
 private:
+    friend struct Handles;  // the driver's way to the state (nic/bnxt/src/state.hpp)
     explicit Qp(std::shared_ptr<State> state);
     std::shared_ptr<State> state_;
 };

@@ -120,10 +120,10 @@ public:
     Remote remote(std::uint64_t offset = 0) const;
     bool deregistered() const;
 
-    struct State;
-    const std::shared_ptr<State>& state() const { return state_; }
+    struct State;  // the driver's, behind the handle
 
 private:
+    friend struct Handles;  // the driver's way to the state (nic/bnxt/src/state.hpp)
     explicit Region(std::shared_ptr<State> state) : state_(std::move(state)) {}
     std::shared_ptr<State> state_;
 };
