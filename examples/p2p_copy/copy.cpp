@@ -62,7 +62,7 @@ Outcome p2p(const Job& job, const Forwarding& bus) {
     if (!bus.both) return Outcome::refused(Path::P2p, bus.reason);
     auto path = PeerToPeer::open(job.pair, job.link, job.buffers, job.options.mode, job.options.pipeline);
     if (!path) return Outcome::refused(Path::P2p, bus.reason + "; but " + path.error());
-    const char* how = job.options.mode == Mode::Read ? "machine 2 reads machine 1's GPU region (Qp::read); "
+    const char* how = job.options.mode == Mode::Read ? "machine 2 reads machine 1's GPU region (RDMA READ); "
                                                      : "machine 1 sends from its GPU region into receives in machine 2's; ";
     return run(job, Path::P2p, how + bus.reason, [&](const Progress& p) { return path->run(job.options.size, p); });
 }
@@ -70,7 +70,7 @@ Outcome p2p(const Job& job, const Forwarding& bus) {
 Outcome bounce(const Job& job, std::string why) {
     auto path = Bounce::open(job.pair, job.link, job.buffers, job.options.mode, job.options.pipeline);
     if (!path) return Outcome::refused(Path::Bounce, path.error());
-    const char* how = job.options.mode == Mode::Read ? "; machine 2 reads machine 1's host region (Qp::read); " : "; ";
+    const char* how = job.options.mode == Mode::Read ? "; machine 2 reads machine 1's host region (RDMA READ); " : "; ";
     return run(job, Path::Bounce, std::move(why) + how + (*path)->memory(),
                [&](const Progress& p) { return (*path)->run(job.options.size, p); });
 }

@@ -89,15 +89,14 @@ rig::Result<void> stream(Pair& pair, Link& link, Hooks& h, const Chunks& chunks,
     Stall stall;
     while (received < n || send_done < sent) {
         bool moved = false;
-        while (posted < n && posted - received < depth && receiver.recv(*h.recv_region, h.recv_offset(posted), chunks.length(posted), posted)) {
+        while (posted < n && posted - received < depth && receiver.post(rig::bnxt::Recv{.region = h.recv_region, .offset = h.recv_offset(posted), .bytes = chunks.length(posted), .id = posted})) {
             ++posted;
             moved = true;
         }
         while (sent < posted && sent - send_done < depth) {
             if (auto r = h.stage(sent); !r) return r;
             const auto solicit = solicited(sent) ? rig::bnxt::Solicit::Yes : rig::bnxt::Solicit::No;
-            if (!sender.send(*h.send_region, h.send_offset(sent), chunks.length(sent), sent, rig::bnxt::Signal::Yes,
-                             std::nullopt, solicit))
+            if (!sender.post(rig::bnxt::Send{.region = h.send_region, .offset = h.send_offset(sent), .bytes = chunks.length(sent), .id = sent, .solicited = solicit}))
                 break;
             ++sent;
             moved = true;
@@ -151,8 +150,7 @@ rig::Result<void> read_all(Pair& pair, Link& link, Hooks& h, const Chunks& chunk
         bool moved = false;
         while (posted < n && posted - done < depth) {
             if (auto r = h.stage(posted); !r) return r;
-            if (!reader.read(*h.recv_region, h.recv_offset(posted), h.send_region->remote(h.send_offset(posted)),
-                             chunks.length(posted), posted))
+            if (!reader.post(rig::bnxt::Read{.region = h.recv_region, .offset = h.recv_offset(posted), .bytes = chunks.length(posted), .remote = h.send_region->remote(h.send_offset(posted)), .id = posted}))
                 break;
             ++posted;
             moved = true;

@@ -3,7 +3,7 @@
 //
 //  - peer-to-peer: each NIC registers its GPU's memory by its BAR runs (Region::device);
 //    the receiver posts receives into its GPU region and the sender sends from its own
-//    (Mode::SendRecv), or the receiver reads the sender's region (Mode::Read, Qp::read).
+//    (Mode::SendRecv), or the receiver reads the sender's region (Mode::Read, an RDMA READ).
 //    The bytes cross each machine's bus once, NIC to GPU BAR.
 //  - bounce: the GPU's copy engine copies a chunk into host memory, the NICs move it host
 //    region to host region (Mode::SendRecv; or Mode::Read: machine 2 reads machine 1's

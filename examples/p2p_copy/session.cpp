@@ -207,7 +207,7 @@ rig::Result<Outcome> run_path(Session& s, Path path, const ProgressFor& progress
     if (path == Path::P2p) {
         o.reason = one + "; " + two;
         if (!mine.opened || !theirs->opened) return o;
-        o.reason = (read ? "machine 2 reads machine 1's GPU region (Qp::read); "
+        o.reason = (read ? "machine 2 reads machine 1's GPU region (RDMA READ); "
                          : "machine 1 sends from its GPU region into receives in machine 2's; ") + o.reason;
     } else {
         const bool one_opened = sender ? mine.opened : theirs->opened, two_opened = sender ? theirs->opened : mine.opened;
@@ -215,7 +215,7 @@ rig::Result<Outcome> run_path(Session& s, Path path, const ProgressFor& progress
             o.reason = !one_opened && !two_opened ? one + "; " + two : !one_opened ? one : two;
             return o;
         }
-        o.reason = std::string(bounce_way) + (read ? "; machine 2 reads machine 1's host region (Qp::read); " : "; ") +
+        o.reason = std::string(bounce_way) + (read ? "; machine 2 reads machine 1's host region (RDMA READ); " : "; ") +
                    Bounce::memory("machine 1", one, "machine 2", two);
     }
     o.ran = true;

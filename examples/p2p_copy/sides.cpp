@@ -169,7 +169,7 @@ rig::Result<Moved> push_send(Session& s, Opened& mine, const Progress& progress)
                 auto r = gpu.copy_to_host(*s.buffer, chunks.offset(sent), mine.staging->host, mine.at(sent, s), chunks.length(sent));
                 if (!r) return rig::fail(s.side().name, ": ", r.error());
             }
-            if (!s.qp->send(mine.region(), mine.at(sent, s), chunks.length(sent), sent)) break;
+            if (!s.qp->post(rig::bnxt::Send{.region = &mine.region(), .offset = mine.at(sent, s), .bytes = chunks.length(sent), .id = sent})) break;
             ++sent;
             moved = true;
         }
@@ -203,7 +203,7 @@ rig::Result<Moved> push_receive(Session& s, Opened& mine, const Progress& progre
     const rig::gpu::Gpu& gpu = *s.side().gpu;
     std::uint64_t posted = 0, done = 0, bytes = 0;
     auto post = [&] {
-        while (posted < n && posted - done < s.depth() && s.qp->recv(mine.region(), mine.at(posted, s), chunks.length(posted), posted))
+        while (posted < n && posted - done < s.depth() && s.qp->post(rig::bnxt::Recv{.region = &mine.region(), .offset = mine.at(posted, s), .bytes = chunks.length(posted), .id = posted}))
             ++posted;
     };
     post();  // before Ready: no send meets an empty receive queue
@@ -300,7 +300,7 @@ rig::Result<Moved> pull_read(Session& s, Opened& mine, const bs::PathOpen& their
         bool moved = false;
         while (posted < staged && posted - done < depth) {
             const std::uint64_t from = bounce ? (posted % s.depth()) * chunks.chunk : chunks.offset(posted);
-            if (!s.qp->read(mine.region(), mine.at(posted, s), {remote.address + from, remote.rkey}, chunks.length(posted), posted))
+            if (!s.qp->post(rig::bnxt::Read{.region = &mine.region(), .offset = mine.at(posted, s), .bytes = chunks.length(posted), .remote = {remote.address + from, remote.rkey}, .id = posted}))
                 break;
             ++posted;
             moved = true;

@@ -2,7 +2,7 @@
 // ib_read_bw (RC, one queue pair, the default TCP exchange on port 18515, no rdma_cm):
 // perftest_options.hpp is the command line, perftest_exchange.hpp the exchange,
 // perftest_run.hpp the data phase. So an ib_read_bw on Linux's rxe reads a rig region
-// (rig_perftest ib_read_bw as the server) and rig's Qp::read reads an rxe region (as the
+// (rig_perftest ib_read_bw as the server) and rig's Qp::post of a Read reads an rxe region (as the
 // client); ib_send_bw likewise both ways.
 //
 // The queue pair is set up as perftest_resources.c ctx_modify_qp_to_rtr / _rts sets it:

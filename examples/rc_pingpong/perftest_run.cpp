@@ -37,7 +37,7 @@ rig::Result<double> send_all(rig::bnxt::Qp& qp, rig::bnxt::Cq& cq, const rig::bn
     const double start = now_usec();
     while (completed < t.iters) {
         while (posted < t.iters && posted - completed < t.depth) {
-            if (!qp.send(buffer, 0, t.size, posted)) return rig::fail("Couldn't post send: scnt=", std::to_string(posted));
+            if (!qp.post(rig::bnxt::Send{.region = &buffer, .bytes = t.size, .id = posted})) return rig::fail("Couldn't post send: scnt=", std::to_string(posted));
             ++posted;
         }
         auto n = next(cq, wc, t, "client", completed);
@@ -50,7 +50,7 @@ rig::Result<double> send_all(rig::bnxt::Qp& qp, rig::bnxt::Cq& cq, const rig::bn
 bool post_receives(rig::bnxt::Qp& qp, const rig::bnxt::Region& buffer, const Transfer& t, std::uint32_t& posted) {
     posted = 0;
     for (const std::uint32_t n = std::min(rx_depth, t.iters); posted < n; ++posted)
-        if (!qp.recv(buffer, 0, t.size, posted)) return false;
+        if (!qp.post(rig::bnxt::Recv{.region = &buffer, .bytes = t.size, .id = posted})) return false;
     return true;
 }
 
@@ -65,7 +65,7 @@ rig::Result<double> receive_all(rig::bnxt::Qp& qp, rig::bnxt::Cq& cq, const rig:
         if (completed == 0) start = now_usec();
         completed += static_cast<std::uint32_t>(*n);
         for (std::size_t i = 0; i < *n && posted < t.iters; ++i, ++posted)
-            if (!qp.recv(buffer, 0, t.size, posted)) return rig::fail("Couldn't post recv: rcnt=", std::to_string(completed));
+            if (!qp.post(rig::bnxt::Recv{.region = &buffer, .bytes = t.size, .id = posted})) return rig::fail("Couldn't post recv: rcnt=", std::to_string(completed));
     }
     return now_usec() - start;
 }
@@ -77,7 +77,7 @@ rig::Result<double> read_all(rig::bnxt::Qp& qp, rig::bnxt::Cq& cq, const rig::bn
     const double start = now_usec();
     while (completed < t.iters) {
         while (posted < t.iters && posted - completed < t.depth) {
-            if (!qp.read(buffer, 0, remote, t.size, posted)) return rig::fail("Couldn't post send: scnt=", std::to_string(posted));
+            if (!qp.post(rig::bnxt::Read{.region = &buffer, .bytes = t.size, .remote = remote, .id = posted})) return rig::fail("Couldn't post send: scnt=", std::to_string(posted));
             ++posted;
         }
         auto n = next(cq, wc, t, "client", completed);

@@ -25,9 +25,9 @@ public:
     }
     // pp_post_send: one signalled SEND of the whole buffer.
     bool post() {
-        if (!inline_) return qp_.send(buffer_, 0, size_, send_wrid);
+        if (!inline_) return qp_.post(rig::bnxt::Send{.region = &buffer_, .bytes = size_, .id = send_wrid});
         buffer_.read(0, bytes_);  // the buffer as the last receive left it
-        return qp_.send_inline(bytes_, send_wrid);
+        return qp_.post(rig::bnxt::Send{.id = send_wrid, .inline_data = bytes_});
     }
 
 private:
@@ -43,7 +43,7 @@ private:
 std::uint32_t post_receives(rig::bnxt::Qp& qp, const rig::bnxt::Region& buffer, std::uint32_t size, std::uint32_t n) {
     std::uint32_t i = 0;
     for (; i < n; ++i)
-        if (!qp.recv(buffer, 0, size, recv_wrid)) break;
+        if (!qp.post(rig::bnxt::Recv{.region = &buffer, .bytes = size, .id = recv_wrid})) break;
     return i;
 }
 

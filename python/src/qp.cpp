@@ -108,7 +108,8 @@ void bind_qp(py::module_& m) {
                         std::uint64_t id, bool signalled, const std::optional<std::uint32_t>& immediate, bool solicited) {
                  const std::uint64_t n = length_of(*region, offset, bytes);
                  return serialized(s.mutex, [&] {
-                     return s.hold(s.qp.send(region->region, offset, n, id, signal_of(signalled), immediate, solicit_of(solicited)), region);
+                     return s.hold(s.qp.post(bnxt::Send{.region = &region->region, .offset = offset, .bytes = n, .id = id, .signalled = signal_of(signalled),
+                                                 .immediate = immediate, .solicited = solicit_of(solicited)}), region);
                  });
              }, py::arg("region"), py::arg("offset") = 0, py::arg("bytes") = py::none(), py::arg("id") = 0, py::arg("signalled") = true,
              py::arg("immediate") = py::none(), py::arg("solicited") = false,
@@ -119,21 +120,23 @@ void bind_qp(py::module_& m) {
                                bool solicited) {
                  const py::buffer_info in = data.request();
                  const std::span bytes(static_cast<const std::byte*>(in.ptr), static_cast<std::size_t>(in.size * in.itemsize));
-                 return serialized(s.mutex, [&] { return s.qp.send_inline(bytes, id, signal_of(signalled), immediate, solicit_of(solicited)); });
+                 return serialized(s.mutex, [&] { return s.qp.post(bnxt::Send{.id = id, .signalled = signal_of(signalled), .immediate = immediate,
+                                                                     .solicited = solicit_of(solicited), .inline_data = bytes}); });
              }, py::arg("data"), py::arg("id") = 0, py::arg("signalled") = true, py::arg("immediate") = py::none(), py::arg("solicited") = false,
              "Sends data (a contiguous buffer), copied into the work request before it returns. ValueError if it is "
              "longer than the NIC's max_inline_data, and as send.")
         .def("recv", [](Qp& s, const std::shared_ptr<Region>& region, std::uint64_t offset, const std::optional<std::uint64_t>& bytes,
                         std::uint64_t id) {
                  const std::uint64_t n = length_of(*region, offset, bytes);
-                 return serialized(s.mutex, [&] { return s.hold(s.qp.recv(region->region, offset, n, id), region); });
+                 return serialized(s.mutex, [&] { return s.hold(s.qp.post(bnxt::Recv{.region = &region->region, .offset = offset, .bytes = n, .id = id}), region); });
              }, py::arg("region"), py::arg("offset") = 0, py::arg("bytes") = py::none(), py::arg("id") = 0,
              "Posts a receive of up to bytes bytes into offset of region (to its end by default); always signalled. False "
              "if the receive queue is full. As send, but allowed before connect.")
         .def("read", [](Qp& s, const std::shared_ptr<Region>& region, const bnxt::Remote& remote, std::uint64_t offset,
                         const std::optional<std::uint64_t>& bytes, std::uint64_t id, bool signalled) {
                  const std::uint64_t n = length_of(*region, offset, bytes);
-                 return serialized(s.mutex, [&] { return s.hold(s.qp.read(region->region, offset, remote, n, id, signal_of(signalled)), region); });
+                 return serialized(s.mutex, [&] { return s.hold(s.qp.post(bnxt::Read{.region = &region->region, .offset = offset, .bytes = n, .remote = remote, .id = id,
+                                                                             .signalled = signal_of(signalled)}), region); });
              }, py::arg("region"), py::arg("remote"), py::arg("offset") = 0, py::arg("bytes") = py::none(), py::arg("id") = 0,
              py::arg("signalled") = true,
              "RDMA READ of bytes bytes of the peer's region named by remote (Region.remote on its side) into offset of "

@@ -75,8 +75,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     plan(w.b.faults, data + 1 + 33 * to_a, chunks - to_a);
 
     std::set<std::uint64_t> posted_a{1, 2, 3}, posted_b{101, 102};
-    if (!qb->recv(*w.rb, 0, 4096, 101) || !qb->recv(*w.rb, 4096, 4096, 102)) __builtin_trap();
-    if (!qa->send(*w.ra, 0, 64, 1) || !qa->send(*w.ra, 64, 2000, 2) || !qa->read(*w.ra, 4096, w.rb->remote(0), 1000, 3))
+    if (!qb->post(Recv{.region = &*w.rb, .bytes = 4096, .id = 101}) || !qb->post(Recv{.region = &*w.rb, .offset = 4096, .bytes = 4096, .id = 102})) __builtin_trap();
+    if (!qa->post(Send{.region = &*w.ra, .bytes = 64, .id = 1}) || !qa->post(Send{.region = &*w.ra, .offset = 64, .bytes = 2000, .id = 2}) || !qa->post(Read{.region = &*w.ra, .offset = 4096, .bytes = 1000, .remote = w.rb->remote(0), .id = 3}))
         __builtin_trap();
     for (auto [cq, posted] : {std::pair{&*ca, &posted_a}, std::pair{&*cb, &posted_b}}) {
         std::array<Completion, 8> out;

@@ -59,7 +59,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
             auto b = Qp::create(*nic, *cq, *cq, {depth, depth});
             auto region = Region::host(*nic, 8192);
             if (a && b && region && a->connect(b->endpoint()) && b->connect(a->endpoint())) {
-                if (b->recv(*region, 4096, 4096, 2) && a->send(*region, 0, 100, 1)) {
+                if (b->post(Recv{.region = &*region, .offset = 4096, .bytes = 4096, .id = 2}) && a->post(Send{.region = &*region, .bytes = 100, .id = 1})) {
                     std::array<Completion, 4> out;
                     for (int round = 0; round < 10; ++round)
                         if (auto got = cq->wait(out, std::chrono::milliseconds(5)); !got) break;

@@ -10,7 +10,7 @@ end runs rdma-core's ibv_rc_pingpong -g 1 -m 1024, or perftest's ib_send_bw / ib
 -x 1 -m 1024, with the same SIZE and ITERS. rig-server: rig listens on a host port the guest
 reaches at 10.0.2.2; rig-client: the guest's program listens behind a hostfwd port. For
 ib_read_bw the client reads the server's buffer: rig-server has rxe read a rig region,
-rig-client has rig's Qp::read read an rxe region.
+rig-client has rig's Qp::post of a Read read an rxe region.
 
 Both ends must exit 0 and print their closing lines; then the guest's capture of the cable
 must hold ARP between the two and RoCEv2 only, every RoCE frame with a correct ICRC

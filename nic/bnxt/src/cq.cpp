@@ -79,7 +79,7 @@ Status responder_status(std::uint8_t code) {
 }
 
 Result<Cq> Cq::create(const Nic& nic, std::uint32_t depth) {
-    const auto& n = nic.state();
+    const auto& n = Handles::of(nic);
     if (!n || n->closed.load(std::memory_order_acquire))
         throw std::invalid_argument("rig::bnxt::Cq::create: the NIC is closed");
     if (depth == 0 || depth > n->limits.max_cqe)

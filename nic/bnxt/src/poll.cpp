@@ -121,14 +121,15 @@ Took take(Cq::State& cq, const QpList& list, std::span<const std::byte, hsi::cqe
             Qp::State* qp = find(list, c.qp_handle);
             if (qp == nullptr) return Took::All;  // destroyed: its CQEs are dropped
             if (qp->send_cq.get() != &cq) return invalid("a requester CQE for a queue pair whose sends complete elsewhere");
-            if (requester_status(c.status) == Status::Unknown) return invalid("a requester status no table lists");
+            const Status status = requester_status(c.status);
+            if (status == Status::Unknown) return invalid("a requester status no table lists");
             if (qp->failed.load(std::memory_order_relaxed)) return Took::All;  // flushed already
             const auto until = sends_until(*qp, c.sq_cons_idx);
             if (!until) return invalid("sq_cons_idx beyond the send queue or the work requests posted");
             if (*until == qp->sq_retired.load(std::memory_order_relaxed))
                 return invalid("a requester CQE that completes no work request");
             qp->sq_done_until = *until;
-            qp->sq_status = requester_status(c.status);
+            qp->sq_status = status;
             qp->sq_code = c.status;
             if (report_sends(*qp, out, n)) return Took::All;
             cq.carry = qp;

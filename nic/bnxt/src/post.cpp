@@ -1,14 +1,17 @@
 // Posting work requests: the hot path of rig/bnxt/qp.hpp (docs/hsi.md §5.2.5, §5.3,
 // §5.4, §5.8).
 //
-// A post checks the request (a caller's bug throws before anything is queued), takes a
-// free entry or returns false, records the caller's id in the shadow entry, writes the
-// WQE's used slots in one copy and, for a send queue, the PSN search entry, publishes the
-// posted count (release: the poller reads the shadow entry after it), and rings the
-// doorbell with the new producer index and its epoch. On a queue pair in Error nothing
-// reaches the NIC: the entry is queued for the poller to flush (§5.2.5 step 1). No
-// allocation, lock or string on the way that queues.
-#include <array>
+// A post first checks every request (a caller's bug throws before anything is queued),
+// then takes as many as the queue has room for, in order. For each it records the
+// caller's id in the shadow entry and builds the WQE (and, for a send queue, the PSN
+// search entry) in the Qp's staging buffer (PostStage, state.hpp: made with the Qp, so a
+// post allocates nothing); the staged WQEs go to the ring in one copy per contiguous run
+// (two where the run wraps), whole 128-byte WQEs, the PSN entries likewise. Then it
+// publishes the posted count (release: the poller reads the shadow entries after it) and
+// rings the doorbell once with the new producer index and its epoch. On a queue pair in
+// Error nothing reaches the NIC: the entries are queued for the poller to flush (§5.2.5
+// step 1). No allocation, lock or string on the way that queues.
+#include <algorithm>
 #include <stdexcept>
 #include <string>
 
@@ -21,126 +24,207 @@ namespace rig::bnxt {
 namespace {
 
 // Messages are built only on the way to a throw.
-[[noreturn]] void refuse(const char* call, const std::string& why) {
-    throw std::invalid_argument(std::string("rig::bnxt::Qp::") + call + ": " + why);
+[[noreturn, gnu::cold, gnu::noinline]] void refuse(const char* what, std::size_t index, const std::string& why) {
+    throw std::invalid_argument(std::string("rig::bnxt::Qp::post: ") + what + " " + std::to_string(index) + ": " + why);
 }
+
+[[noreturn, gnu::cold, gnu::noinline]] void refuse(const std::string& why) {
+    throw std::invalid_argument("rig::bnxt::Qp::post: " + why);
+}
+
+const Region::State* region_state(const Region& region) { return Handles::of(region).get(); }
 
 constexpr std::uint64_t max_message_bytes = std::uint64_t{1} << 31;  // RoCE's 2 GiB
 
-Qp::State& live_qp(const std::shared_ptr<Qp::State>& s, const char* call) {
-    if (!s || !s->live.load(std::memory_order_relaxed)) refuse(call, "the queue pair was destroyed or its NIC closed");
+constexpr std::uint32_t stage_wqes = PostStage::wqes;
+
+Qp::State& live_qp(const std::shared_ptr<Qp::State>& s) {
+    if (!s || !s->live.load(std::memory_order_relaxed)) refuse("the queue pair was destroyed or its NIC closed");
     return *s;
 }
 
-void check_sendable(const Qp::State& qp, const char* call) {
+void check_sendable(const Qp::State& qp) {
     const QpState state = qp.state.load(std::memory_order_acquire);
-    if (state != QpState::Rts && state != QpState::Error) refuse(call, "the queue pair is not connected (RTS)");
+    if (state != QpState::Rts && state != QpState::Error) refuse("the queue pair is not connected (RTS)");
 }
 
-// The region's bytes [offset, offset + bytes) as one SGE.
-detail::SgeRef sge_of(const Qp::State& qp, const Region& region, std::uint64_t offset, std::uint64_t bytes,
-                      const char* call) {
-    const auto& r = region.state();
-    if (!r || !r->usable.load(std::memory_order_relaxed)) refuse(call, "the region is deregistered");
-    if (r->nic != qp.nic) refuse(call, "the region belongs to another NIC");
-    if (offset > r->bytes || bytes > r->bytes - offset)
-        refuse(call, std::to_string(bytes) + " bytes at offset " + std::to_string(offset) + " do not lie in a region of " +
-                         std::to_string(r->bytes) + " bytes");
-    if (bytes >= max_message_bytes) refuse(call, std::to_string(bytes) + " bytes is not below the 2 GiB RoCE message limit");
-    return detail::SgeRef{r->va + offset, r->key, static_cast<std::uint32_t>(bytes)};
+[[noreturn, gnu::cold, gnu::noinline]] void refuse_bytes(const char* what, std::size_t index, std::uint64_t offset,
+                                                        std::uint64_t bytes, std::uint64_t region_bytes) {
+    if (offset > region_bytes || bytes > region_bytes - offset)
+        refuse(what, index,
+               std::to_string(bytes) + " bytes at offset " + std::to_string(offset) + " do not lie in a region of " +
+                   std::to_string(region_bytes) + " bytes");
+    refuse(what, index, std::to_string(bytes) + " bytes is not below the 2 GiB RoCE message limit");
 }
 
-// Queues one send-queue WQE that `build` writes; false where the queue is full.
-template <class Build>
-bool post_send(Qp::State& qp, hsi::WqeType type, Op op, std::uint32_t bytes, std::uint64_t id, Signal signal,
-               Build&& build) {
-    const std::uint64_t count = qp.sq_count;
-    if (count - qp.sq_retired.load(std::memory_order_acquire) >= qp.depths.send) return false;
-    const std::uint32_t index = qp.sq_prod.index();
-    qp.sq_shadow[index] = SendEntry{id, bytes, op, signal == Signal::Yes};
-    const bool failed = qp.failed.load(std::memory_order_acquire);
-    if (!failed) {
-        alignas(16) std::array<std::byte, hsi::wqe::bytes> wqe;
-        const std::size_t used = build(detail::WqeBytes(wqe));
-        qp.sq_ring.write(std::uint64_t{index} * hsi::wqe::bytes, std::span<const std::byte>(wqe.data(), used));
-        // §5.2.5, §5.4: this WQE's PSNs.
-        const std::uint32_t start = qp.next_psn;
-        qp.next_psn = (start + hsi::npkts(bytes, qp.mtu_bytes)) & hsi::psn_mask;
-        std::array<std::byte, hsi::psn_search::entry_bytes> psn;
-        detail::encode_psn(psn, type, start, qp.next_psn, index);
-        qp.sq_ring.write(hsi::psn_search_offset(qp.sq_size, index), psn);
+// Throws unless [offset, offset + bytes) of `region` may carry the request. Compares
+// only; the messages are built out of line.
+[[gnu::always_inline]] inline void check_bytes(const Qp::State& qp, const Region* region, std::uint64_t offset,
+                                               std::uint64_t bytes, const char* what, std::size_t index) {
+    if (region == nullptr) [[unlikely]] refuse(what, index, "no region");
+    const Region::State* r = region_state(*region);
+    if (r == nullptr || !r->usable.load(std::memory_order_relaxed)) [[unlikely]]
+        refuse(what, index, "the region is deregistered");
+    if (r->nic.get() != qp.nic.get()) [[unlikely]] refuse(what, index, "the region belongs to another NIC");
+    if (offset > r->bytes || bytes > r->bytes - offset || bytes >= max_message_bytes) [[unlikely]]
+        refuse_bytes(what, index, offset, bytes, r->bytes);
+}
+
+[[gnu::always_inline]] inline void check(const Qp::State& qp, const Send& s, std::size_t index) {
+    if (s.region == nullptr) [[unlikely]] {
+        if (s.offset != 0 || s.bytes != 0)
+            refuse("send", index, "offset and bytes name a region's bytes, and there is no region");
+        if (s.inline_data.size() > qp.max_inline)
+            refuse("send", index,
+                   std::to_string(s.inline_data.size()) + " inline bytes is more than the NIC's inline limit of " +
+                       std::to_string(qp.max_inline) + " (QUERY_FUNC max_inline_data)");
+        return;
     }
-    qp.sq_prod.advance();
-    qp.sq_count = count + 1;
-    qp.sq_posted.store(count + 1, std::memory_order_release);
+    if (!s.inline_data.empty()) [[unlikely]] refuse("send", index, "both a region and inline data");
+    check_bytes(qp, s.region, s.offset, s.bytes, "send", index);
+}
+
+[[gnu::always_inline]] inline void check(const Qp::State& qp, const Read& r, std::size_t index) {
+    check_bytes(qp, r.region, r.offset, r.bytes, "read", index);
+}
+
+[[gnu::always_inline]] inline void check(const Qp::State& qp, const Recv& r, std::size_t index) {
+    check_bytes(qp, r.region, r.offset, r.bytes, "receive", index);
+}
+
+// The region's bytes [offset, offset + bytes) as one SGE; checked already.
+detail::SgeRef sge_of(const Region& region, std::uint64_t offset, std::uint64_t bytes) {
+    const Region::State& r = *region_state(region);
+    return detail::SgeRef{r.va + offset, r.key, static_cast<std::uint32_t>(bytes)};
+}
+
+// What a send-queue request puts in its shadow entry and WQE.
+SendEntry entry_of(const Send& s) {
+    const std::uint64_t bytes = s.region != nullptr ? s.bytes : s.inline_data.size();
+    return SendEntry{s.id, static_cast<std::uint32_t>(bytes), Op::Send, s.signalled == Signal::Yes};
+}
+SendEntry entry_of(const Read& r) {
+    return SendEntry{r.id, static_cast<std::uint32_t>(r.bytes), Op::Read, r.signalled == Signal::Yes};
+}
+
+hsi::WqeType type_of(const Send& s) {
+    return s.immediate ? hsi::WqeType::SEND_WITH_IMMEDIATE : hsi::WqeType::SEND;
+}
+hsi::WqeType type_of(const Read&) { return hsi::WqeType::RDMA_READ; }
+
+std::size_t encode(detail::WqeBytes wqe, const Send& s) {
+    const bool signalled = s.signalled == Signal::Yes;
+    const bool solicited = s.solicited == Solicit::Yes;
+    if (s.region == nullptr) return detail::encode_send_inline(wqe, signalled, s.immediate, s.inline_data, solicited);
+    return detail::encode_send(wqe, signalled, s.immediate, sge_of(*s.region, s.offset, s.bytes), solicited);
+}
+std::size_t encode(detail::WqeBytes wqe, const Read& r) {
+    return detail::encode_read(wqe, r.signalled == Signal::Yes, r.remote.address, r.remote.rkey,
+                               sge_of(*r.region, r.offset, r.bytes));
+}
+
+// Writes `count` staged entries of `entry_bytes` each into `ring`, entry k of the stage at
+// ring index (first + k) % size: one copy per contiguous run. `at(i)` is entry i's offset.
+template <class At>
+void write_runs(const pci::Window& ring, std::span<const std::byte> stage, std::size_t entry_bytes,
+                std::uint32_t first, std::uint32_t count, std::uint32_t size, At at) {
+    const std::uint32_t run = std::min(count, size - first);
+    ring.write(at(first), stage.first(std::size_t{run} * entry_bytes));
+    if (run < count) ring.write(at(0), stage.subspan(std::size_t{run} * entry_bytes, std::size_t{count - run} * entry_bytes));
+}
+
+// Queues the first of `requests` the send queue has room for; how many.
+template <class Request>
+std::size_t post_send(Qp::State& qp, std::span<const Request> requests) {
+    const std::uint64_t count = qp.sq_count;
+    const std::uint64_t room = qp.depths.send - (count - qp.sq_retired.load(std::memory_order_acquire));
+    const auto n = static_cast<std::uint32_t>(std::min<std::uint64_t>(requests.size(), room));
+    if (n == 0) return 0;
+    const bool failed = qp.failed.load(std::memory_order_acquire);
+    const std::span<std::byte> wqes = qp.stage.wqe_bytes, psns = qp.stage.psn_bytes;
+    for (std::uint32_t done = 0; done < n;) {
+        const std::uint32_t first = qp.sq_prod.index();
+        const std::uint32_t k = std::min(n - done, stage_wqes);
+        for (std::uint32_t i = 0; i < k; ++i) {
+            const Request& r = requests[done + i];
+            const SendEntry e = entry_of(r);
+            const std::uint32_t index = qp.sq_prod.index();
+            qp.sq_shadow[index] = e;
+            qp.sq_prod.advance();
+            if (failed) continue;
+            encode(detail::WqeBytes(wqes.data() + std::size_t{i} * hsi::wqe::bytes, hsi::wqe::bytes), r);
+            // §5.2.5, §5.4: this WQE's PSNs.
+            const std::uint32_t start = qp.next_psn;
+            qp.next_psn = (start + hsi::npkts(e.bytes, qp.mtu_bytes)) & hsi::psn_mask;
+            detail::encode_psn(std::span<std::byte, hsi::psn_search::entry_bytes>(
+                                   psns.data() + std::size_t{i} * hsi::psn_search::entry_bytes, hsi::psn_search::entry_bytes),
+                               type_of(r), start, qp.next_psn, index);
+        }
+        if (!failed) {
+            write_runs(qp.sq_ring, wqes, hsi::wqe::bytes, first, k, qp.sq_size,
+                       [](std::uint32_t i) { return std::uint64_t{i} * hsi::wqe::bytes; });
+            write_runs(qp.sq_ring, psns, hsi::psn_search::entry_bytes, first, k, qp.sq_size,
+                       [&](std::uint32_t i) { return hsi::psn_search_offset(qp.sq_size, i); });
+        }
+        done += k;
+    }
+    qp.sq_count = count + n;
+    qp.sq_posted.store(count + n, std::memory_order_release);
     if (!failed) ring_doorbell(qp.doorbells, qp.sq_prod.doorbell(hsi::DbType::SQ, qp.qpn));
-    return true;
+    return n;
 }
 
 }  // namespace
 
-bool Qp::send(const Region& region, std::uint64_t offset, std::uint64_t bytes, std::uint64_t id, Signal signal,
-              std::optional<std::uint32_t> immediate, Solicit solicit) {
-    State& qp = live_qp(state_, "send");
-    check_sendable(qp, "send");
-    const detail::SgeRef sge = sge_of(qp, region, offset, bytes, "send");
-    const bool signalled = signal == Signal::Yes;
-    const auto type = immediate ? hsi::WqeType::SEND_WITH_IMMEDIATE : hsi::WqeType::SEND;
-    return post_send(qp, type, Op::Send, sge.size, id, signal,
-                     [&](detail::WqeBytes w) {
-                         return detail::encode_send(w, signalled, immediate, sge, solicit == Solicit::Yes);
-                     });
+std::size_t Qp::post(std::span<const Send> sends) {
+    State& qp = live_qp(state_);
+    check_sendable(qp);
+    for (std::size_t i = 0; i < sends.size(); ++i) check(qp, sends[i], i);
+    return post_send(qp, sends);
 }
 
-bool Qp::send_inline(std::span<const std::byte> data, std::uint64_t id, Signal signal,
-                     std::optional<std::uint32_t> immediate, Solicit solicit) {
-    State& qp = live_qp(state_, "send_inline");
-    check_sendable(qp, "send_inline");
-    if (data.size() > qp.max_inline)
-        refuse("send_inline", std::to_string(data.size()) + " bytes is more than the NIC's inline limit of " +
-                                  std::to_string(qp.max_inline) + " (QUERY_FUNC max_inline_data)");
-    const bool signalled = signal == Signal::Yes;
-    const auto type = immediate ? hsi::WqeType::SEND_WITH_IMMEDIATE : hsi::WqeType::SEND;
-    return post_send(qp, type, Op::Send, static_cast<std::uint32_t>(data.size()), id, signal,
-                     [&](detail::WqeBytes w) {
-                         return detail::encode_send_inline(w, signalled, immediate, data, solicit == Solicit::Yes);
-                     });
+std::size_t Qp::post(std::span<const Read> reads) {
+    State& qp = live_qp(state_);
+    check_sendable(qp);
+    for (std::size_t i = 0; i < reads.size(); ++i) check(qp, reads[i], i);
+    return post_send(qp, reads);
 }
 
-bool Qp::read(const Region& region, std::uint64_t offset, Remote remote, std::uint64_t bytes, std::uint64_t id,
-              Signal signal) {
-    State& qp = live_qp(state_, "read");
-    check_sendable(qp, "read");
-    const detail::SgeRef sge = sge_of(qp, region, offset, bytes, "read");
-    const bool signalled = signal == Signal::Yes;
-    return post_send(qp, hsi::WqeType::RDMA_READ, Op::Read, sge.size, id, signal, [&](detail::WqeBytes w) {
-        return detail::encode_read(w, signalled, remote.address, remote.rkey, sge);
-    });
-}
-
-bool Qp::recv(const Region& region, std::uint64_t offset, std::uint64_t bytes, std::uint64_t id) {
-    State& qp = live_qp(state_, "recv");
-    const detail::SgeRef sge = sge_of(qp, region, offset, bytes, "recv");
+std::size_t Qp::post(std::span<const Recv> recvs) {
+    State& qp = live_qp(state_);
+    for (std::size_t i = 0; i < recvs.size(); ++i) check(qp, recvs[i], i);
     const std::uint64_t count = qp.rq_count;
-    if (count - qp.rq_retired.load(std::memory_order_acquire) >= qp.depths.recv) return false;
-    const std::uint32_t index = qp.rq_prod.index();
-    qp.rq_shadow[index] = RecvEntry{id, sge.size};
+    const std::uint64_t room = qp.depths.recv - (count - qp.rq_retired.load(std::memory_order_acquire));
+    const auto n = static_cast<std::uint32_t>(std::min<std::uint64_t>(recvs.size(), room));
+    if (n == 0) return 0;
     const bool failed = qp.failed.load(std::memory_order_acquire);
-    if (!failed) {
-        alignas(16) std::array<std::byte, hsi::wqe::bytes> wqe;
-        // §5.3: the tag is the RQ index, returned in the responder CQE.
-        const std::size_t used = detail::encode_recv(wqe, index, sge);
-        qp.rq_ring.write(std::uint64_t{index} * hsi::wqe::bytes, std::span<const std::byte>(wqe.data(), used));
+    const std::span<std::byte> wqes = qp.stage.wqe_bytes;
+    for (std::uint32_t done = 0; done < n;) {
+        const std::uint32_t first = qp.rq_prod.index();
+        const std::uint32_t k = std::min(n - done, stage_wqes);
+        for (std::uint32_t i = 0; i < k; ++i) {
+            const Recv& r = recvs[done + i];
+            const std::uint32_t index = qp.rq_prod.index();
+            qp.rq_shadow[index] = RecvEntry{r.id, static_cast<std::uint32_t>(r.bytes)};
+            qp.rq_prod.advance();
+            if (failed) continue;
+            // §5.3: the tag is the RQ index, returned in the responder CQE.
+            detail::encode_recv(detail::WqeBytes(wqes.data() + std::size_t{i} * hsi::wqe::bytes, hsi::wqe::bytes), index,
+                                sge_of(*r.region, r.offset, r.bytes));
+        }
+        if (!failed)
+            write_runs(qp.rq_ring, wqes, hsi::wqe::bytes, first, k, qp.rq_size,
+                       [](std::uint32_t i) { return std::uint64_t{i} * hsi::wqe::bytes; });
+        done += k;
     }
-    qp.rq_prod.advance();
-    qp.rq_count = count + 1;
-    qp.rq_posted.store(count + 1, std::memory_order_release);
-    if (failed) return true;
+    qp.rq_count = count + n;
+    qp.rq_posted.store(count + n, std::memory_order_release);
+    if (failed) return n;
     // §4.6.9: before RTR the RQ doorbell waits for connect.
     const QpState state = qp.state.load(std::memory_order_acquire);
     if (state == QpState::Rtr || state == QpState::Rts) ring_doorbell(qp.doorbells, qp.rq_prod.doorbell(hsi::DbType::RQ, qp.qpn));
     else qp.rq_doorbell_deferred = true;
-    return true;
+    return n;
 }
 
 }  // namespace rig::bnxt

@@ -42,16 +42,16 @@ Qp::State& checked(const std::shared_ptr<Qp::State>& s, const char* call) {
 }  // namespace
 
 Result<Qp> Qp::create(const Nic& nic, Cq& send_cq, Cq& recv_cq, Depths depths) {
-    const auto& n = nic.state();
+    const auto& n = Handles::of(nic);
     if (!n || n->closed.load(std::memory_order_acquire))
         throw std::invalid_argument("rig::bnxt::Qp::create: the NIC is closed");
     const std::uint32_t most = n->limits.max_qp_wr;
     if (depths.send == 0 || depths.recv == 0 || depths.send > most || depths.recv > most)
         throw std::invalid_argument("rig::bnxt::Qp::create: depths " + std::to_string(depths.send) + " and " +
                                     std::to_string(depths.recv) + " are not in 1.." + std::to_string(most) +
-                                    " (QUERY_FUNC max_qp_wr - 1)");
-    const auto& scq = send_cq.state();
-    const auto& rcq = recv_cq.state();
+                                    " (Limits::max_qp_wr: QUERY_FUNC max_qp_wr - 1, the ring holding one more)");
+    const auto& scq = Handles::of(send_cq);
+    const auto& rcq = Handles::of(recv_cq);
     for (const auto* cq : {&scq, &rcq})
         if (!*cq || !(*cq)->live.load(std::memory_order_acquire) || (*cq)->nic != n)
             throw std::invalid_argument("rig::bnxt::Qp::create: a completion queue is destroyed or of another NIC");

@@ -21,7 +21,7 @@ constexpr std::uint8_t region_access = hsi::mr_access::LOCAL_WRITE | hsi::mr_acc
 constexpr std::uint64_t run_multiple = 4096;  // docs/api.md, "device"
 
 const std::shared_ptr<Nic::State>& open_nic(const Nic& nic, const char* call) {
-    const auto& s = nic.state();
+    const auto& s = Handles::of(nic);
     if (!s || s->closed.load(std::memory_order_acquire))
         throw std::invalid_argument(std::string("rig::bnxt::Region::") + call + ": the NIC is closed");
     return s;

@@ -153,6 +153,16 @@ struct RecvEntry {
     std::uint32_t bytes = 0;
 };
 
+// Where a post builds the WQEs (and PSN search entries) it then copies into a ring in one
+// write per contiguous run (post.cpp): the poster's, made zeroed with the Qp. Bytes of a
+// staged WQE past its wqe_size slots are don't-care to the NIC (§5.1); they hold what
+// earlier WQEs of the same Qp left, never another's.
+struct PostStage {
+    static constexpr std::uint32_t wqes = 16;
+    std::vector<std::byte> wqe_bytes = std::vector<std::byte>(wqes * hsi::wqe::bytes);
+    std::vector<std::byte> psn_bytes = std::vector<std::byte>(wqes * hsi::psn_search::entry_bytes);
+};
+
 // The queue pairs completing on a Cq, as one immutable list.
 struct QpList {
     std::vector<Qp::State*> qps;
@@ -233,6 +243,7 @@ struct Qp::State {
     std::uint64_t rq_count = 0;
     std::vector<SendEntry> sq_shadow;
     std::vector<RecvEntry> rq_shadow;
+    PostStage stage;
     std::atomic<std::uint64_t> sq_posted{0};
     std::atomic<std::uint64_t> rq_posted{0};
 
@@ -251,6 +262,15 @@ struct Qp::State {
     Result<void> destroy_locked();
     void retire(Memory memory);
     ~State();
+};
+
+// The driver's way from a handle to its state: the handles keep their state private
+// (pimpl) and befriend this, so that no public accessor hands the internals out.
+struct Handles {
+    static const std::shared_ptr<Nic::State>& of(const Nic& nic) { return nic.state_; }
+    static const std::shared_ptr<Region::State>& of(const Region& region) { return region.state_; }
+    static const std::shared_ptr<Cq::State>& of(const Cq& cq) { return cq.state_; }
+    static const std::shared_ptr<Qp::State>& of(const Qp& qp) { return qp.state_; }
 };
 
 // Status of a requester or responder CQE status byte (§5.5.1, §5.5.2).

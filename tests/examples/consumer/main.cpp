@@ -78,7 +78,7 @@ int main() try {
     must(receiver.qp.connect(sender.qp.endpoint()));
 
     must(sender.gpu.fill(sender.memory, 42));  // a pattern, written on the GPU
-    if (!receiver.qp.recv(receiver.region, 0, bytes, 1) || !sender.qp.send(sender.region, 0, bytes, 1))
+    if (!receiver.qp.post(rig::bnxt::Recv{.region = &receiver.region, .bytes = bytes, .id = 1}) || !sender.qp.post(rig::bnxt::Send{.region = &sender.region, .bytes = bytes, .id = 1}))
         throw std::runtime_error("a queue is full");
     // The receive's completion, not the data, says the bytes are in GPU memory.
     rig::bnxt::Completion done[1];

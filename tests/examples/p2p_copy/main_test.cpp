@@ -280,7 +280,7 @@ TEST(P2pCopy, PullReadsTheSendersRegion) {
     EXPECT_EQ(status, 0);
     ASSERT_EQ(out.at("paths").size(), 1u);
     expect_verified(out["paths"][0], "p2p", 192 * 1024);
-    EXPECT_TRUE(has(out["paths"][0]["reason"], "machine 2 reads machine 1's GPU region (Qp::read)"));
+    EXPECT_TRUE(has(out["paths"][0]["reason"], "machine 2 reads machine 1's GPU region (RDMA READ)"));
 }
 
 TEST(P2pCopy, PullRunsBounceByReadOfTheSendersHostRegion) {
@@ -290,7 +290,7 @@ TEST(P2pCopy, PullRunsBounceByReadOfTheSendersHostRegion) {
     ASSERT_EQ(out.at("paths").size(), 1u);
     expect_verified(out["paths"][0], "bounce", 70001);
     const std::string why = out["paths"][0]["reason"];
-    EXPECT_TRUE(has(why, "machine 2 reads machine 1's host region (Qp::read)")) << why;
+    EXPECT_TRUE(has(why, "machine 2 reads machine 1's host region (RDMA READ)")) << why;
     EXPECT_TRUE(has(why, "the NIC's DMA memory")) << why;
 }
 
@@ -303,7 +303,7 @@ TEST(P2pCopy, PullOnIommuReadsThroughTheHostBridgeAndBouncesThroughTheGpusHostMe
     EXPECT_TRUE(has(out["paths"][0]["reason"], through_iommu)) << out["paths"][0]["reason"];
     expect_verified(out["paths"][1], "bounce", 192 * 1024);
     const std::string why = out["paths"][1]["reason"];
-    EXPECT_TRUE(has(why, "machine 2 reads machine 1's host region (Qp::read)")) << why;
+    EXPECT_TRUE(has(why, "machine 2 reads machine 1's host region (RDMA READ)")) << why;
     EXPECT_TRUE(has(why, gpu_host_memory)) << why;
 }
 
@@ -312,7 +312,7 @@ TEST(P2pCopy, PathBounceRunsOnlyBounce) {
     EXPECT_EQ(status, 0);
     ASSERT_EQ(out.at("paths").size(), 1u);
     expect_verified(out["paths"][0], "bounce", 64 * 1024);
-    EXPECT_FALSE(has(out["paths"][0]["reason"], "Qp::read")) << out["paths"][0]["reason"];
+    EXPECT_FALSE(has(out["paths"][0]["reason"], "RDMA READ")) << out["paths"][0]["reason"];
 }
 
 // 1000 bytes: not a page, not a word of the checksum; with 4 KiB chunks and 2 host slots

@@ -139,7 +139,7 @@ TEST_F(Paths, BounceReadMovesExactlyTheBytesThroughReusedSlots) {
 // (a send would have landed in it, and the chunk would be missing from the destination).
 TEST_F(Paths, BounceReadLeavesMachine2sReceivesAlone) {
     auto spare = must(rig::bnxt::Region::host(*pair_->two.nic, 4 * KiB));
-    ASSERT_TRUE(link_->qp[1]->recv(spare, 0, 4 * KiB, 999));
+    ASSERT_TRUE(link_->qp[1]->post(rig::bnxt::Recv{.region = &spare, .bytes = 4 * KiB, .id = 999}));
     auto path = must(Bounce::open(*pair_, *link_, *buffers_, Mode::Read, {4 * KiB, 3}));
     must(path->run(size));
     expect_arrived(size);

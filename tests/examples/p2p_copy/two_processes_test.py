@@ -144,7 +144,7 @@ def completes(binary: str, pull: bool) -> None:
     check_verified(r, ["p2p", "bounce"], size, receiver)
     for a, b in zip(s["paths"], r["paths"]):
         check(a["reason"] == b["reason"], f"the two sides give the same reason: {a['reason']!r} / {b['reason']!r}")
-    how = "machine 2 reads machine 1's GPU region (Qp::read)" if pull else "machine 1 sends from its GPU region into receives in machine 2's"
+    how = "machine 2 reads machine 1's GPU region (RDMA READ)" if pull else "machine 1 sends from its GPU region into receives in machine 2's"
     check(s["paths"][0]["reason"].startswith(how + "; machine 1: distance switch, forwards"), s["paths"][0]["reason"])
     # The in-process object has the same shape.
     one = subprocess.run([binary, *args], capture_output=True, text=True, timeout=120)

@@ -50,8 +50,8 @@ TEST_P(Wrap, CqAndSqWrapManyTimesWithEveryCompletionInOrder) {
     std::array<Completion, 7> batch;  // odd batches: a CQ doorbell lands at every index
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
     while ((sends.size() < n || recvs.size() < n) && std::chrono::steady_clock::now() < deadline) {
-        while (posted_recv < n && p.sb.qp->recv(rb, posted_recv * size, size, posted_recv)) ++posted_recv;
-        while (posted_send < posted_recv && p.sa.qp->send(ra, posted_send * size, size, posted_send)) ++posted_send;
+        while (posted_recv < n && p.sb.qp->post(Recv{.region = &rb, .offset = posted_recv * size, .bytes = size, .id = posted_recv})) ++posted_recv;
+        while (posted_send < posted_recv && p.sa.qp->post(Send{.region = &ra, .offset = posted_send * size, .bytes = size, .id = posted_send})) ++posted_send;
         for (std::size_t k = p.sa.send_cq->poll(batch), i = 0; i < k; ++i) sends.push_back(batch[i]);
         for (std::size_t k = p.sb.recv_cq->poll(batch), i = 0; i < k; ++i) recvs.push_back(batch[i]);
     }
@@ -112,12 +112,12 @@ TEST(Cq, WaitSleepsOnTheInterruptUntilTheCompletion) {
     Pair p(o);
     ASSERT_TRUE(p.sb.nic->interrupts());
     Region ra = host(*p.sa.nic, 4096), rb = host(*p.sb.nic, 4096);
-    ASSERT_TRUE(p.sb.qp->recv(rb, 0, 4096, 42));
+    ASSERT_TRUE(p.sb.qp->post(Recv{.region = &rb, .bytes = 4096, .id = 42}));
     p.b.model->settle();
     const auto before = p.b.faults.counters();
     ArmedWait wait(p, Notify::Any);
     ra.write(0, pattern(100, 9));
-    ASSERT_TRUE(p.sa.qp->send(ra, 0, 100, 1));
+    ASSERT_TRUE(p.sa.qp->post(Send{.region = &ra, .bytes = 100, .id = 1}));
     wait.finish();
     ASSERT_TRUE(wait.got) << wait.got.error();
     ASSERT_EQ(*wait.got, 1u);
@@ -135,21 +135,21 @@ TEST(Cq, SolicitedWaitWakesOnlyForASolicitedReceive) {
     o.thread = Thread::Stepped;
     Pair p(o);
     Region ra = host(*p.sa.nic, 4096), rb = host(*p.sb.nic, 4096);
-    ASSERT_TRUE(p.sb.qp->recv(rb, 0, 100, 41));
-    ASSERT_TRUE(p.sb.qp->recv(rb, 100, 100, 42));
+    ASSERT_TRUE(p.sb.qp->post(Recv{.region = &rb, .bytes = 100, .id = 41}));
+    ASSERT_TRUE(p.sb.qp->post(Recv{.region = &rb, .offset = 100, .bytes = 100, .id = 42}));
     p.b.model->settle();
     const auto before = p.b.faults.counters();
     ArmedWait wait(p, Notify::Solicited);
     const auto sent = pattern(200, 3);
     ra.write(0, sent);
-    ASSERT_TRUE(p.sa.qp->send(ra, 0, 100, 1));
+    ASSERT_TRUE(p.sa.qp->post(Send{.region = &ra, .bytes = 100, .id = 1}));
     for (int i = 0; i < 4; ++i) {
         p.a.model->settle();
         p.b.model->settle();
     }
     EXPECT_EQ(p.b.faults.counters().interrupts, before.interrupts);
     EXPECT_EQ(read_back(rb, 0, 100), std::vector<std::byte>(sent.begin(), sent.begin() + 100));
-    ASSERT_TRUE(p.sa.qp->send(ra, 100, 100, 2, Signal::Yes, std::nullopt, Solicit::Yes));
+    ASSERT_TRUE(p.sa.qp->post(Send{.region = &ra, .offset = 100, .bytes = 100, .id = 2, .solicited = Solicit::Yes}));
     wait.finish();
     ASSERT_TRUE(wait.got) << wait.got.error();
     EXPECT_EQ(p.b.faults.counters().interrupts, before.interrupts + 1);
@@ -162,12 +162,12 @@ TEST(Cq, SolicitedWaitWakesOnlyForASolicitedReceive) {
 TEST(Cq, TwoWaitersOnOneNqEachGetTheirCompletion) {
     Pair p;
     Region ra = host(*p.sa.nic, 4096), rb = host(*p.sb.nic, 4096);
-    ASSERT_TRUE(p.sb.qp->recv(rb, 0, 64, 1));
+    ASSERT_TRUE(p.sb.qp->post(Recv{.region = &rb, .bytes = 64, .id = 1}));
     std::array<Completion, 1> sent, received;
     Result<std::size_t> a = 0, b = 0;
     std::thread t1([&] { a = p.sa.send_cq->wait(sent, std::chrono::seconds(20)); });
     std::thread t2([&] { b = p.sb.recv_cq->wait(received, std::chrono::seconds(20)); });
-    ASSERT_TRUE(p.sa.qp->send(ra, 0, 64, 2));
+    ASSERT_TRUE(p.sa.qp->post(Send{.region = &ra, .bytes = 64, .id = 2}));
     t1.join();
     t2.join();
     ASSERT_TRUE(a && b);
@@ -183,8 +183,8 @@ TEST(Cq, WaitByPollingWithoutInterrupts) {
     Pair p(o);
     EXPECT_FALSE(p.sa.nic->interrupts());
     Region ra = host(*p.sa.nic, 4096), rb = host(*p.sb.nic, 4096);
-    ASSERT_TRUE(p.sb.qp->recv(rb, 0, 64, 1));
-    ASSERT_TRUE(p.sa.qp->send(ra, 0, 64, 2));
+    ASSERT_TRUE(p.sb.qp->post(Recv{.region = &rb, .bytes = 64, .id = 1}));
+    ASSERT_TRUE(p.sa.qp->post(Send{.region = &ra, .bytes = 64, .id = 2}));
     const auto got = take(*p.sb.recv_cq, 1);
     ASSERT_EQ(got.size(), 1u);
     EXPECT_EQ(got[0].id, 1u);
@@ -249,8 +249,8 @@ TEST(Cq, DestroyWhileAQpUsesItThrowsAndAfterItsQpWorks) {
 TEST(Cq, ReadWithABadRkeyFailsAndFlushesWhatFollows) {
     Pair p;
     Region ra = host(*p.sa.nic, 8192), rb = host(*p.sb.nic, 8192);
-    ASSERT_TRUE(p.sa.qp->recv(ra, 4096, 64, 100));
-    ASSERT_TRUE(p.sa.qp->read(ra, 0, Remote{rb.address(), rb.rkey() ^ 0x100}, 64, 1));
+    ASSERT_TRUE(p.sa.qp->post(Recv{.region = &ra, .offset = 4096, .bytes = 64, .id = 100}));
+    ASSERT_TRUE(p.sa.qp->post(Read{.region = &ra, .bytes = 64, .remote = Remote{rb.address(), rb.rkey() ^ 0x100}, .id = 1}));
     const auto failed = take(*p.sa.send_cq, 1);
     ASSERT_EQ(failed.size(), 1u);
     EXPECT_EQ(failed[0].id, 1u);
@@ -258,8 +258,8 @@ TEST(Cq, ReadWithABadRkeyFailsAndFlushesWhatFollows) {
     EXPECT_EQ(failed[0].status, Status::RemoteAccess) << to_string(failed[0].status);
     EXPECT_EQ(failed[0].code, 0x7);
     EXPECT_EQ(p.sa.qp->state(), QpState::Error);
-    ASSERT_TRUE(p.sa.qp->send(ra, 0, 8, 2, Signal::No));
-    ASSERT_TRUE(p.sa.qp->read(ra, 0, rb.remote(0), 8, 3));
+    ASSERT_TRUE(p.sa.qp->post(Send{.region = &ra, .bytes = 8, .id = 2, .signalled = Signal::No}));
+    ASSERT_TRUE(p.sa.qp->post(Read{.region = &ra, .bytes = 8, .remote = rb.remote(0), .id = 3}));
     const auto flushed = take(*p.sa.send_cq, 2);
     ASSERT_EQ(flushed.size(), 2u);
     EXPECT_EQ(flushed[0].id, 2u);
@@ -326,9 +326,9 @@ INSTANTIATE_TEST_SUITE_P(Cq, Hostile, ::testing::ValuesIn(hostile_cqes()), [](co
 TEST_P(Hostile, RequesterCqeTheDriverDidNotPostForIsADeviceError) {
     Pair p;
     Region ra = host(*p.sa.nic, 4096), rb = host(*p.sb.nic, 4096);
-    ASSERT_TRUE(p.sb.qp->recv(rb, 0, 64, 1));
+    ASSERT_TRUE(p.sb.qp->post(Recv{.region = &rb, .bytes = 64, .id = 1}));
     p.a.faults.rewrite_cqes(GetParam().rewrite);
-    ASSERT_TRUE(p.sa.qp->send(ra, 0, 64, 7));
+    ASSERT_TRUE(p.sa.qp->post(Send{.region = &ra, .bytes = 64, .id = 7}));
     const auto got = poll_until(*p.sa.send_cq, 2);
     ASSERT_EQ(got.size(), 1u);
     EXPECT_EQ(got[0].id, 7u);
@@ -350,10 +350,10 @@ TEST_P(Hostile, RequesterCqeTheDriverDidNotPostForIsADeviceError) {
 TEST(Cq, ResponderCqeNamingAnotherReceiveIsADeviceError) {
     Pair p;
     Region ra = host(*p.sa.nic, 4096), rb = host(*p.sb.nic, 4096);
-    ASSERT_TRUE(p.sb.qp->recv(rb, 0, 64, 1));
-    ASSERT_TRUE(p.sb.qp->recv(rb, 64, 64, 2));
+    ASSERT_TRUE(p.sb.qp->post(Recv{.region = &rb, .bytes = 64, .id = 1}));
+    ASSERT_TRUE(p.sb.qp->post(Recv{.region = &rb, .offset = 64, .bytes = 64, .id = 2}));
     p.b.faults.rewrite_cqes([](std::span<std::byte, 32> c) { c[28] = std::byte{1}; });  // wr_id 1, the second
-    ASSERT_TRUE(p.sa.qp->send(ra, 0, 8, 3));
+    ASSERT_TRUE(p.sa.qp->post(Send{.region = &ra, .bytes = 8, .id = 3}));
     const auto got = poll_until(*p.sb.recv_cq, 3);
     ASSERT_EQ(got.size(), 2u);
     EXPECT_EQ(got[0].id, 1u);
@@ -368,9 +368,9 @@ TEST(Cq, ResponderCqeNamingAnotherReceiveIsADeviceError) {
 TEST(Cq, ReceiveLongerThanItsBytesIsADeviceError) {
     Pair p;
     Region ra = host(*p.sa.nic, 4096), rb = host(*p.sb.nic, 4096);
-    ASSERT_TRUE(p.sb.qp->recv(rb, 0, 64, 1));
+    ASSERT_TRUE(p.sb.qp->post(Recv{.region = &rb, .bytes = 64, .id = 1}));
     p.b.faults.rewrite_cqes([](std::span<std::byte, 32> c) { c[1] = std::byte{0x10}; });  // length 4096 + 8
-    ASSERT_TRUE(p.sa.qp->send(ra, 0, 8, 3));
+    ASSERT_TRUE(p.sa.qp->post(Send{.region = &ra, .bytes = 8, .id = 3}));
     const auto got = poll_until(*p.sb.recv_cq, 2);
     ASSERT_EQ(got.size(), 1u);
     EXPECT_EQ(got[0].status, Status::Flushed);
@@ -381,7 +381,7 @@ TEST(Cq, ReceiveLongerThanItsBytesIsADeviceError) {
 TEST(Cq, ReadBeyondThePeersRegionFailsWithRemoteAccess) {
     Pair p;
     Region ra = host(*p.sa.nic, 8192), rb = host(*p.sb.nic, 4096);
-    ASSERT_TRUE(p.sa.qp->read(ra, 0, rb.remote(4000), 200, 1));
+    ASSERT_TRUE(p.sa.qp->post(Read{.region = &ra, .bytes = 200, .remote = rb.remote(4000), .id = 1}));
     const auto got = take(*p.sa.send_cq, 1);
     ASSERT_EQ(got.size(), 1u);
     EXPECT_EQ(got[0].status, Status::RemoteAccess) << to_string(got[0].status);
@@ -392,7 +392,7 @@ TEST(Cq, ReadOfADeregisteredPeerRegionFailsWithRemoteAccess) {
     Region ra = host(*p.sa.nic, 4096), rb = host(*p.sb.nic, 4096);
     const Remote gone = rb.remote(0);
     ASSERT_TRUE(rb.deregister());
-    ASSERT_TRUE(p.sa.qp->read(ra, 0, gone, 64, 1));
+    ASSERT_TRUE(p.sa.qp->post(Read{.region = &ra, .bytes = 64, .remote = gone, .id = 1}));
     const auto got = take(*p.sa.send_cq, 1);
     ASSERT_EQ(got.size(), 1u);
     EXPECT_EQ(got[0].status, Status::RemoteAccess) << to_string(got[0].status);
@@ -403,9 +403,9 @@ TEST(Cq, ReadOfADeregisteredPeerRegionFailsWithRemoteAccess) {
 TEST(Cq, MessageLongerThanTheReceiveFailsBothSides) {
     Pair p;
     Region ra = host(*p.sa.nic, 4096), rb = host(*p.sb.nic, 4096);
-    ASSERT_TRUE(p.sb.qp->recv(rb, 0, 100, 1));
-    ASSERT_TRUE(p.sb.qp->recv(rb, 100, 100, 2));
-    ASSERT_TRUE(p.sa.qp->send(ra, 0, 200, 3));
+    ASSERT_TRUE(p.sb.qp->post(Recv{.region = &rb, .bytes = 100, .id = 1}));
+    ASSERT_TRUE(p.sb.qp->post(Recv{.region = &rb, .offset = 100, .bytes = 100, .id = 2}));
+    ASSERT_TRUE(p.sa.qp->post(Send{.region = &ra, .bytes = 200, .id = 3}));
     const auto received = take(*p.sb.recv_cq, 2);
     ASSERT_EQ(received.size(), 2u);
     EXPECT_EQ(received[0].id, 1u);
@@ -427,7 +427,7 @@ TEST(Cq, SendWithoutAReceiveFailsOnceRnrRetriesRunOut) {
     o.retries.rnr_retry = 1;
     Pair p(o);
     Region ra = host(*p.sa.nic, 4096);
-    ASSERT_TRUE(p.sa.qp->send(ra, 0, 64, 1));
+    ASSERT_TRUE(p.sa.qp->post(Send{.region = &ra, .bytes = 64, .id = 1}));
     const auto got = take(*p.sa.send_cq, 1);
     ASSERT_EQ(got.size(), 1u);
     EXPECT_EQ(got[0].status, Status::RnrRetryExceeded) << to_string(got[0].status);
@@ -446,8 +446,8 @@ TEST(Cq, ReceiveIntoADeviceRegionWhereTheTopologyForwards) {
     Region ra = host(*p.sa.nic, 200000);
     const auto data = pattern(200000, 21);
     ra.write(0, data);
-    ASSERT_TRUE(p.sb.qp->recv(*gpu, 1000, 200000, 1));
-    ASSERT_TRUE(p.sa.qp->send(ra, 0, 200000, 2));
+    ASSERT_TRUE(p.sb.qp->post(Recv{.region = &*gpu, .offset = 1000, .bytes = 200000, .id = 1}));
+    ASSERT_TRUE(p.sa.qp->post(Send{.region = &ra, .bytes = 200000, .id = 2}));
     const auto got = take(*p.sb.recv_cq, 1);
     ASSERT_EQ(got.size(), 1u);
     EXPECT_EQ(got[0].status, Status::Ok) << to_string(got[0].status);
@@ -465,7 +465,7 @@ TEST(Cq, ReadIntoADeviceRegionWhereTheTopologyForwards) {
     Region rb = host(*p.sb.nic, 65536);
     const auto data = pattern(65536, 8);
     rb.write(0, data);
-    ASSERT_TRUE(p.sa.qp->read(*gpu, 4096, rb.remote(0), 65536, 1));
+    ASSERT_TRUE(p.sa.qp->post(Read{.region = &*gpu, .offset = 4096, .bytes = 65536, .remote = rb.remote(0), .id = 1}));
     const auto got = take(*p.sa.send_cq, 1);
     ASSERT_EQ(got.size(), 1u);
     EXPECT_EQ(got[0].status, Status::Ok) << to_string(got[0].status);
@@ -505,8 +505,8 @@ TEST(Cq, ReceiveIntoADeviceRegionThroughTheHostBridgeBehindAnIommu) {
     Region ra = host(*p.sa.nic, 100000);
     const auto data = pattern(100000, 5);
     ra.write(0, data);
-    ASSERT_TRUE(p.sb.qp->recv(*gpu, 4096, 100000, 1));
-    ASSERT_TRUE(p.sa.qp->send(ra, 0, 100000, 2));
+    ASSERT_TRUE(p.sb.qp->post(Recv{.region = &*gpu, .offset = 4096, .bytes = 100000, .id = 1}));
+    ASSERT_TRUE(p.sa.qp->post(Send{.region = &ra, .bytes = 100000, .id = 2}));
     const auto got = take(*p.sb.recv_cq, 1);
     ASSERT_EQ(got.size(), 1u);
     EXPECT_EQ(got[0].status, Status::Ok) << to_string(got[0].status);

@@ -42,8 +42,8 @@ TEST(Qp, SendLandsInThePostedReceive) {
     Region ra = host(*p.sa.nic, 8192), rb = host(*p.sb.nic, 8192);
     const auto data = pattern(3000, 7);
     ra.write(100, data);
-    ASSERT_TRUE(p.sb.qp->recv(rb, 500, 4000, 0xB0B));
-    ASSERT_TRUE(p.sa.qp->send(ra, 100, 3000, 0xA11CE));
+    ASSERT_TRUE(p.sb.qp->post(Recv{.region = &rb, .offset = 500, .bytes = 4000, .id = 0xB0B}));
+    ASSERT_TRUE(p.sa.qp->post(Send{.region = &ra, .offset = 100, .bytes = 3000, .id = 0xA11CE}));
     const auto sent = take(*p.sa.send_cq, 1);
     ASSERT_EQ(sent.size(), 1u);
     expect_completion(sent[0], 0xA11CE, Op::Send, Status::Ok, 3000);
@@ -59,8 +59,8 @@ TEST(Qp, SendLandsInThePostedReceive) {
 TEST(Qp, SendWithImmediateGivesItToTheReceiver) {
     Pair p;
     Region ra = host(*p.sa.nic, 4096), rb = host(*p.sb.nic, 4096);
-    ASSERT_TRUE(p.sb.qp->recv(rb, 0, 4096, 1));
-    ASSERT_TRUE(p.sa.qp->send(ra, 0, 64, 2, Signal::Yes, 0xC0FFEE));
+    ASSERT_TRUE(p.sb.qp->post(Recv{.region = &rb, .bytes = 4096, .id = 1}));
+    ASSERT_TRUE(p.sa.qp->post(Send{.region = &ra, .bytes = 64, .id = 2, .immediate = 0xC0FFEE}));
     const auto got = take(*p.sb.recv_cq, 1);
     ASSERT_EQ(got.size(), 1u);
     EXPECT_EQ(got[0].immediate, 0xC0FFEEu);
@@ -71,8 +71,8 @@ TEST(Qp, InlineSendCarriesTheCallersBytes) {
     Pair p;
     Region rb = host(*p.sb.nic, 4096);
     auto data = pattern(96, 3);
-    ASSERT_TRUE(p.sb.qp->recv(rb, 0, 4096, 1));
-    ASSERT_TRUE(p.sa.qp->send_inline(data, 9));
+    ASSERT_TRUE(p.sb.qp->post(Recv{.region = &rb, .bytes = 4096, .id = 1}));
+    ASSERT_TRUE(p.sa.qp->post(Send{.id = 9, .inline_data = data}));
     std::fill(data.begin(), data.end(), std::byte{0});  // copied at the post: the buffer is free again
     const auto got = take(*p.sb.recv_cq, 1);
     ASSERT_EQ(got.size(), 1u);
@@ -84,7 +84,7 @@ TEST(Qp, InlineSendCarriesTheCallersBytes) {
 TEST(Qp, InlineSendLongerThanTheLimitThrows) {
     Pair p;
     std::vector<std::byte> data(p.sa.nic->limits().max_inline_data + 1);
-    EXPECT_THROW((void)p.sa.qp->send_inline(data, 1), std::invalid_argument);
+    EXPECT_THROW((void)p.sa.qp->post(Send{.id = 1, .inline_data = data}), std::invalid_argument);
 }
 
 TEST(Qp, ReadOfAPeersRegionBringsItsBytes) {
@@ -92,7 +92,7 @@ TEST(Qp, ReadOfAPeersRegionBringsItsBytes) {
     Region ra = host(*p.sa.nic, 16384), rb = host(*p.sb.nic, 16384);
     const auto data = pattern(10000, 11);
     rb.write(3000, data);
-    ASSERT_TRUE(p.sa.qp->read(ra, 1000, rb.remote(3000), 10000, 77));
+    ASSERT_TRUE(p.sa.qp->post(Read{.region = &ra, .offset = 1000, .bytes = 10000, .remote = rb.remote(3000), .id = 77}));
     const auto got = take(*p.sa.send_cq, 1);
     ASSERT_EQ(got.size(), 1u);
     expect_completion(got[0], 77, Op::Read, Status::Ok, 10000);
@@ -114,7 +114,7 @@ TEST(Qp, ReadsTranslateThroughPageListsOfEachLevel) {
         if (pages > 512) pieces.push_back({511 * 4096 + 7, 3 * 4096});  // across the first PTE page's end
         if (pages > 512) pieces.push_back({(pages - 1) * 4096, 4096});
         for (auto [offset, n] : pieces) {
-            ASSERT_TRUE(p.sa.qp->read(ra, offset, rb.remote(offset), n, offset));
+            ASSERT_TRUE(p.sa.qp->post(Read{.region = &ra, .offset = offset, .bytes = n, .remote = rb.remote(offset), .id = offset}));
             const auto got = take(*p.sa.send_cq, 1);
             ASSERT_EQ(got.size(), 1u);
             ASSERT_EQ(got[0].status, Status::Ok) << pages << " pages at " << offset;
@@ -141,8 +141,8 @@ TEST(Qp, ThousandSmallSendsCompleteInPostingOrder) {
     std::array<Completion, 16> batch;
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
     while ((sends.size() < n || recvs.size() < n) && std::chrono::steady_clock::now() < deadline) {
-        while (posted_recv < n && p.sb.qp->recv(rb, posted_recv * size, size, posted_recv)) ++posted_recv;
-        while (posted_send < posted_recv && p.sa.qp->send(ra, posted_send * size, size, 1000 + posted_send)) ++posted_send;
+        while (posted_recv < n && p.sb.qp->post(Recv{.region = &rb, .offset = posted_recv * size, .bytes = size, .id = posted_recv})) ++posted_recv;
+        while (posted_send < posted_recv && p.sa.qp->post(Send{.region = &ra, .offset = posted_send * size, .bytes = size, .id = 1000 + posted_send})) ++posted_send;
         for (std::size_t k = p.sa.send_cq->poll(batch), i = 0; i < k; ++i) sends.push_back(batch[i]);
         for (std::size_t k = p.sb.recv_cq->poll(batch), i = 0; i < k; ++i) recvs.push_back(batch[i]);
     }
@@ -165,8 +165,8 @@ TEST_P(MessageSize, SendDeliversExactlyTheBytes) {
     Region ra = host(*p.sa.nic, n + 4096), rb = host(*p.sb.nic, n + 4096);
     const auto data = pattern(n, static_cast<std::uint32_t>(n));
     ra.write(3, data);
-    ASSERT_TRUE(p.sb.qp->recv(rb, 5, n, 1));
-    ASSERT_TRUE(p.sa.qp->send(ra, 3, n, 2));
+    ASSERT_TRUE(p.sb.qp->post(Recv{.region = &rb, .offset = 5, .bytes = n, .id = 1}));
+    ASSERT_TRUE(p.sa.qp->post(Send{.region = &ra, .offset = 3, .bytes = n, .id = 2}));
     const auto got = take(*p.sb.recv_cq, 1);
     ASSERT_EQ(got.size(), 1u);
     expect_completion(got[0], 1, Op::Recv, Status::Ok, static_cast<std::uint32_t>(n));
@@ -177,9 +177,9 @@ TEST_P(MessageSize, SendDeliversExactlyTheBytes) {
 TEST(Qp, UnsignalledSendsCompleteOnlyWithTheSignalledOne) {
     Pair p;
     Region ra = host(*p.sa.nic, 4096), rb = host(*p.sb.nic, 4096);
-    for (std::uint64_t i = 0; i < 11; ++i) ASSERT_TRUE(p.sb.qp->recv(rb, i * 64, 64, i));
-    for (std::uint64_t i = 0; i < 10; ++i) ASSERT_TRUE(p.sa.qp->send(ra, 0, 64, i, Signal::No));
-    ASSERT_TRUE(p.sa.qp->send(ra, 0, 64, 10, Signal::Yes));
+    for (std::uint64_t i = 0; i < 11; ++i) ASSERT_TRUE(p.sb.qp->post(Recv{.region = &rb, .offset = i * 64, .bytes = 64, .id = i}));
+    for (std::uint64_t i = 0; i < 10; ++i) ASSERT_TRUE(p.sa.qp->post(Send{.region = &ra, .bytes = 64, .id = i, .signalled = Signal::No}));
+    ASSERT_TRUE(p.sa.qp->post(Send{.region = &ra, .bytes = 64, .id = 10}));
     EXPECT_EQ(take(*p.sb.recv_cq, 11).size(), 11u);
     const auto sent = take(*p.sa.send_cq, 1);
     ASSERT_EQ(sent.size(), 1u);
@@ -187,7 +187,7 @@ TEST(Qp, UnsignalledSendsCompleteOnlyWithTheSignalledOne) {
     std::array<Completion, 4> more;
     EXPECT_EQ(p.sa.send_cq->poll(more), 0u);
     // The unsignalled ones were retired with it: the whole queue is free again.
-    for (std::uint64_t i = 0; i < p.sa.qp->depths().send; ++i) ASSERT_TRUE(p.sa.qp->send(ra, 0, 0, i, Signal::No));
+    for (std::uint64_t i = 0; i < p.sa.qp->depths().send; ++i) ASSERT_TRUE(p.sa.qp->post(Send{.region = &ra, .bytes = 0, .id = i, .signalled = Signal::No}));
 }
 
 TEST(Qp, FullSendQueueQueuesNothingAndSaysSo) {
@@ -198,8 +198,8 @@ TEST(Qp, FullSendQueueQueuesNothingAndSaysSo) {
     Region ra = host(*p.sa.nic, 4096);
     p.connect();
     // Nothing receives: the NIC retries the first send (receiver not ready) while the rest wait.
-    for (int i = 0; i < 4; ++i) ASSERT_TRUE(p.sa.qp->send(ra, 0, 8, static_cast<std::uint64_t>(i)));
-    EXPECT_FALSE(p.sa.qp->send(ra, 0, 8, 99));
+    for (int i = 0; i < 4; ++i) ASSERT_TRUE(p.sa.qp->post(Send{.region = &ra, .bytes = 8, .id = static_cast<std::uint64_t>(i)}));
+    EXPECT_FALSE(p.sa.qp->post(Send{.region = &ra, .bytes = 8, .id = 99}));
 }
 
 TEST(Qp, ReceivesPostedBeforeConnectAreUsedAfterIt) {
@@ -207,10 +207,10 @@ TEST(Qp, ReceivesPostedBeforeConnectAreUsedAfterIt) {
     o.connect = false;
     Pair p(o);
     Region ra = host(*p.sa.nic, 4096), rb = host(*p.sb.nic, 4096);
-    ASSERT_TRUE(p.sb.qp->recv(rb, 0, 4096, 5));
+    ASSERT_TRUE(p.sb.qp->post(Recv{.region = &rb, .bytes = 4096, .id = 5}));
     p.connect();
     ra.write(0, pattern(10, 1));
-    ASSERT_TRUE(p.sa.qp->send(ra, 0, 10, 6));
+    ASSERT_TRUE(p.sa.qp->post(Send{.region = &ra, .bytes = 10, .id = 6}));
     const auto got = take(*p.sb.recv_cq, 1);
     ASSERT_EQ(got.size(), 1u);
     EXPECT_EQ(got[0].id, 5u);
@@ -222,8 +222,8 @@ TEST(Qp, SendBeforeConnectThrows) {
     o.connect = false;
     Pair p(o);
     Region ra = host(*p.sa.nic, 4096);
-    EXPECT_THROW((void)p.sa.qp->send(ra, 0, 8, 1), std::invalid_argument);
-    EXPECT_THROW((void)p.sa.qp->read(ra, 0, Remote{0, 0}, 8, 1), std::invalid_argument);
+    EXPECT_THROW((void)p.sa.qp->post(Send{.region = &ra, .bytes = 8, .id = 1}), std::invalid_argument);
+    EXPECT_THROW((void)p.sa.qp->post(Read{.region = &ra, .bytes = 8, .remote = Remote{0, 0}, .id = 1}), std::invalid_argument);
 }
 
 TEST(Qp, ConnectTwiceThrows) {
@@ -234,22 +234,22 @@ TEST(Qp, ConnectTwiceThrows) {
 TEST(Qp, RequestOutsideItsRegionThrows) {
     Pair p;
     Region ra = host(*p.sa.nic, 4096);
-    EXPECT_THROW((void)p.sa.qp->send(ra, 4000, 100, 1), std::invalid_argument);
-    EXPECT_THROW((void)p.sa.qp->recv(ra, 0, 4097, 1), std::invalid_argument);
-    EXPECT_THROW((void)p.sa.qp->read(ra, 1, Remote{0, 0}, 4096, 1), std::invalid_argument);
+    EXPECT_THROW((void)p.sa.qp->post(Send{.region = &ra, .offset = 4000, .bytes = 100, .id = 1}), std::invalid_argument);
+    EXPECT_THROW((void)p.sa.qp->post(Recv{.region = &ra, .bytes = 4097, .id = 1}), std::invalid_argument);
+    EXPECT_THROW((void)p.sa.qp->post(Read{.region = &ra, .offset = 1, .bytes = 4096, .remote = Remote{0, 0}, .id = 1}), std::invalid_argument);
 }
 
 TEST(Qp, RegionOfAnotherNicThrows) {
     Pair p;
     Region rb = host(*p.sb.nic, 4096);
-    EXPECT_THROW((void)p.sa.qp->send(rb, 0, 8, 1), std::invalid_argument);
+    EXPECT_THROW((void)p.sa.qp->post(Send{.region = &rb, .bytes = 8, .id = 1}), std::invalid_argument);
 }
 
 TEST(Qp, DeregisteredRegionThrows) {
     Pair p;
     Region ra = host(*p.sa.nic, 4096);
     ASSERT_TRUE(ra.deregister());
-    EXPECT_THROW((void)p.sa.qp->send(ra, 0, 8, 1), std::invalid_argument);
+    EXPECT_THROW((void)p.sa.qp->post(Send{.region = &ra, .bytes = 8, .id = 1}), std::invalid_argument);
 }
 
 TEST(Qp, DepthBeyondTheLimitThrows) {
@@ -354,8 +354,8 @@ TEST(Qp, ConnectSetsThePathsGidHopLimitAndReadDepths) {
     Region ra = host(*p.sa.nic, 4096), rb = host(*p.sb.nic, 4096);
     const auto data = pattern(2000, 3);
     ra.write(0, data);
-    ASSERT_TRUE(p.sb.qp->recv(rb, 0, 4096, 1));
-    ASSERT_TRUE(p.sa.qp->send(ra, 0, 2000, 2));
+    ASSERT_TRUE(p.sb.qp->post(Recv{.region = &rb, .bytes = 4096, .id = 1}));
+    ASSERT_TRUE(p.sa.qp->post(Send{.region = &ra, .bytes = 2000, .id = 2}));
     const auto sent = take(*p.sa.send_cq, 1);
     ASSERT_EQ(sent.size(), 1u);
     expect_completion(sent[0], 2, Op::Send, Status::Ok, 2000);
@@ -363,7 +363,7 @@ TEST(Qp, ConnectSetsThePathsGidHopLimitAndReadDepths) {
     ASSERT_EQ(got.size(), 1u);
     expect_completion(got[0], 1, Op::Recv, Status::Ok, 2000);
     EXPECT_EQ(read_back(rb, 0, 2000), data);
-    ASSERT_TRUE(p.sb.qp->read(rb, 2048, ra.remote(0), 2000, 3));
+    ASSERT_TRUE(p.sb.qp->post(Read{.region = &rb, .offset = 2048, .bytes = 2000, .remote = ra.remote(0), .id = 3}));
     const auto read = take(*p.sb.send_cq, 1);
     ASSERT_EQ(read.size(), 1u);
     expect_completion(read[0], 3, Op::Read, Status::Ok, 2000);
@@ -400,11 +400,11 @@ TEST(Qp, PathMtuCapReachesModifyQpAndNoFrameIsLonger) {
     Region ra = host(*p.sa.nic, 16384), rb = host(*p.sb.nic, 16384);
     const auto data = pattern(10000, 9);
     ra.write(0, data);
-    ASSERT_TRUE(p.sb.qp->recv(rb, 0, 10000, 1));
-    ASSERT_TRUE(p.sa.qp->send(ra, 0, 10000, 2));
+    ASSERT_TRUE(p.sb.qp->post(Recv{.region = &rb, .bytes = 10000, .id = 1}));
+    ASSERT_TRUE(p.sa.qp->post(Send{.region = &ra, .bytes = 10000, .id = 2}));
     ASSERT_EQ(take(*p.sb.recv_cq, 1).size(), 1u);
     ASSERT_EQ(take(*p.sa.send_cq, 1).size(), 1u);
-    ASSERT_TRUE(p.sb.qp->read(rb, 0, ra.remote(0), 10000, 3));
+    ASSERT_TRUE(p.sb.qp->post(Read{.region = &rb, .bytes = 10000, .remote = ra.remote(0), .id = 3}));
     const auto read = take(*p.sb.send_cq, 1);
     ASSERT_EQ(read.size(), 1u);
     expect_completion(read[0], 3, Op::Read, Status::Ok, 10000);
@@ -524,7 +524,7 @@ TEST(Qp, CloseDestroysWhatTheCallerLeft) {
     ASSERT_TRUE(p.sa.nic->close());
     EXPECT_EQ(p.a.system.holdings(nic_bus), (rig::sim::Holdings{}));
     Region rb = host(*p.sb.nic, 4096);
-    EXPECT_THROW((void)p.sa.qp->recv(rb, 0, 8, 1), std::invalid_argument);
+    EXPECT_THROW((void)p.sa.qp->post(Recv{.region = &rb, .bytes = 8, .id = 1}), std::invalid_argument);
     EXPECT_TRUE(p.sa.qp->destroy());
     EXPECT_TRUE(p.sa.send_cq->destroy());
     std::array<Completion, 1> out;
@@ -543,7 +543,7 @@ TEST(Qp, DestroyWhileAnotherThreadPollsItsCqs) {
     o.cq_depth = 64;
     Pair p(o);
     Region ra = host(*p.sa.nic, 8192), rb = host(*p.sb.nic, 8192);
-    ASSERT_TRUE(p.sa.qp->read(ra, 0, Remote{rb.address(), rb.rkey() ^ 0x100}, 8, 1));  // fails: REMOTE_ACCESS
+    ASSERT_TRUE(p.sa.qp->post(Read{.region = &ra, .bytes = 8, .remote = Remote{rb.address(), rb.rkey() ^ 0x100}, .id = 1}));  // fails: REMOTE_ACCESS
     ASSERT_EQ(take(*p.sa.send_cq, 1).size(), 1u);
     ASSERT_EQ(p.sa.qp->state(), QpState::Error);
 
@@ -567,13 +567,13 @@ TEST(Qp, DestroyWhileAnotherThreadPollsItsCqs) {
     for (int round = 0; round < rounds; ++round) {
         auto qp = Qp::create(*p.sa.nic, *p.sa.send_cq, *p.sa.recv_cq, {4, 4});
         ASSERT_TRUE(qp) << qp.error();
-        for (std::uint64_t i = 0; i < 3; ++i) ASSERT_TRUE(qp->recv(ra, 64 * i, 64, 1000 + i));
+        for (std::uint64_t i = 0; i < 3; ++i) ASSERT_TRUE(qp->post(Recv{.region = &ra, .offset = 64 * i, .bytes = 64, .id = 1000 + i}));
         if (round % 2 == 1) {
             // A peer that does not exist: connected, then failing its send (retry count 0).
             Endpoint nowhere = p.sb.qp->endpoint();
             nowhere.qpn = 0xABCDE;
             ASSERT_TRUE(qp->connect(nowhere, Retries{1, 0, 0}));
-            ASSERT_TRUE(qp->send(ra, 0, 8, 2000));
+            ASSERT_TRUE(qp->post(Send{.region = &ra, .bytes = 8, .id = 2000}));
         }
         const std::uint32_t qpn = qp->qpn();
         ASSERT_TRUE(qp->destroy());

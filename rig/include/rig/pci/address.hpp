@@ -8,7 +8,7 @@
 // normalize_address.
 //
 // The numbers of a DMA (a bus address in the sense of a TLP's address) are DmaAddress,
-// in transport.hpp; this file is about the names of functions.
+// in dma.hpp; this file is about the names of functions.
 #pragma once
 
 #include <compare>

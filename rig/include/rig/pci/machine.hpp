@@ -162,15 +162,17 @@ public:
     // gives them back. Shared by every copy of the Machine.
     Claims& claims() const;
 
-    // The transport's operations, or the local VFIO ones; nullptr for at().
-    // For Function::take; not for drivers.
-    const std::shared_ptr<Ops>& ops() const;
     // The root the routes read sysfs files under ("/" for local()), if any.
     const std::optional<std::filesystem::path>& root() const;
 
     struct State;
 
 private:
+    // The transport's operations, or the local VFIO ones; nullptr for at(): what
+    // Function::take takes a function through.
+    friend class Function;
+    const std::shared_ptr<Ops>& ops() const;
+
     explicit Machine(std::shared_ptr<const State> state) : state_(std::move(state)) {}
     std::shared_ptr<const State> state_;
 };

@@ -43,9 +43,9 @@ namespace rig::bnxt {
 
 // What the completed work request was.
 enum class Op : std::uint8_t {
-    Send,  // Qp::send, Qp::send_inline
-    Read,  // Qp::read
-    Recv,  // Qp::recv
+    Send,  // Qp::post of a Send
+    Read,  // Qp::post of a Read
+    Recv,  // Qp::post of a Recv
 };
 std::string_view to_string(Op op);
 
@@ -129,10 +129,10 @@ public:
     // May be called from any thread.
     std::optional<std::string> error() const;
 
-    struct State;
-    const std::shared_ptr<State>& state() const { return state_; }
+    struct State;  // the driver's, behind the handle
 
 private:
+    friend struct Handles;  // the driver's way to the state (nic/bnxt/src/state.hpp)
     explicit Cq(std::shared_ptr<State> state);
     std::shared_ptr<State> state_;
 };

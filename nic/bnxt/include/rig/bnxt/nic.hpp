@@ -102,6 +102,8 @@ struct Limits {
 enum class Mtu : std::uint8_t { Mtu256, Mtu512, Mtu1024, Mtu2048, Mtu4096 };
 constexpr std::uint32_t bytes(Mtu mtu) { return std::uint32_t{256} << static_cast<unsigned>(mtu); }
 
+struct Handles;  // the driver's (nic/bnxt/src/state.hpp): no user names it
+
 class Nic {
 public:
     // Opens the NIC at `bus` of `machine` (docs/api.md, Function::take). Error naming the bus
@@ -152,10 +154,10 @@ public:
     // Whether Cq::wait sleeps on the notification queue's MSI-X vector.
     bool interrupts() const;
 
-    struct State;
-    const std::shared_ptr<State>& state() const { return state_; }
+    struct State;  // the driver's, behind the handle
 
 private:
+    friend struct Handles;  // the driver's way to the state (nic/bnxt/src/state.hpp)
     explicit Nic(std::shared_ptr<State> state);
     std::shared_ptr<State> state_;
 };

@@ -2,19 +2,23 @@
 // §7.2, §7.3).
 //
 // A Qp has a send queue and a receive queue of 128-byte static-mode WQEs in DMA memory
-// (§5.1), the send queue followed by its PSN search area (§5.4). A post writes the WQE
-// (and the PSN entry), then rings the doorbell: one 8-byte store of the producer index
-// and its epoch (§5.8). A post allocates nothing, builds no string and takes no lock; a
-// full queue is not an error: the post returns false and queues nothing.
+// (§5.1), the send queue followed by its PSN search area (§5.4). A post takes a span of
+// work requests (Send, Recv or Read, below), writes the WQE (and the PSN entry) of each
+// one that fits, in order, then rings the doorbell once: one 8-byte store of the producer
+// index and its epoch (§5.8). It returns how many it queued, as ibv_post_send's list of
+// work requests and ixy's batched transmit do: a full queue is not an error, the requests
+// past the room are not queued. A post allocates nothing, builds no string and takes no
+// lock.
 //
-// Work requests: send from a region (with immediate data or not), send_inline of the
-// caller's bytes (copied into the WQE: at most Limits::max_inline_data), recv into a
-// region, read of a connected peer's region into a local one. No RDMA WRITE is offered:
-// a peer writes a region only through a receive its owner posted (docs/api.md, "Region"). Each takes
-// the caller's 64-bit id, which its Completion carries; a send or read with Signal::No
+// Work requests: a Send from a region (with immediate data or not) or of the caller's
+// bytes (inline: copied into the WQE, at most Limits::max_inline_data), a Recv into a
+// region, a Read of a connected peer's region into a local one. No RDMA WRITE is offered:
+// a peer writes a region only through a receive its owner posted (docs/api.md, "Region"). Each carries
+// the caller's 64-bit id, which its Completion carries; a Send or Read with Signal::No
 // produces no completion when it succeeds (keep at least one signalled request per
-// depth, or the queue never frees), but one when it fails. Every request is checked
-// against the NIC's limits (nic.hpp) and its region before it reaches the queue.
+// depth, or the queue never frees), but one when it fails. Every request of a post is
+// checked against the NIC's limits (nic.hpp) and its region before any reaches the queue:
+// where one is a caller's bug, the post throws and queues none of them.
 //
 // States: a Qp is created in RESET; connect walks RESET→INIT→RTR→RTS with the masks of
 // §4.6.9. Receives may be posted before connect (the RQ doorbell rings after RTR); sends
@@ -98,6 +102,45 @@ struct ReadDepths {
     std::uint8_t responder = 1;
 };
 
+// A send (§5.2.1, §5.2.4): `bytes` bytes at `offset` of `region`, or, where region is null,
+// the caller's `inline_data`, copied into the WQE by the post. Designated initializers name
+// what differs from the defaults:
+//   qp.post(Send{.region = &r, .bytes = 64, .id = 7});
+//   qp.post(Send{.id = 8, .immediate = 0xC0FFEE, .inline_data = bytes});
+struct Send {
+    const Region* region = nullptr;
+    std::uint64_t offset = 0;  // bytes from the region's start
+    std::uint64_t bytes = 0;   // below 2^31 (RoCE's message limit)
+    std::uint64_t id = 0;      // the caller's, carried by the Completion
+    Signal signalled = Signal::Yes;
+    std::optional<std::uint32_t> immediate = std::nullopt;  // SEND_WITH_IMMEDIATE: the peer's Completion carries it
+    Solicit solicited = Solicit::No;
+    std::span<const std::byte> inline_data = {};  // with no region: at most Limits::max_inline_data bytes
+};
+
+// A receive (§5.3) of up to `bytes` bytes into `offset` of `region`. Its completion is
+// always signalled.
+struct Recv {
+    const Region* region = nullptr;
+    std::uint64_t offset = 0;
+    std::uint64_t bytes = 0;  // below 2^31
+    std::uint64_t id = 0;
+};
+
+// An RDMA READ (§5.2.2) of `bytes` bytes of the connected peer's region at `remote` into
+// `offset` of the local `region`.
+struct Read {
+    const Region* region = nullptr;
+    std::uint64_t offset = 0;
+    std::uint64_t bytes = 0;  // below 2^31
+    Remote remote{};          // the peer's Region::remote(offset)
+    std::uint64_t id = 0;
+    Signal signalled = Signal::Yes;
+};
+
+// (Every member has a default member initializer, so that a designated initializer may
+// leave any out without GCC's -Wmissing-field-initializers.)
+
 // Queue depths, in work requests.
 struct Depths {
     std::uint32_t send = 128;
@@ -109,7 +152,8 @@ public:
     // An RC queue pair whose sends and reads complete on `send_cq` and receives on
     // `recv_cq` (which may be the same Cq). Error naming the NIC where there is no memory
     // for its queues, or the command and status where the firmware refuses. Throws
-    // std::invalid_argument if a depth is 0 or above Limits::max_qp_wr - 1, the Cqs belong
+    // std::invalid_argument if a depth is 0 or above Limits::max_qp_wr (QUERY_FUNC's
+    // max_qp_wr - 1: each ring holds its depth + 1 WQEs, at most max_qp_wr), the Cqs belong
     // to another NIC or were destroyed, the depths of the Cq's queue pairs would exceed
     // its depth (a CQ that overflows stops), or the NIC is closed.
     static Result<Qp> create(const Nic& nic, Cq& send_cq, Cq& recv_cq, Depths depths = {});
@@ -135,25 +179,23 @@ public:
     // READ depth is 0 or above read_depths().
     Result<void> connect(const Endpoint& peer, Retries retries = {}, const Path& path = {});
 
-    // Sends `bytes` bytes at `offset` of `region`, with `immediate` where given. false if
-    // the send queue is full. Throws std::invalid_argument if the bytes do not lie in the
-    // region, bytes >= 2^31, the region is deregistered or of another NIC, or the Qp is
-    // not connected (RTS or Error) or destroyed.
-    [[nodiscard]] bool send(const Region& region, std::uint64_t offset, std::uint64_t bytes, std::uint64_t id,
-                            Signal signal = Signal::Yes, std::optional<std::uint32_t> immediate = std::nullopt,
-                            Solicit solicit = Solicit::No);
-    // Sends the caller's bytes, copied into the WQE before it returns (§5.2.4). Throws
-    // std::invalid_argument if data is longer than Limits::max_inline_data, and as send.
-    [[nodiscard]] bool send_inline(std::span<const std::byte> data, std::uint64_t id, Signal signal = Signal::Yes,
-                                   std::optional<std::uint32_t> immediate = std::nullopt, Solicit solicit = Solicit::No);
-    // Posts a receive of up to `bytes` bytes into `offset` of `region`; its completion is
-    // always signalled. false if the receive queue is full. Throws as send does, but is
-    // allowed before connect.
-    [[nodiscard]] bool recv(const Region& region, std::uint64_t offset, std::uint64_t bytes, std::uint64_t id);
-    // Reads `bytes` bytes of the connected peer's region named by `remote` into `offset`
-    // of the local `region`. false if the send queue is full. Throws as send does.
-    [[nodiscard]] bool read(const Region& region, std::uint64_t offset, Remote remote, std::uint64_t bytes,
-                            std::uint64_t id, Signal signal = Signal::Yes);
+    // Queues the sends, in order, as many as the send queue has room for, and rings the
+    // doorbell once; how many it queued (0: the queue is full, or `sends` is empty). Throws
+    // std::invalid_argument, queueing none, if a send's bytes do not lie in its region,
+    // bytes >= 2^31, its region is deregistered or of another NIC, it has both a region
+    // and inline_data, or no region and a nonzero offset or bytes, its inline_data is
+    // longer than Limits::max_inline_data; or if the Qp is not connected (RTS or Error)
+    // or was destroyed.
+    [[nodiscard]] std::size_t post(std::span<const Send> sends);
+    // Queues the receives, as post of sends does; allowed before connect. Throws as post
+    // of sends does (a receive needs a region), but for the connection.
+    [[nodiscard]] std::size_t post(std::span<const Recv> recvs);
+    // Queues the reads on the send queue, as post of sends does. Throws as post of sends.
+    [[nodiscard]] std::size_t post(std::span<const Read> reads);
+    // One request: the post of a span of one; whether it was queued.
+    [[nodiscard]] bool post(const Send& send) { return post(std::span<const Send>(&send, 1)) == 1; }
+    [[nodiscard]] bool post(const Recv& recv) { return post(std::span<const Recv>(&recv, 1)) == 1; }
+    [[nodiscard]] bool post(const Read& read) { return post(std::span<const Read>(&read, 1)) == 1; }
 
     QpState state() const;
     std::uint32_t qpn() const;
@@ -170,10 +212,10 @@ public:
     // where the firmware refuses. Ok and nothing done once destroyed or after the NIC closed.
     Result<void> destroy();
 
-    struct State;
-    const std::shared_ptr<State>& state_handle() const { return state_; }
+    struct State;  // the driver's, behind the handle
 
 private:
+    friend struct Handles;  // the driver's way to the state (nic/bnxt/src/state.hpp)
     explicit Qp(std::shared_ptr<State> state);
     std::shared_ptr<State> state_;
 };

@@ -2,8 +2,8 @@
 // the contract; docs/design.md, "NIC driver").
 //
 // A region is local to its NIC: a peer's sends write it only through a receive this
-// process posted (Qp::recv), and only queue pairs connected to queue pairs of its own NIC
-// read it (Qp::read). Its rights are LOCAL_WRITE and REMOTE_READ, never REMOTE_WRITE.
+// process posted (Qp::post of a Recv), and only queue pairs connected to queue pairs of its own NIC
+// read it (RDMA READ). Its rights are LOCAL_WRITE and REMOTE_READ, never REMOTE_WRITE.
 // The NIC writes a region in the order of the entries that write it, and the bytes of a
 // receive or a read are in memory once Cq::poll or Cq::wait has taken its completion:
 // Nic::open turned the NIC's Relaxed Ordering off. A flag inside the data is not a
@@ -120,10 +120,10 @@ public:
     Remote remote(std::uint64_t offset = 0) const;
     bool deregistered() const;
 
-    struct State;
-    const std::shared_ptr<State>& state() const { return state_; }
+    struct State;  // the driver's, behind the handle
 
 private:
+    friend struct Handles;  // the driver's way to the state (nic/bnxt/src/state.hpp)
     explicit Region(std::shared_ptr<State> state) : state_(std::move(state)) {}
     std::shared_ptr<State> state_;
 };

@@ -1,6 +1,6 @@
-// rig/bnxt/detail/ring.hpp: ring arithmetic, the one place the driver counts positions on
-// its rings (docs/design.md: "ring arithmetic gets its own file"). Exposed so that tests
-// pin it at every wrap boundary (docs/bugs.md B21: drivers of this NIC broke exactly here).
+// rig/bnxt/detail/ring.hpp (internal: not installed, rig_bnxt_internal): ring arithmetic, the one place the driver counts positions on
+// its rings (docs/design.md: "ring arithmetic gets its own file"). Tests reach it through
+// rig_bnxt_internal to pin it at every wrap boundary (docs/bugs.md B21: drivers of this NIC broke exactly here).
 //
 // The rules (docs/hsi.md §0, §5.1, §5.5.4, §5.8.2):
 //  - A ring of `size` entries is indexed modulo size. SQ, RQ and CQ sizes need not be

@@ -1,7 +1,8 @@
-// rig/bnxt/detail/work_request.hpp: the bytes of the WQEs and PSN search entries the driver
+// rig/bnxt/detail/work_request.hpp (internal: not installed, rig_bnxt_internal): the bytes of the WQEs and PSN search entries the driver
 // posts (docs/hsi.md §5.2-§5.4), built from the hsi/ layouts. Inline, for the hot path:
 // a post builds its WQE in a local buffer and writes the slots it uses in one copy.
-// Exposed so tests compare the bytes with WQEs assembled by hand from the spec tables.
+// Tests reach it through rig_bnxt_internal to compare the bytes with WQEs assembled by
+// hand from the spec tables.
 //
 // Every builder zeroes the 32 header bytes (§5.2.5 step 2) and returns the bytes the WQE
 // uses, wqe_size × 16; the rest of the 128-byte static-mode WQE is don't-care (§5.1).

@@ -1,6 +1,7 @@
-// rig/bnxt/detail/page_list.hpp: how the driver describes memory to the NIC: the level of
+// rig/bnxt/detail/page_list.hpp (internal: not installed, rig_bnxt_internal): how the driver describes memory to the NIC: the level of
 // a page list and its PTE/PDE pages (docs/hsi.md §2, §6.2), and the page size of a
-// memory region. Pure arithmetic on bus addresses, exposed so tests pin it to bytes.
+// memory region. Pure arithmetic on bus addresses;
+// tests reach it through rig_bnxt_internal to pin it to bytes.
 //
 // The rules:
 //  - Level by data pages: 1 page → level 0 (base = the page itself); 2..512 → level 1 (base
