@@ -1,7 +1,6 @@
-// rig.bnxt.Qp (rig/bnxt/qp.hpp). Every call of the queue pair's post functions (send,
-// send_inline, recv, read) is in this file, behind Python keyword arguments (region,
-// offset, bytes, id, signalled, immediate, solicited) that do not change when the C++
-// posts become work-request structs.
+// rig.bnxt.Qp (rig/bnxt/qp.hpp). Python's send, send_inline, recv and read take keyword
+// arguments (region, offset, bytes, id, signalled, immediate, solicited) and each posts
+// one work request (Qp::post of a Send, Recv or Read).
 #include <pybind11/stl.h>
 
 #include "bnxt.hpp"
