@@ -1,4 +1,4 @@
-// Posting work requests in batches (rig/bnxt/qp.hpp; spec/bnxt-hsi.md §5.2-§5.4, §5.8): a
+// Posting work requests in batches (rig/bnxt/qp.hpp; docs/hsi.md §5.2-§5.4, §5.8): a
 // post queues every request that fits, in order, rings the doorbell once, and returns how
 // many it queued; a caller's bug in any request throws and queues none.
 #include "rig/bnxt/qp.hpp"
