@@ -60,9 +60,13 @@ protected:
         a.nic.start();
         b.nic.start();
     }
+    // The frames the Wire carried, after both models stopped and took what their inboxes
+    // held, so that their counters count every frame carried.
     std::vector<Bytes> captured() {
         a.nic.stop();
         b.nic.stop();
+        a.nic.settle();
+        b.nic.settle();
         wire.stop_capture();
         std::vector<Bytes> out;
         for (auto& f : rig::test::read_pcap(dir.path() / "wire.pcap").frames) out.push_back(std::move(f.bytes));
