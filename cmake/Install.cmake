@@ -19,11 +19,11 @@ set(_rig_exports
   rig_gpu gpu gpu/include
   rig_bnxt_hsi bnxt_hsi ""
   rig_bnxt bnxt nic/bnxt/include
-  rig_bootstrap bootstrap bootstrap/include)
-if(TARGET rig_sim)
-  list(APPEND _rig_exports rig_sim sim rig/sim/include rig_gpu_sim gpu_sim gpu/sim/include
-                           rig_bnxt_sim bnxt_sim nic/bnxt/sim/include rig_machines machines machines/include)
-endif()
+  rig_bootstrap bootstrap bootstrap/include
+  rig_sim sim rig/sim/include
+  rig_gpu_sim gpu_sim gpu/sim/include
+  rig_bnxt_sim bnxt_sim nic/bnxt/sim/include
+  rig_machines machines machines/include)
 if(TARGET rig_gpu_cuda)
   list(APPEND _rig_exports rig_gpu_cuda gpu_cuda gpu/cuda/include)
 endif()

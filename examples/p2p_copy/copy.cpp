@@ -5,6 +5,7 @@
 
 #include "ceiling.hpp"
 
+#include "rig/pci/dma.hpp"
 #include "rig/text.hpp"
 
 namespace p2p_copy {
@@ -80,8 +81,7 @@ constexpr const char* bounce_way = "GPU copy engine to host memory, NIC to NIC, 
 }  // namespace
 
 Pipeline fitted(Pipeline p, std::uint64_t size) {
-    constexpr std::uint64_t page = 4096;
-    p.chunk = std::min(p.chunk, (size + page - 1) / page * page);
+    p.chunk = std::min(p.chunk, (size + rig::pci::page_bytes - 1) / rig::pci::page_bytes * rig::pci::page_bytes);
     p.depth = static_cast<std::uint32_t>(std::min<std::uint64_t>(p.depth, (size + p.chunk - 1) / p.chunk));
     return p;
 }

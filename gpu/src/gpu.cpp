@@ -19,13 +19,13 @@
 
 #include "rig/gpu/backend.hpp"
 #include "rig/pci/claim.hpp"
+#include "rig/pci/dma.hpp"
 #include "rig/space.hpp"
 #include "rig/text.hpp"
 
 namespace rig::gpu {
 namespace {
 
-constexpr std::uint64_t page = 4096;  // the unit of a NIC's runs (docs/api.md, Region::device)
 
 std::uint64_t round_up(std::uint64_t n, std::uint64_t to) { return (n + to - 1) / to * to; }
 
@@ -182,8 +182,8 @@ Pages pages(const Memory::State& memory, const char* what, std::uint64_t offset,
     if (n == 0)
         throw std::invalid_argument(std::string(what) + ": 0 bytes of the memory at " + text::hex(static_cast<std::uint64_t>(memory.address)));
     memory.check_range(what, offset, n);
-    const std::uint64_t first = offset / page * page;
-    return {memory.use(what), first, round_up(offset + n, page) - first, offset - first};
+    const std::uint64_t first = offset / pci::page_bytes * pci::page_bytes;
+    return {memory.use(what), first, round_up(offset + n, pci::page_bytes) - first, offset - first};
 }
 
 }  // namespace
@@ -433,7 +433,7 @@ Result<HostMemory> Gpu::host(std::uint64_t bytes) const {
     if (!allocation) return std::unexpected(std::move(allocation).error());
     // What a NIC pins must start on a page (Region::pages).
     const pci::Window& window = (*allocation)->buffer.window;
-    if (const auto at = reinterpret_cast<std::uintptr_t>(window.data()); window.is_mapped() && at % page != 0)
+    if (const auto at = reinterpret_cast<std::uintptr_t>(window.data()); window.is_mapped() && at % pci::page_bytes != 0)
         return fail(backend.label(), ": the driver gave host memory of ", text::bytes(bytes), " at ", text::hex(at),
                     ", which does not start on a page");
     auto memory = std::make_shared<HostMemory::State>();

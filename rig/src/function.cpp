@@ -44,7 +44,7 @@ struct Function::State {
     std::unique_ptr<FunctionOps> ops;
     Addressing addressing = Addressing::Iommu;
     bool inherited = false;
-    std::uint64_t page = 4096;
+    std::uint64_t page = page_bytes;
     std::array<std::optional<Bar>, 6> bars{};
 
     // The use/release protocol: guarded by `mutex`.

@@ -121,7 +121,7 @@ private:
     std::shared_ptr<Kernel> kernel_;
     std::shared_ptr<DeviceFd> shared_;
     std::string bus_;
-    std::uint64_t page_ = 4096;
+    std::uint64_t page_ = page_bytes;
     std::uint32_t flags_ = 0;  // VFIO_DEVICE_FLAGS_*
     RegionInfo config_;
     std::array<RegionInfo, 6> bars_{};

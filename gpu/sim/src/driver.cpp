@@ -35,7 +35,6 @@ using reg::SegmentStatus;
 using reg::Status;
 
 constexpr std::uint64_t granule = 64 * 1024;  // the GPU page the driver maps in
-constexpr std::uint64_t page = 4096;
 constexpr auto engine_timeout = std::chrono::seconds(60);
 
 std::string hex(std::uint64_t value) { return text::hex(value); }

@@ -19,6 +19,7 @@
 
 #include "rig/gpu/pattern.hpp"
 #include "rig/gpu/sim/registers.hpp"
+#include "rig/pci/dma.hpp"
 
 namespace rig::gpu::sim {
 namespace {
@@ -29,7 +30,6 @@ using reg::SegmentKind;
 using reg::SegmentStatus;
 using reg::Status;
 
-constexpr std::uint64_t page = 4096;
 constexpr std::uint64_t chunk = 1 << 20;  // bytes the engine moves per step; a multiple of 8
 constexpr std::uint64_t all_ones = ~std::uint64_t{0};
 
@@ -78,7 +78,7 @@ struct Model::State {
         const Segment s = staged;
         if (s.kind != SegmentKind::none && s.kind != SegmentKind::vram && s.kind != SegmentKind::bus) return SegmentStatus::bad_kind;
         if (s.kind != SegmentKind::none) {
-            if (s.va % page != 0 || s.bytes % page != 0 || s.target % page != 0 || s.bytes == 0 || s.va + s.bytes < s.va)
+            if (s.va % pci::page_bytes != 0 || s.bytes % pci::page_bytes != 0 || s.target % pci::page_bytes != 0 || s.bytes == 0 || s.va + s.bytes < s.va)
                 return SegmentStatus::unaligned;
             if (s.kind == SegmentKind::vram && (s.target > config.memory_bytes || s.bytes > config.memory_bytes - s.target))
                 return SegmentStatus::outside_vram;
@@ -232,7 +232,7 @@ Model::Model(ModelConfig config) : state_(std::make_unique<State>()) {
     if (config.bar_bytes == 0) config.bar_bytes = config.memory_bytes;
     if (!power_of_two(config.memory_bytes) || config.memory_bytes < (64 << 10))
         throw std::invalid_argument("sim GPU: VRAM of " + std::to_string(config.memory_bytes) + " bytes is not a power of two >= 64 KiB");
-    if (!power_of_two(config.bar_bytes) || config.bar_bytes < page || config.bar_bytes > config.memory_bytes)
+    if (!power_of_two(config.bar_bytes) || config.bar_bytes < pci::page_bytes || config.bar_bytes > config.memory_bytes)
         throw std::invalid_argument("sim GPU: a BAR of " + std::to_string(config.bar_bytes) + " bytes is not a power of two between 4096 and the VRAM");
     if (config.segments == 0) throw std::invalid_argument("sim GPU: no segment table entries");
     void* vram = ::mmap(nullptr, config.memory_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);

@@ -18,7 +18,6 @@ namespace {
 // §6.4: the region's rights. Never REMOTE_WRITE: a peer writes a region only through a
 // receive its owner posted (docs/api.md, "Region").
 constexpr std::uint8_t region_access = hsi::mr_access::LOCAL_WRITE | hsi::mr_access::REMOTE_READ;
-constexpr std::uint64_t run_multiple = 4096;  // docs/api.md, "device"
 
 const std::shared_ptr<Nic::State>& open_nic(const Nic& nic, const char* call) {
     const auto& s = Handles::of(nic);
@@ -208,7 +207,7 @@ Result<Region> Region::device(const Nic& nic, std::span<const pci::Run> runs) {
         if (run.bytes == 0)
             throw std::invalid_argument("rig::bnxt::Region::device: the run at " + text::hex(run.address.value) +
                                         " has no bytes");
-        if (run.address.value % run_multiple != 0 || run.bytes % run_multiple != 0)
+        if (run.address.value % pci::page_bytes != 0 || run.bytes % pci::page_bytes != 0)
             throw std::invalid_argument("rig::bnxt::Region::device: the run of " + text::bytes(run.bytes) + " at " +
                                         text::hex(run.address.value) + " is not a multiple of 4096");
         total += run.bytes;

@@ -70,7 +70,7 @@ std::optional<std::string> System::State::failed() const {
     return injection.why;
 }
 
-Faults::Faults(const System& system) : state_(system.state()) { state_->injection.recording = true; }
+Faults::Faults(const System& system) : state_(system.state_) { state_->injection.recording = true; }
 
 std::vector<Call> Faults::calls() const {
     std::lock_guard lock(state_->injection.mutex);

@@ -175,7 +175,7 @@ struct System::State {
     std::filesystem::path sysfs;
     bool own_sysfs = false;  // a temporary tree, removed with the state
     pci::Machine routes;     // Machine::at(sysfs): forwards and distance on the tree
-    std::uint64_t page = 4096;
+    std::uint64_t page = pci::page_bytes;
     std::vector<std::unique_ptr<Slot>> slots;  // by topology index; null without a model
     std::uint64_t aperture_start = 0, aperture_end = 0;  // the BARs' bus addresses
     // Every BAR of a slot, in slot order, for decode.

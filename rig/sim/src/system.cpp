@@ -179,7 +179,7 @@ Result<System> System::build(std::string name, Topology topology, std::vector<At
         return fail(name, ": ", written.error());
     }
     auto state = std::make_shared<State>(name, std::move(topology), root, own);
-    state->page = 4096;
+    state->page = pci::page_bytes;
 
     // The BAR aperture: no IOVA or physical page may alias it.
     std::uint64_t lo = ~std::uint64_t{0}, hi = 0;

@@ -28,6 +28,12 @@ struct Run {
     friend bool operator==(const Run&, const Run&) = default;
 };
 
+// The page runs are cut in and checked against: 4096 bytes, the smallest page of an x86-64
+// host, of its IOMMU's page tables (Intel VT-d, AMD-Vi) and of a bnxt page list (Linux's
+// bnxt_re: BNXT_QPLIB_BASE_PG_SIZE). Machine::page() is the host's own page size, which
+// may be larger.
+inline constexpr std::uint64_t page_bytes = 4096;
+
 // How a function reaches system memory.
 enum class Addressing {
     Physical,  // at physical addresses of its machine, which no IOMMU translates

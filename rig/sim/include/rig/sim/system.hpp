@@ -130,11 +130,10 @@ public:
     // pinned pages, those a release kept included).
     std::uint64_t memory_in_use() const;
 
-    struct State;
-    // For the test-only fault injection (rig/sim/faults.hpp).
-    const std::shared_ptr<State>& state() const { return state_; }
+    struct State;  // rig/sim/src/state.hpp
 
 private:
+    friend class Faults;  // the test-only fault injection (rig_sim_faults) reaches the state
     System(std::shared_ptr<State> state, pci::Machine machine) : state_(std::move(state)), machine_(std::move(machine)) {}
     std::shared_ptr<State> state_;
     pci::Machine machine_;
