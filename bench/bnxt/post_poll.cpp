@@ -19,7 +19,7 @@
 #include "rig/bnxt/nic.hpp"
 #include "rig/bnxt/qp.hpp"
 #include "rig/bnxt/region.hpp"
-#include "rig/bnxt/sim/nic.hpp"
+#include "rig/bnxt/sim/model.hpp"
 #include "rig/bnxt/sim/wire.hpp"
 #include "rig/sim/system.hpp"
 
@@ -31,7 +31,7 @@ constexpr const char* nic_bus = "0000:01:00.0";
 constexpr std::uint32_t depth = 256;
 
 // One root port, one bnxt model below it.
-sim::System machine(const std::string& name, const std::shared_ptr<bnxt::sim::Nic>& model) {
+sim::System machine(const std::string& name, const std::shared_ptr<bnxt::sim::Model>& model) {
     sim::Topology t(sim::Cpu::intel());
     const auto h = t.host_bridge(0, 0);
     t.add(h, sim::Spec::root_complex(0x8086, 0x6f00));
@@ -51,20 +51,20 @@ T value(Result<T> r) {
 // The driver's waits step both models.
 class SteppingClock final : public bnxt::Clock {
 public:
-    explicit SteppingClock(std::array<bnxt::sim::Nic*, 2> models) : models_(models) {}
+    explicit SteppingClock(std::array<bnxt::sim::Model*, 2> models) : models_(models) {}
     std::chrono::nanoseconds now() override { return std::chrono::milliseconds(ticks_.fetch_add(1)); }
     void pause() override {
         for (auto* m : models_) m->settle();
     }
 
 private:
-    std::array<bnxt::sim::Nic*, 2> models_;
+    std::array<bnxt::sim::Model*, 2> models_;
     std::atomic<std::int64_t> ticks_{0};
 };
 
 struct Link {
-    std::shared_ptr<bnxt::sim::Nic> model_a = std::make_shared<bnxt::sim::Nic>(opts(1));
-    std::shared_ptr<bnxt::sim::Nic> model_b = std::make_shared<bnxt::sim::Nic>(opts(2));
+    std::shared_ptr<bnxt::sim::Model> model_a = std::make_shared<bnxt::sim::Model>(opts(1));
+    std::shared_ptr<bnxt::sim::Model> model_b = std::make_shared<bnxt::sim::Model>(opts(2));
     sim::System sa = machine("a", model_a), sb = machine("b", model_b);
     bnxt::sim::Wire wire{*model_a, *model_b};
     std::shared_ptr<SteppingClock> clock = std::make_shared<SteppingClock>(std::array{model_a.get(), model_b.get()});
@@ -86,8 +86,8 @@ struct Link {
         return o;
     }
     Result<bnxt::Nic> open(const sim::System& s) const { return bnxt::Nic::open(s.machine(), nic_bus, open_options()); }
-    static bnxt::sim::Options opts(std::uint8_t last) {
-        bnxt::sim::Options o;
+    static bnxt::sim::ModelOptions opts(std::uint8_t last) {
+        bnxt::sim::ModelOptions o;
         o.mac[5] = last;
         return o;
     }

@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "rig/bnxt/nic.hpp"
-#include "rig/bnxt/sim/nic.hpp"
+#include "rig/bnxt/sim/model.hpp"
 #include "rig/bnxt/sim/cable.hpp"
 #include "rig/bnxt/sim/datagram.hpp"
 #include "rig/gpu/gpu.hpp"

@@ -78,9 +78,9 @@ rig::Result<CableAddresses> cable_addresses(const Cable& cable) {
 
 rig::Result<std::unique_ptr<Port>> open_port(const std::array<std::uint8_t, 4>& ip, const std::optional<Cable>& cable) {
     auto port = std::make_unique<Port>();
-    rig::bnxt::sim::Options model_options;
+    rig::bnxt::sim::ModelOptions model_options;
     model_options.mac = {0x02, 0x00, ip[0], ip[1], ip[2], ip[3]};
-    port->model = std::make_shared<rig::bnxt::sim::Nic>(model_options);
+    port->model = std::make_shared<rig::bnxt::sim::Model>(model_options);
     if (cable) {
         auto addresses = cable_addresses(*cable);
         if (!addresses) return std::unexpected(std::move(addresses).error());

@@ -19,7 +19,7 @@
 #include "rig/bnxt/gid.hpp"
 #include "rig/bnxt/nic.hpp"
 #include "rig/bnxt/sim/datagram.hpp"
-#include "rig/bnxt/sim/nic.hpp"
+#include "rig/bnxt/sim/model.hpp"
 #include "rig/result.hpp"
 #include "rig/sim/system.hpp"
 
@@ -32,7 +32,7 @@ struct Port {
     ~Port();
 
     // The MAC of the peer whose GID is `gid`, asked on the cable (ARP for an IPv4-mapped
-    // GID: rig::bnxt::sim::Nic::resolve). Error naming the address where no answer came
+    // GID: rig::bnxt::sim::Model::resolve). Error naming the address where no answer came
     // within `timeout` or the port has no cable.
     rig::Result<rig::bnxt::Mac> resolve(const rig::bnxt::Gid& gid, std::chrono::milliseconds timeout) const;
 
@@ -41,7 +41,7 @@ struct Port {
     // receive_overflows 0" (the counts that are not zero, and the cable's always).
     std::string counters() const;
 
-    std::shared_ptr<rig::bnxt::sim::Nic> model;
+    std::shared_ptr<rig::bnxt::sim::Model> model;
     std::optional<rig::sim::System> system;
     std::unique_ptr<rig::bnxt::sim::DatagramCable> cable;
     std::optional<rig::bnxt::Nic> nic;

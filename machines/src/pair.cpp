@@ -13,14 +13,14 @@ gpu::sim::ModelConfig gpu_config(std::uint64_t memory_bytes) {
     return config;
 }
 
-Identity nic_identity() { return bnxt::sim::Nic().identity(); }
+Identity nic_identity() { return bnxt::sim::Model().identity(); }
 
 Result<void> build(Computer& computer, const Layout& layout, const gpu::sim::ModelConfig& gpu, std::uint8_t index) {
     computer.name = "machine " + std::to_string(index);
     computer.gpu_model = std::make_shared<gpu::sim::Model>(gpu);
-    bnxt::sim::Options nic_options;
+    bnxt::sim::ModelOptions nic_options;
     nic_options.mac[5] = index;  // 02:00:00:00:00:01 and :02: two ports of one simulated site
-    computer.nic_model = std::make_shared<bnxt::sim::Nic>(nic_options);
+    computer.nic_model = std::make_shared<bnxt::sim::Model>(nic_options);
     computer.gpu_bus = layout.gpu;
     computer.nic_bus = layout.nic;
     auto system = System::build("sim" + std::to_string(index), layout.topology,
@@ -31,7 +31,7 @@ Result<void> build(Computer& computer, const Layout& layout, const gpu::sim::Mod
     return {};
 }
 
-Result<std::vector<std::unique_ptr<bnxt::sim::Cable>>> cable(bnxt::sim::Nic& one, bnxt::sim::Nic& two, Cabling cabling) {
+Result<std::vector<std::unique_ptr<bnxt::sim::Cable>>> cable(bnxt::sim::Model& one, bnxt::sim::Model& two, Cabling cabling) {
     std::vector<std::unique_ptr<bnxt::sim::Cable>> cables;
     if (cabling == Cabling::wire) {
         cables.push_back(std::make_unique<bnxt::sim::Wire>(one, two));

@@ -8,7 +8,7 @@
 #include <utility>
 
 #include "rig/text.hpp"
-#include "rig/wire.hpp"
+#include "rig/little_endian.hpp"
 
 namespace rig::pci {
 namespace {

@@ -53,7 +53,7 @@ std::string not_viable(const IommuGroup& group, std::string_view bus) {
 }
 
 std::string direct_behind_iommu(const Machine& machine, const Route& route, bool client_behind_iommu) {
-    if (route.verdict != Verdict::BusAddress || !client_behind_iommu) return {};
+    if (route.verdict != Verdict::Direct || !client_behind_iommu) return {};
     std::string text = "behind an IOMMU this direct route means no ACS isolates " + route.client + " from " + route.provider +
                        ", so they share an IOMMU group";
     std::optional<std::string> driver;

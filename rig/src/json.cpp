@@ -133,7 +133,7 @@ Result<std::string> topo_json(const Machine& machine, std::span<const Override> 
             pairs.push_back({{"provider", endpoints[p]->id.bus},
                              {"client", endpoints[c]->id.bus},
                              {"distance", d ? nlohmann::json(to_string(*d)) : nlohmann::json()},
-                             {"forwards", v == Verdict::BusAddress || v == Verdict::ThroughHostBridge}});
+                             {"forwards", v == Verdict::Direct || v == Verdict::ThroughHostBridge}});
         }
     return dump(nlohmann::json{{"functions", list}, {"pairs", pairs}, {"nics", nics_json(*pairs_of_nics)}});
 }

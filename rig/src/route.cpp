@@ -260,7 +260,7 @@ Answer answer(const Leg& provider, const Leg& client, const RuleInputs& in) {
         for (std::size_t i = 0; i <= common->provider; ++i)
             clear = clear && provider.steps[i].read && !provider.steps[i].redirects;
         for (std::size_t j = 0; j < common->client; ++j) clear = clear && client.steps[j].read && !client.steps[j].redirects;
-        if (clear) return {Verdict::BusAddress, distance};
+        if (clear) return {Verdict::Direct, distance};
     }
     const bool allowed = root_complex_allows(provider.host_bridge, client.host_bridge, in);
     return {allowed ? Verdict::ThroughHostBridge : Verdict::NotSupported, distance};
@@ -302,7 +302,7 @@ Route decide(std::string_view provider_bus, std::string_view client_bus, const W
     for (std::size_t i = 0; i <= common->provider; ++i) check(provider.nodes[i]);
     for (std::size_t j = 0; j < common->client; ++j) check(client.nodes[j]);
     if (r.acs_read && r.redirects.empty()) {
-        r.verdict = Verdict::BusAddress;
+        r.verdict = Verdict::Direct;
         return r;
     }
     root_complex_rule(r, provider, client, in);
@@ -434,7 +434,7 @@ std::string Route::explain() const {
     std::string out = fmt::format("{} -> BAR of {}: {}", client, provider, to_string(verdict));
     switch (verdict) {
     case Verdict::Unread: return out + "\n  " + unread + "\n";
-    case Verdict::BusAddress: out += " (PCI_P2PDMA_MAP_BUS_ADDR)\n"; break;
+    case Verdict::Direct: out += " (PCI_P2PDMA_MAP_BUS_ADDR)\n"; break;
     case Verdict::ThroughHostBridge: out += " (PCI_P2PDMA_MAP_THRU_HOST_BRIDGE)\n"; break;
     case Verdict::NotSupported: out += " (PCI_P2PDMA_MAP_NOT_SUPPORTED)\n"; break;
     }
@@ -479,7 +479,7 @@ std::string_view to_string(Distance d) {
 std::string_view to_string(Verdict v) {
     switch (v) {
     case Verdict::Unread: return "unread";
-    case Verdict::BusAddress: return "direct";
+    case Verdict::Direct: return "direct";
     case Verdict::ThroughHostBridge: return "through host bridge";
     case Verdict::NotSupported: return "not supported";
     }

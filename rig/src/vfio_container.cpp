@@ -14,7 +14,7 @@
 #include <limits>
 
 #include "rig/text.hpp"
-#include "rig/wire.hpp"
+#include "rig/little_endian.hpp"
 #include "vfio_info.hpp"
 #include "vfio_iommu.hpp"
 

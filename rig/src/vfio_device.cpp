@@ -13,7 +13,7 @@
 #include "capability_walk.hpp"
 #include "rig/pci/config.hpp"
 #include "rig/text.hpp"
-#include "rig/wire.hpp"
+#include "rig/little_endian.hpp"
 #include "vfio_info.hpp"
 
 namespace rig::pci::vfio {

@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <cstring>
 
-#include "rig/wire.hpp"
+#include "rig/little_endian.hpp"
 
 namespace rig::pci::vfio {
 namespace {

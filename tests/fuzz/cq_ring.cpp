@@ -28,7 +28,7 @@ struct World {
     std::optional<Region> ra, rb;
     World() {
         Options o;
-        o.clock = std::make_shared<SteppingClock>(std::vector<sim::Nic*>{a.model.get(), b.model.get()});
+        o.clock = std::make_shared<SteppingClock>(std::vector<sim::Model*>{a.model.get(), b.model.get()});
         o.interrupts = Interrupts::Poll;
         o.command_timeout = std::chrono::milliseconds(200);
         auto x = a.open(o), y = b.open(o);

@@ -91,7 +91,7 @@ TEST(Case01DgxA100, CommonNodeIsTheOuterSwitchAndAcsOnlyChangesTheMapType) {
     const Tree plain(dgx_a100(std::nullopt)), acs(dgx_a100(0x001d));
     const Route r = plain.machine().route("0000:07:00.0", "0000:0c:00.0");
     EXPECT_EQ(r.common, "0000:01:00.0");
-    EXPECT_EQ(r.verdict, Verdict::BusAddress);
+    EXPECT_EQ(r.verdict, Verdict::Direct);
     EXPECT_EQ(acs.machine().route("0000:07:00.0", "0000:0c:00.0").verdict, Verdict::ThroughHostBridge);
     EXPECT_EQ(plain.machine().route("0000:61:00.0", "0000:61:00.1").common, "0000:60:03.1");
 }
@@ -278,7 +278,7 @@ TEST(Case15K80Haswell, SameHostBridgeOnlyEntryForbidsCrossSocket) {
     check(k80_haswell(std::nullopt), answers);
     check(k80_haswell(0x001d), answers);
     const Tree plain(k80_haswell(std::nullopt)), acs(k80_haswell(0x001d));
-    EXPECT_EQ(plain.machine().route("0000:05:00.0", "0000:06:00.0").verdict, Verdict::BusAddress);
+    EXPECT_EQ(plain.machine().route("0000:05:00.0", "0000:06:00.0").verdict, Verdict::Direct);
     EXPECT_EQ(acs.machine().route("0000:05:00.0", "0000:06:00.0").verdict, Verdict::ThroughHostBridge);
 }
 
@@ -302,7 +302,7 @@ TEST(Case17HygonDcu, EachCheckedNodeRedirectsAndTheBridgeAboveDoesNot) {
     }
     const Hygon h = hygon_dcus(9);
     const Tree tree(h.t);
-    EXPECT_EQ(tree.machine().route("0000:37:00.0", "0000:3a:00.0").verdict, Verdict::BusAddress);
+    EXPECT_EQ(tree.machine().route("0000:37:00.0", "0000:3a:00.0").verdict, Verdict::Direct);
 }
 
 // GPU0 03:00.0, GPU1 04:00.0 (first switch), GPU2 07:00.0 (second switch), GPU4 83:00.0.

@@ -26,7 +26,7 @@ constexpr const char* nic = "0000:04:00.0";
 TEST(Route, BelowOneSwitchWithoutAcsIsDirect) {
     const Tree tree(OneSwitch{}.build());
     const Route r = tree.machine().route(gpu, nic);
-    EXPECT_EQ(r.verdict, Verdict::BusAddress);
+    EXPECT_EQ(r.verdict, Verdict::Direct);
     EXPECT_TRUE(r.forwards());
     EXPECT_EQ(r.distance, Distance::Switch);
     EXPECT_EQ(r.common, "0000:01:00.0");
@@ -92,7 +92,7 @@ TEST(Route, AcsBitsOtherThanRedirectsDoNotRedirect) {
     s.downstream_acs = 0x1fd3;  // SV TB UF DT and the control-only bits 7..12, no RR CR EC
     const Tree tree(s.build());
     const Route r = tree.machine().route(gpu, nic);
-    EXPECT_EQ(r.verdict, Verdict::BusAddress);
+    EXPECT_EQ(r.verdict, Verdict::Direct);
 }
 
 TEST(Route, CommonBridgeOwnAcsCounts) {
@@ -118,7 +118,7 @@ TEST(Route, AcsAboveCommonBridgeDoesNotCount) {
     OneSwitch s;
     s.root_port_acs = 0x001d;
     const Tree tree(s.build());
-    EXPECT_EQ(tree.machine().route(gpu, nic).verdict, Verdict::BusAddress);
+    EXPECT_EQ(tree.machine().route(gpu, nic).verdict, Verdict::Direct);
 }
 
 TEST(Route, TwoFunctionsOfOneDeviceMeetAtTheirPort) {
@@ -128,7 +128,7 @@ TEST(Route, TwoFunctionsOfOneDeviceMeetAtTheirPort) {
     const Route r = tree.machine().route(gpu, audio);
     EXPECT_EQ(r.common, "0000:02:08.0");
     EXPECT_EQ(r.distance, Distance::Switch);
-    EXPECT_EQ(r.verdict, Verdict::BusAddress);
+    EXPECT_EQ(r.verdict, Verdict::Direct);
 }
 
 TEST(Route, TwoFunctionsBelowRootPortWithRedirectAreNotSupportedOnUnlistedHost) {
@@ -153,7 +153,7 @@ TEST(Route, SameFunctionBelowABridgeIsSwitchAndDirect) {
     const Route r = tree.machine().route(gpu, gpu);
     EXPECT_EQ(r.distance, Distance::Switch);
     EXPECT_EQ(r.common, gpu);
-    EXPECT_EQ(r.verdict, Verdict::BusAddress);
+    EXPECT_EQ(r.verdict, Verdict::Direct);
 }
 
 TEST(Route, SameFunctionWithOwnRedirectGoesToRootComplex) {
@@ -375,14 +375,14 @@ TEST(Route, VfsOfOnePfMeetAtThePfsUpstreamBridge) {
     const Route r = tree.machine().route("0000:03:03.4", "0000:03:03.5");
     EXPECT_EQ(r.common, "0000:02:01.0");
     EXPECT_EQ(r.distance, Distance::Switch);
-    EXPECT_EQ(r.verdict, Verdict::BusAddress);  // the PF and its ACS are not on the way
+    EXPECT_EQ(r.verdict, Verdict::Direct);  // the PF and its ACS are not on the way
 }
 
 TEST(Route, VfAndItsPfMeetAtThePfsUpstreamBridge) {
     const Tree tree(sriov(std::nullopt, std::nullopt));
     const Route r = tree.machine().route("0000:03:00.0", "0000:03:03.4");
     EXPECT_EQ(r.common, "0000:02:01.0");
-    EXPECT_EQ(r.verdict, Verdict::BusAddress);
+    EXPECT_EQ(r.verdict, Verdict::Direct);
 }
 
 TEST(Route, VfOwnAcsCounts) {
@@ -423,7 +423,7 @@ TEST(Route, VmdDomainIsAHostBridgeOfItsOwn) {
     EXPECT_EQ(m.distance("0000:00:0e.0", "10000:e1:00.0"), Distance::System);
     const Route near = m.route("10000:e1:00.0", "10000:e1:00.1");
     EXPECT_EQ(near.common, "10000:e0:06.0");
-    EXPECT_EQ(near.verdict, Verdict::BusAddress);
+    EXPECT_EQ(near.verdict, Verdict::Direct);
 }
 
 TEST(Route, AnswersFollowLiveAcsChanges) {
@@ -452,7 +452,7 @@ TEST(RouteNames, DistanceAndVerdictSpellings) {
     EXPECT_EQ(to_string(Distance::Switch), "switch");
     EXPECT_EQ(to_string(Distance::Bridge), "bridge");
     EXPECT_EQ(to_string(Distance::System), "system");
-    EXPECT_EQ(to_string(Verdict::BusAddress), "direct");
+    EXPECT_EQ(to_string(Verdict::Direct), "direct");
     EXPECT_EQ(to_string(Verdict::ThroughHostBridge), "through host bridge");
     EXPECT_EQ(to_string(Verdict::NotSupported), "not supported");
     EXPECT_EQ(to_string(Verdict::Unread), "unread");

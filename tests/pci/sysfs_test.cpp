@@ -121,7 +121,7 @@ TEST(Sysfs, ExtendedCapabilityLoopEndsTheWalkAsNoAcs) {
         put(bytes, 0x100, 4, 0x0001 | (1u << 16) | (0x100u << 20));  // AER pointing at itself; ACS unreachable
         write_bytes(file, bytes);
     }
-    EXPECT_EQ(tree.machine().route(gpu, nic).verdict, Verdict::BusAddress);
+    EXPECT_EQ(tree.machine().route(gpu, nic).verdict, Verdict::Direct);
 }
 
 TEST(Sysfs, LinkLoopLeavesTheFunctionOut) {
@@ -161,7 +161,7 @@ TEST(Sysfs, AbsoluteLinksResolveInsideTheRoot) {
     fs::remove(link);
     fs::create_symlink("/" / gpu_dir, link);  // as a snapshot taken with absolute links
     EXPECT_TRUE(listed(tree.machine(), gpu));
-    EXPECT_EQ(tree.machine().route(gpu, nic).verdict, Verdict::BusAddress);
+    EXPECT_EQ(tree.machine().route(gpu, nic).verdict, Verdict::Direct);
 }
 
 TEST(Sysfs, DotDotNeverLeavesTheRoot) {
@@ -169,7 +169,7 @@ TEST(Sysfs, DotDotNeverLeavesTheRoot) {
     const fs::path link = tree.root() / "sys/bus/pci/devices" / gpu;
     fs::remove(link);
     fs::create_symlink("../../../../../../../../../../../.." / gpu_dir, link);
-    EXPECT_EQ(tree.machine().route(gpu, nic).verdict, Verdict::BusAddress);
+    EXPECT_EQ(tree.machine().route(gpu, nic).verdict, Verdict::Direct);
 }
 
 TEST(Sysfs, MalformedIdFilesLeaveTheFunctionOut) {

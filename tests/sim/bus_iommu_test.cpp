@@ -48,7 +48,7 @@ TEST(BusIommu, DirectBelowASwitchTakesTheBusAddressAndNotTheIovaOfTheSameValue) 
     Bench bench;
     auto m = open(bench);
     ASSERT_EQ(m.engine.addressing(), pci::Addressing::Iommu);
-    ASSERT_EQ(m.system.machine().route(memory_bus, engine_bus).verdict, pci::Verdict::BusAddress);
+    ASSERT_EQ(m.system.machine().route(memory_bus, engine_bus).verdict, pci::Verdict::Direct);
     auto from = m.engine.alloc_dma(4096);
     auto shadow = m.engine.alloc_dma(4096);
     ASSERT_TRUE(from && shadow);

@@ -56,7 +56,7 @@ void matrix(std::ostream& out, const std::vector<std::string>& labels, const std
 
 std::string forwards_token(pci::Verdict v) {
     if (v == pci::Verdict::Unread) return "-";
-    return v == pci::Verdict::BusAddress || v == pci::Verdict::ThroughHostBridge ? "OK" : "NS";
+    return v == pci::Verdict::Direct || v == pci::Verdict::ThroughHostBridge ? "OK" : "NS";
 }
 
 }  // namespace

@@ -13,7 +13,7 @@
 #include "rig/bnxt/hsi/regs.hpp"
 #include "rig/bnxt/hsi/wqe.hpp"
 #include "rig/text.hpp"
-#include "rig/wire.hpp"
+#include "rig/little_endian.hpp"
 
 namespace rig::bnxt {
 namespace {

@@ -28,7 +28,7 @@
 #include "rig/bnxt/hsi/hwrm.hpp"
 #include "rig/pci/window.hpp"
 #include "rig/result.hpp"
-#include "rig/wire.hpp"
+#include "rig/little_endian.hpp"
 
 namespace rig::bnxt {
 

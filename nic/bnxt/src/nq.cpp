@@ -12,7 +12,7 @@
 #include <array>
 
 #include "doorbell.hpp"
-#include "rig/wire.hpp"
+#include "rig/little_endian.hpp"
 #include "state.hpp"
 
 namespace rig::bnxt {

@@ -7,7 +7,7 @@
 #include <cstring>
 #include <stdexcept>
 
-#include "rig/wire.hpp"
+#include "rig/little_endian.hpp"
 
 namespace rig::bnxt::detail {
 namespace {

@@ -25,7 +25,7 @@
 #include "doorbell.hpp"
 #include "rig/bnxt/cq.hpp"
 #include "rig/text.hpp"
-#include "rig/wire.hpp"
+#include "rig/little_endian.hpp"
 #include "state.hpp"
 
 namespace rig::bnxt {

@@ -7,7 +7,7 @@
 #include "doorbell.hpp"
 #include "rig/bnxt/hsi/regs.hpp"
 #include "rig/text.hpp"
-#include "rig/wire.hpp"
+#include "rig/little_endian.hpp"
 
 namespace rig::bnxt {
 namespace {

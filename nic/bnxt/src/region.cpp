@@ -181,7 +181,7 @@ Result<pci::Run> reach(Nic::State& nic, const pci::Run& run, std::optional<Provi
                     text::hex(owner.bar.address.value), ")");
     const pci::Route& route = last->route;
     switch (route.verdict) {
-    case pci::Verdict::BusAddress: return run;
+    case pci::Verdict::Direct: return run;
     case pci::Verdict::ThroughHostBridge: {
         if (nic.fn.addressing() == pci::Addressing::Physical) return run;
         auto iova = nic.fn.map_peer(owner.bus, owner.index, offset, run.bytes);

@@ -31,7 +31,7 @@
 
 #include "rig/pci/config.hpp"
 #include "rig/text.hpp"
-#include "rig/wire.hpp"
+#include "rig/little_endian.hpp"
 #include "state.hpp"
 
 namespace rig::sim {

@@ -2,7 +2,7 @@
 // The machines are simulated (rig::sim): on a computer with the hardware, the machine is
 // rig::pci::Machine::local() and everything from "open" on is the same.
 #include <rig/bnxt/qp.hpp>
-#include <rig/bnxt/sim/nic.hpp>
+#include <rig/bnxt/sim/model.hpp>
 #include <rig/bnxt/sim/wire.hpp>
 #include <rig/gpu/sim.hpp>
 #include <rig/gpu/sim/model.hpp>
@@ -55,13 +55,13 @@ Side open(const rig::pci::Machine& machine) {
 int main() try {
     // Two simulated machines: an AMD EPYC host bridge with a GPU and a bnxt NIC on its
     // root bus, the two NICs cabled together. The models run beside the CPU.
-    std::shared_ptr<rig::bnxt::sim::Nic> nic_models[2];
+    std::shared_ptr<rig::bnxt::sim::Model> nic_models[2];
     std::optional<rig::sim::System> machines[2];
     for (int i = 0; i < 2; ++i) {
         auto gpu_model = std::make_shared<rig::gpu::sim::Model>();
-        rig::bnxt::sim::Options options;
+        rig::bnxt::sim::ModelOptions options;
         options.mac[5] = static_cast<std::uint8_t>(i + 1);
-        nic_models[i] = std::make_shared<rig::bnxt::sim::Nic>(options);
+        nic_models[i] = std::make_shared<rig::bnxt::sim::Model>(options);
         rig::sim::Topology topology(rig::sim::Cpu::amd());
         const auto host = topology.host_bridge(0, 0);
         topology.add(host, rig::sim::endpoint_spec(1, 0, gpu_model->identity()));

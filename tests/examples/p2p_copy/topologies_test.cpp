@@ -29,7 +29,7 @@ TEST(Topologies, SwitchIsDirectBelowTheSwitch) {
     EXPECT_EQ(l.gpu, "0000:03:00.0");
     EXPECT_EQ(l.nic, "0000:04:00.0");
     const auto route = Tree(l.topology).machine().route(l.gpu, l.nic);
-    EXPECT_EQ(route.verdict, Verdict::BusAddress);
+    EXPECT_EQ(route.verdict, Verdict::Direct);
     EXPECT_EQ(route.distance, Distance::Switch);
     EXPECT_EQ(route.common, "0000:01:00.0");
 }
@@ -71,7 +71,7 @@ TEST(Topologies, IommuPutsTheNicInAGroupAndGoesThroughTheAllowedHostBridge) {
 
 TEST(Topologies, IommuDirectAndIommuBlockedKeepTheNicInAGroup) {
     const Layout direct = must(builtin("iommu-direct", gpu(), nic_identity()));
-    EXPECT_EQ(Tree(direct.topology).machine().route(direct.gpu, direct.nic).verdict, Verdict::BusAddress);
+    EXPECT_EQ(Tree(direct.topology).machine().route(direct.gpu, direct.nic).verdict, Verdict::Direct);
     EXPECT_EQ(direct.topology[*direct.topology.find(direct.nic)].spec.iommu_group, 1u);
     const Layout blocked = must(builtin("iommu-blocked", gpu(), nic_identity()));
     EXPECT_EQ(Tree(blocked.topology).machine().route(blocked.gpu, blocked.nic).verdict, Verdict::NotSupported);

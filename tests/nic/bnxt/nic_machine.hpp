@@ -1,5 +1,5 @@
 // tests/nic/bnxt/nic_machine.hpp: simulated machines with a bnxt model for the driver's
-// tests (rig::sim::System, rig::bnxt::sim::Nic). The driver under test reaches them only
+// tests (rig::sim::System, rig::bnxt::sim::Model). The driver under test reaches them only
 // through Machine, Function and Window, as it reaches any machine.
 //
 // Each machine:
@@ -29,7 +29,7 @@
 #include "rig/bnxt/nic.hpp"
 #include "rig/bnxt/qp.hpp"
 #include "rig/bnxt/region.hpp"
-#include "rig/bnxt/sim/nic.hpp"
+#include "rig/bnxt/sim/model.hpp"
 #include "rig/bnxt/sim/testing/faults.hpp"
 #include "rig/bnxt/sim/wire.hpp"
 #include "rig/sim/dma_engine.hpp"
@@ -57,8 +57,8 @@ struct Routing {
 
 struct SimMachine {
     explicit SimMachine(std::string name, Iommu iommu = Iommu::Off, std::uint8_t mac_last = 1,
-                        Thread thread = Thread::Own, sim::Options model_options = {}, Routing routing = {})
-        : model(std::make_shared<sim::Nic>(with_mac(model_options, mac_last))),
+                        Thread thread = Thread::Own, sim::ModelOptions model_options = {}, Routing routing = {})
+        : model(std::make_shared<sim::Model>(with_mac(model_options, mac_last))),
           near_gpu(std::make_shared<rig::sim::MemoryDevice>(gpu_bytes, 0x4d45)),
           far_gpu(std::make_shared<rig::sim::MemoryDevice>(gpu_bytes, 0x4d46)),
           system(build(std::move(name), iommu, routing)),
@@ -86,7 +86,7 @@ struct SimMachine {
         }
     }
 
-    std::shared_ptr<sim::Nic> model;
+    std::shared_ptr<sim::Model> model;
     std::shared_ptr<rig::sim::MemoryDevice> near_gpu;
     std::shared_ptr<rig::sim::MemoryDevice> far_gpu;
     rig::sim::System system;
@@ -94,7 +94,7 @@ struct SimMachine {
     std::vector<pci::Function> gpus;
 
 private:
-    static sim::Options with_mac(sim::Options o, std::uint8_t mac_last) {
+    static sim::ModelOptions with_mac(sim::ModelOptions o, std::uint8_t mac_last) {
         o.mac[5] = mac_last;
         return o;
     }
@@ -125,21 +125,21 @@ private:
 // driver runs the NICs, on the test's thread, in a fixed order.
 class SteppingClock final : public Clock {
 public:
-    explicit SteppingClock(std::vector<sim::Nic*> models) : models_(std::move(models)) {}
+    explicit SteppingClock(std::vector<sim::Model*> models) : models_(std::move(models)) {}
     std::chrono::nanoseconds now() override { return std::chrono::milliseconds(ticks_.fetch_add(1)); }
     void pause() override {
-        for (sim::Nic* m : models_) m->settle();
+        for (sim::Model* m : models_) m->settle();
     }
 
 private:
-    std::vector<sim::Nic*> models_;
+    std::vector<sim::Model*> models_;
     std::atomic<std::int64_t> ticks_{0};
 };
 
 // Options whose clock steps the machine's model (Thread::Stepped) and which poll.
 inline Options stepped_options(const SimMachine& m) {
     Options o;
-    o.clock = std::make_shared<SteppingClock>(std::vector<sim::Nic*>{m.model.get()});
+    o.clock = std::make_shared<SteppingClock>(std::vector<sim::Model*>{m.model.get()});
     o.interrupts = Interrupts::Poll;
     return o;
 }
@@ -193,7 +193,7 @@ struct Pair {
     explicit Pair(PairOptions o = {})
         : a("a", o.iommu, 1, o.thread, {}, o.routing), b("b", o.iommu, 2, o.thread, {}, o.routing), wire(*a.model, *b.model) {
         if (o.thread == Thread::Stepped)
-            o.nic.clock = std::make_shared<SteppingClock>(std::vector<sim::Nic*>{a.model.get(), b.model.get()});
+            o.nic.clock = std::make_shared<SteppingClock>(std::vector<sim::Model*>{a.model.get(), b.model.get()});
         for (auto [m, s] : {std::pair{&a, &sa}, std::pair{&b, &sb}}) {
             auto n = m->open(o.nic);
             if (!n) throw std::runtime_error(n.error());

@@ -250,15 +250,15 @@ TEST_P(BringUp, FaultIsAnErrorNamingTheCommandAndEverythingIsGivenBack) {
     EXPECT_TRUE(again) << again.error();
 }
 
-// A firmware of other capabilities (sim::Options), and what open makes of it.
-SimMachine with(sim::Options o) { return SimMachine("sim0", Iommu::Off, 1, Thread::Own, std::move(o)); }
+// A firmware of other capabilities (sim::ModelOptions), and what open makes of it.
+SimMachine with(sim::ModelOptions o) { return SimMachine("sim0", Iommu::Off, 1, Thread::Own, std::move(o)); }
 
 // Linux's iboe_get_mtu: the port MTU less 96 bytes of RoCEv2 headers (GRH 40, UDP 8, BTH
 // 12, XRC 4, AtomicETH 28, ICRC 4) is the largest path MTU: 1120 carries 1024, 1119 not.
 TEST(Nic, PathMtuLeavesRoomForNinetySixBytesOfHeaders) {
     for (auto [port, path] : {std::pair{1120, Mtu::Mtu1024}, std::pair{1119, Mtu::Mtu512}, std::pair{1500, Mtu::Mtu1024},
                               std::pair{4192, Mtu::Mtu4096}, std::pair{4191, Mtu::Mtu2048}}) {
-        sim::Options o;
+        sim::ModelOptions o;
         o.port_mtu = static_cast<std::uint16_t>(port);
         SimMachine m = with(o);
         auto nic = m.open();
@@ -270,7 +270,7 @@ TEST(Nic, PathMtuLeavesRoomForNinetySixBytesOfHeaders) {
 // A function whose QUERY_FUNC limits leave no room for one queue pair with one work
 // request and its completion is refused at open, with the figures, not at each create.
 TEST(Nic, QueryFuncLimitsOfZeroOrOneAreRefusedAtOpen) {
-    sim::Options o;
+    sim::ModelOptions o;
     o.limits.max_qp_wr = 1;
     o.limits.max_cqe = 0;
     SimMachine m = with(o);
@@ -280,7 +280,7 @@ TEST(Nic, QueryFuncLimitsOfZeroOrOneAreRefusedAtOpen) {
                            "queue pair with one work request and its completion (max_qp_wr and max_cqe count the "
                            "ring's spare entry, so each must be at least 2)");
     expect_all_given_back(m);
-    sim::Options two;
+    sim::ModelOptions two;
     two.limits.max_qp_wr = 2;
     two.limits.max_cqe = 2;
     SimMachine n = with(two);
@@ -292,7 +292,7 @@ TEST(Nic, QueryFuncLimitsOfZeroOrOneAreRefusedAtOpen) {
 // bnxt_hwrm_func_backing_store_cfg: where max_ext_req_len is below the 336-byte request, the
 // first 256 (BNXT_BACKING_STORE_CFG_LEGACY_LEN) go; the model refuses the longer one.
 TEST(Nic, BackingStoreCfgIsSentAtTheLegacyLengthWhereTheFirmwareTakesNoMore) {
-    sim::Options o;
+    sim::ModelOptions o;
     o.max_ext_req_len = 256;
     SimMachine m = with(o);
     auto nic = m.open();
@@ -303,7 +303,7 @@ TEST(Nic, BackingStoreCfgIsSentAtTheLegacyLengthWhereTheFirmwareTakesNoMore) {
 // §3.1: short mode only where VER_GET's dev_caps_cfg offers it; a firmware without it
 // cannot take the 256 bytes of BACKING_STORE_CFG, and open says so.
 TEST(Nic, ARequestLongerThanTheWindowWithoutShortCommandsIsAnError) {
-    sim::Options o;
+    sim::ModelOptions o;
     o.short_commands = false;
     SimMachine m = with(o);
     auto nic = m.open();
@@ -317,7 +317,7 @@ TEST(Nic, ARequestLongerThanTheWindowWithoutShortCommandsIsAnError) {
 // QUEUE_QPORTCFG's queues where it gives 0; the model refuses rings beyond those.
 TEST(Nic, TqmRingsAreAsManyAsTheFirmwareSays) {
     for (auto [qcaps, queues] : {std::pair{0, 4}, std::pair{0, 1}, std::pair{3, 8}}) {
-        sim::Options o;
+        sim::ModelOptions o;
         o.backing_store.tqm_fp_rings_count = static_cast<std::uint8_t>(qcaps);
         o.cos_queues = static_cast<std::uint8_t>(queues);
         SimMachine m = with(o);
@@ -330,7 +330,7 @@ TEST(Nic, TqmRingsAreAsManyAsTheFirmwareSays) {
 // units in the upper half; the model refuses either form where the other is due.
 TEST(Nic, MravIsSplitWhereTheFirmwareGivesUnits) {
     for (std::uint16_t units : {0, 1, 4}) {
-        sim::Options o;
+        sim::ModelOptions o;
         o.backing_store.mrav_num_entries_units = units;
         SimMachine m = with(o);
         auto nic = m.open();
@@ -344,7 +344,7 @@ TEST(Nic, MravIsSplitWhereTheFirmwareGivesUnits) {
 // tables of depth 2 even where one level would hold them, and the rest depth 1: the
 // BACKING_STORE_CFG the firmware took carries those levels (pg_size_lvl, 4 KiB pages).
 TEST(Nic, ContextMemoryPageTablesHaveTheLevelsLinuxForces) {
-    SimMachine m = with(sim::Options{});
+    SimMachine m = with(sim::ModelOptions{});
     auto nic = m.open();
     ASSERT_TRUE(nic) << nic.error();
     const auto cfg = m.faults.backing_store();
@@ -372,7 +372,7 @@ TEST(Nic, ContextMemoryPageTablesHaveTheLevelsLinuxForces) {
 // asks for poll-mode rings (RING_ALLOC int_mode POLL, which the model refuses to give an
 // MSI-X vector the function lacks), Nic::interrupts() says so, and the NIC raises nothing.
 TEST(Nic, FunctionWithoutMsixIsOpenedInPollMode) {
-    sim::Options o;
+    sim::ModelOptions o;
     o.msix_vectors = 0;
     SimMachine m = with(o);
     auto nic = m.open();
@@ -385,7 +385,7 @@ TEST(Nic, FunctionWithoutMsixIsOpenedInPollMode) {
     ASSERT_TRUE(got) << got.error();
     EXPECT_EQ(*got, 0u);
     EXPECT_EQ(m.faults.counters().interrupts, 0u);
-    SimMachine with_msix = with(sim::Options{});
+    SimMachine with_msix = with(sim::ModelOptions{});
     auto other = with_msix.open();
     ASSERT_TRUE(other) << other.error();
     EXPECT_TRUE(other->interrupts());
@@ -396,7 +396,7 @@ TEST(Nic, FunctionWithoutMsixIsOpenedInPollMode) {
 // refuses either mismatch (INVALID_PARAMETER).
 TEST(Nic, InitializeFwSaysHardwareRetransmissionWhereQueryFuncReportsIt) {
     for (bool retx : {false, true}) {
-        sim::Options o;
+        sim::ModelOptions o;
         o.hw_retransmission = retx;
         SimMachine m = with(o);
         auto nic = m.open();
@@ -408,7 +408,7 @@ TEST(Nic, InitializeFwSaysHardwareRetransmissionWhereQueryFuncReportsIt) {
 // of it is allocated (262,144 TQM entries on 9 rings took 9.2 GiB and 13.9 s before): a
 // table beyond a level-2 page list, or all of them beyond Options::max_context_bytes.
 TEST(Nic, BackingStoreAskingForMoreThanTheDriverGivesIsRefusedWithTheFigures) {
-    sim::Options o;
+    sim::ModelOptions o;
     o.backing_store.tqm_min_entries_per_ring = 262144;
     o.backing_store.tqm_max_entries_per_ring = 262144;
     o.backing_store.tqm_entry_size = 8192;

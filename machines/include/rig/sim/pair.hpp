@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "rig/bnxt/sim/cable.hpp"
-#include "rig/bnxt/sim/nic.hpp"
+#include "rig/bnxt/sim/model.hpp"
 #include "rig/gpu/sim/model.hpp"
 #include "rig/pci/machine.hpp"
 #include "rig/result.hpp"
@@ -32,7 +32,7 @@ namespace rig::sim {
 struct Computer {
     std::string name;  // "machine 1"
     std::shared_ptr<gpu::sim::Model> gpu_model;
-    std::shared_ptr<bnxt::sim::Nic> nic_model;
+    std::shared_ptr<bnxt::sim::Model> nic_model;
     std::optional<System> system;
     std::string gpu_bus, nic_bus;  // the Layout's: "0000:03:00.0", "0000:04:00.0"
 
@@ -55,7 +55,7 @@ Result<void> build(Computer& computer, const Layout& layout, const gpu::sim::Mod
 
 // The cables that join the ports of `one` and `two`: one Wire, or two datagram cables
 // connected to each other. Error naming the address where a socket cannot bind.
-Result<std::vector<std::unique_ptr<bnxt::sim::Cable>>> cable(bnxt::sim::Nic& one, bnxt::sim::Nic& two, Cabling cabling);
+Result<std::vector<std::unique_ptr<bnxt::sim::Cable>>> cable(bnxt::sim::Model& one, bnxt::sim::Model& two, Cabling cabling);
 
 struct Pair {
     Pair() = default;

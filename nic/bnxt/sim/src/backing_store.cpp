@@ -1,5 +1,5 @@
 // Context memory of the model (Linux's bnxt_hsi.h: hwrm_func_backing_store_qcaps_output, hwrm_func_backing_store_cfg_input): what HWRM_FUNC_BACKING_STORE_QCAPS
-// reports (Options::backing_store) and the checks of HWRM_FUNC_BACKING_STORE_CFG. The
+// reports (ModelOptions::backing_store) and the checks of HWRM_FUNC_BACKING_STORE_CFG. The
 // model keeps its own state, so it never writes the pages; but it takes a configuration
 // only where the chip could use it, and its RoCE objects then fit in what it was given.
 //
@@ -37,7 +37,7 @@ namespace {
 constexpr std::uint32_t kind_bit(Kind k) { return std::uint32_t{1} << static_cast<unsigned>(k); }
 constexpr std::uint32_t known_kinds = 0xFFFF;  // QP .. TIM
 
-unsigned tqm_fp_rings(const Options& o) {
+unsigned tqm_fp_rings(const ModelOptions& o) {
     const unsigned n = o.backing_store.tqm_fp_rings_count != 0 ? o.backing_store.tqm_fp_rings_count
                                                                : std::min(o.cos_queues, hsi::queue_qportcfg::max_queues);
     return std::min(n, 8u);

@@ -201,24 +201,24 @@ std::size_t Cable::Link::carry(unsigned from, std::vector<Frame>& frames) {
 
 std::size_t Cable::Link::deliver_to(unsigned to, std::vector<Frame>& frames) {
     std::lock_guard lock(mutex);  // the port outlives this: it unplugs under `mutex`
-    Nic::Impl* port = ends[to];
-    Nic::Impl* sender = ends[1 - to];
+    Model::Impl* port = ends[to];
+    Model::Impl* sender = ends[1 - to];
     if (port == nullptr) return frames.size();
     const std::uint32_t backlog = port->deliver(frames, Event::from_wire);
     // The sender is the caller, inside its step (peer_full is its step's): where the
     // sender end has a port, and is still plugged.
-    if (sender != nullptr) sender->peer_full = Nic::Impl::pause_peer(backlog);
+    if (sender != nullptr) sender->peer_full = Model::Impl::pause_peer(backlog);
     return 0;
 }
 
-void Cable::Link::plug(std::array<Nic::Impl*, 2> nics) {
+void Cable::Link::plug(std::array<Model::Impl*, 2> nics) {
     std::unique_lock<std::mutex> plugs[2];
     for (unsigned i = 0; i < 2; ++i)
         if (nics[i] != nullptr) plugs[i] = std::unique_lock(nics[i]->link_mutex, std::defer_lock);
     if (plugs[0].mutex() && plugs[1].mutex()) std::lock(plugs[0], plugs[1]);
     else if (plugs[0].mutex()) plugs[0].lock();
     else if (plugs[1].mutex()) plugs[1].lock();
-    for (Nic::Impl* e : nics) {
+    for (Model::Impl* e : nics) {
         if (e == nullptr) continue;
         if (auto old = e->link.lock()) {
             std::lock_guard l(old->mutex);
@@ -312,14 +312,14 @@ struct WireLink final : Cable::Link {
     std::size_t forward(unsigned to, std::vector<Frame>& frames) override { return deliver_to(to, frames); }
 };
 
-std::shared_ptr<Cable::Link> wire_link(Nic& a, Nic& b) {
+std::shared_ptr<Cable::Link> wire_link(Model& a, Model& b) {
     if (&a == &b) throw std::invalid_argument("bnxt Wire: both ends are the same NIC");
     return std::make_shared<WireLink>();
 }
 
 }  // namespace
 
-Wire::Wire(Nic& a, Nic& b) : Cable(wire_link(a, b)) {
+Wire::Wire(Model& a, Model& b) : Cable(wire_link(a, b)) {
     link_->commit_pool(wire_pool_first);
     link_->plug({impl(a), impl(b)});
 }

@@ -2,17 +2,17 @@
 // the frame buffers both share, the capture, and the one path every frame takes.
 // Private to rig_bnxt_sim.
 //
-// The path of a frame: a port's step ends in Nic::Impl::flush, which hands the frames of
+// The path of a frame: a port's step ends in Model::Impl::flush, which hands the frames of
 // the step to Link::carry(from = its end). carry is the one place every frame of every
 // cable passes, whichever end sent it (for a DatagramCable the socket is end 1, and its
 // receive thread calls carry(1) with what arrived): the capture writes it there, and
 // there the cable's faults (Cable::inject, hold) act on it. carry then gives the frames to
 // forward(to = the other end), which each kind of cable implements: into the peer
-// port's inbox, which Nic::Impl::deliver fills (the one place frames arrive at a port),
+// port's inbox, which Model::Impl::deliver fills (the one place frames arrive at a port),
 // or out of a socket.
 //
 // Locks: `mutex` guards `ends`, `pool` and, with `resumed`, the pause of Wire's flow
-// control. Order (impl.hpp): a Nic's link_mutex (released before), then a direction's
+// control. Order (impl.hpp): a Model's link_mutex (released before), then a direction's
 // FaultPath::mutex (held while its frames are forwarded, so that what it lets out keeps
 // its order), then `mutex`, then a port's inbox_mutex. The capture has a lock of its
 // own, taken with none of these held or after them.
@@ -118,7 +118,7 @@ struct Cable::Link : std::enable_shared_from_this<Cable::Link> {
 
     // Plugs `nics[i]` into end i (nullptr: an end with no port). Throws
     // std::invalid_argument if one is plugged into a live cable.
-    void plug(std::array<Nic::Impl*, 2> nics);
+    void plug(std::array<Model::Impl*, 2> nics);
     void unplug();
     // Moves up to `most` spare buffers into `to`; and back, up to `keep_most` in the pool.
     void take_spares(std::vector<detail::Frame>& to, std::size_t most);
@@ -128,7 +128,7 @@ struct Cable::Link : std::enable_shared_from_this<Cable::Link> {
     void commit_pool(std::size_t count);
 
     std::mutex mutex;
-    std::array<Nic::Impl*, 2> ends{};
+    std::array<Model::Impl*, 2> ends{};
     std::vector<detail::Frame> pool;  // spare frame buffers of both ends
     std::condition_variable resumed;  // with `mutex`: an end's wire backlog fell to resume_at
     detail::Capture capture;

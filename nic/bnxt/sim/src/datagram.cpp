@@ -320,7 +320,7 @@ DatagramCable::DatagramCable(std::shared_ptr<Link> link) : Cable(std::move(link)
 
 DatagramCable::~DatagramCable() { datagram(link_).stop(); }
 
-rig::Result<std::unique_ptr<DatagramCable>> DatagramCable::bind(Nic& nic, std::string_view local) {
+rig::Result<std::unique_ptr<DatagramCable>> DatagramCable::bind(Model& nic, std::string_view local) {
     auto address = parse_socket_address(local);
     if (!address) return rig::fail("udp local address ", address.error());
     auto link = std::make_shared<DatagramLink>();
@@ -371,7 +371,7 @@ rig::Result<void> DatagramCable::connect(std::string_view remote) {
     return {};
 }
 
-rig::Result<std::unique_ptr<DatagramCable>> DatagramCable::open(Nic& nic, std::string_view local, std::string_view remote) {
+rig::Result<std::unique_ptr<DatagramCable>> DatagramCable::open(Model& nic, std::string_view local, std::string_view remote) {
     auto cable = bind(nic, local);
     if (!cable) return cable;
     if (auto r = (*cable)->connect(remote); !r) return std::unexpected(std::move(r).error());

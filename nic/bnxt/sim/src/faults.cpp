@@ -89,7 +89,7 @@ namespace testing {
 using detail::FaultKind;
 using detail::PlannedFault;
 
-Faults::Faults(Nic& nic) : impl_(nic.impl_.get()) {}
+Faults::Faults(Model& nic) : impl_(nic.impl_.get()) {}
 
 void Faults::refuse(hsi::ReqType type, hsi::HwrmError error, unsigned times) {
     impl_->faults.plan_hwrm(type, {FaultKind::refuse, static_cast<std::uint16_t>(error), times});

@@ -3,7 +3,7 @@
 // (docs/hsi.md §3-§6). Private to rig_bnxt_sim.
 //
 // Threading: a Firmware is only touched by the thread that runs the model's step (the
-// Nic serializes steps), so nothing here locks. It reaches memory only through its Bus,
+// Model serializes steps), so nothing here locks. It reaches memory only through its Bus,
 // and the wire only through the Transmitter it is given.
 #pragma once
 
@@ -29,14 +29,14 @@
 #include "rig/bnxt/hsi/hwrm.hpp"
 #include "rig/bnxt/hsi/rcfw.hpp"
 #include "rig/bnxt/hsi/wqe.hpp"
-#include "rig/bnxt/sim/nic.hpp"
+#include "rig/bnxt/sim/model.hpp"
 
 namespace rig::bnxt::sim::detail {
 
 using Bytes = std::vector<std::byte>;
 using Nanoseconds = std::chrono::nanoseconds;
 
-// Options::address as a GID (IPv4-mapped for IPv4); nullopt for "". Throws
+// ModelOptions::address as a GID (IPv4-mapped for IPv4); nullopt for "". Throws
 // std::invalid_argument naming the text where it is neither a numeric IPv4 nor IPv6 address.
 std::optional<Gid> parse_address(const std::string& text);
 // "::ffff:10.0.0.1", "fe80::1": a GID for a message.
@@ -97,7 +97,7 @@ struct Event {
     bool is_from_wire() const { return kind == Kind::frame && value == from_wire; }
 };
 
-// The host's side of the port's neighbour table (Nic::resolve, neighbour.cpp): the lookups
+// The host's side of the port's neighbour table (Model::resolve, neighbour.cpp): the lookups
 // waiting for an answer and the answers the port took for them. The port records an ARP
 // reply or neighbour advertisement only for an address a lookup asked for. Shared between
 // the model's step and resolve's thread: it locks.
@@ -111,8 +111,8 @@ public:
     // The answer for `address`, waited for until `clock` reaches `deadline`: woken by the
     // answer, else looking at the clock every millisecond, so a test's ManualClock moved by
     // hand ends the wait and nothing sleeps a real timeout (nic.hpp: timers run on
-    // Options::clock).
-    std::optional<Mac> wait(const Gid& address, Nanoseconds deadline, const Clock& clock);
+    // ModelOptions::clock).
+    std::optional<Mac> wait(const Gid& address, Nanoseconds deadline, const ModelClock& clock);
 
 private:
     struct Lookup {
@@ -125,7 +125,7 @@ private:
     std::vector<Lookup> lookups_;
 };
 
-// Where the Firmware's frames are built and where they go (implemented by the Nic): a
+// Where the Firmware's frames are built and where they go (implemented by the Model): a
 // buffer to build a frame in, then the wire, or this port's own inbox for a QP connected
 // to a QP of this port (loopback, §7.2), which never reaches the wire.
 class Transmitter {
@@ -331,11 +331,11 @@ struct Qp {
 
 class Firmware {
 public:
-    Firmware(const Options& options, const Clock& clock, testing::Counters& counters, RxCounters& rx,
+    Firmware(const ModelOptions& options, const ModelClock& clock, testing::Counters& counters, RxCounters& rx,
              FaultPlan& faults, Transmitter& transmitter, Neighbours& neighbours);
 
     void attach(rig::sim::Port* port) { bus_.attach(port); }
-    // Leaves a frame event's buffer in `event` (the Nic reuses it).
+    // Leaves a frame event's buffer in `event` (the Model reuses it).
     void handle(Event& event);
     // Fires one timer that is due; false if none is.
     bool fire_timers();
@@ -347,7 +347,7 @@ public:
     std::optional<hsi::BackingStoreCfgRequest> backing_store() const { return context_.request; }
     // The GID at firmware index `index` (testing::Faults::gid); nullopt: none there.
     std::optional<std::array<std::uint8_t, 16>> gid(std::uint16_t index) const;
-    // The port's addresses (neighbour.cpp): its GIDs, then Options::address. The IPv4 one
+    // The port's addresses (neighbour.cpp): its GIDs, then ModelOptions::address. The IPv4 one
     // an ARP request goes from (0.0.0.0 where none); the IPv6 one a neighbour solicitation
     // for `target` goes from (link-local for a link-local target), :: where none.
     bool own_address(const Gid& address) const;
@@ -355,7 +355,7 @@ public:
     Gid ipv4_source() const;
     Gid ipv6_source(const Gid& target) const;
     // The request that asks for `target`'s MAC: ARP for an IPv4-mapped GID, else a
-    // neighbour solicitation (Nic::resolve sends it).
+    // neighbour solicitation (Model::resolve sends it).
     Frame neighbour_request(const Gid& target);
 
 private:
@@ -474,15 +474,15 @@ private:
     NqRing* find_ring(std::uint16_t id);
     std::uint32_t mtu_bytes(const Qp& qp) const;
 
-    const Options& options_;
-    const Clock& clock_;
+    const ModelOptions& options_;
+    const ModelClock& clock_;
     testing::Counters& counters_;
     RxCounters& rx_;
     FaultPlan& faults_;
     Transmitter& transmitter_;
     Neighbours& neighbours_;
     Bus bus_;
-    std::optional<Gid> address_;  // Options::address
+    std::optional<Gid> address_;  // ModelOptions::address
 
     // §3 state.
     bool version_known_ = false;     // HWRM_VER_GET answered since power-on

@@ -11,7 +11,7 @@
 // in its RxCounters field, and in testing::Counters::frames_dropped):
 //   1. it is well-formed (decode: truncated, bad_length, bad_ip_checksum, bad_udp_port,
 //      bad_icrc, bad_opcode, bad_aeth, not_roce);
-//   2. its destination MAC is the port's (Options::mac) or a GID's (wrong_mac);
+//   2. its destination MAC is the port's (ModelOptions::mac) or a GID's (wrong_mac);
 //   3. its destination address (IPv4 address or GID) is one of the port's GIDs
 //      (wrong_address);
 //   4. a QP of its destination QP number exists (unknown_qp) and is in RTR or RTS

@@ -4,7 +4,7 @@
 // procedure"). A response carries the request's req_type and seq_id and resp_len = its
 // size. Commands of §3.5 that the model does not implement answer CMD_NOT_SUPPORTED.
 //
-// Short mode (§3.1) only where VER_GET advertises it (Options::short_commands): a firmware
+// Short mode (§3.1) only where VER_GET advertises it (ModelOptions::short_commands): a firmware
 // without it reads the 16-byte descriptor as a request, whose cmpl_ring (the signature)
 // makes it INVALID_PARAMS, answered at "resp_addr" (the descriptor's req_addr). A short
 // request longer than max_ext_req_len is answered INVALID_PARAMS from its header alone.
@@ -123,7 +123,7 @@ Bytes Firmware::hwrm_execute(std::span<const std::byte> request, HwrmError& erro
     switch (static_cast<ReqType>(header.req_type.get())) {
         case ReqType::HWRM_VER_GET: {
             // §3.6 model semantics: always succeed, chip 0x1750, HSI 1.10.3; short mode
-            // where Options::short_commands.
+            // where ModelOptions::short_commands.
             version_known_ = true;
             hsi::VerGetResponse r{};
             r.hwrm_intf_maj_8b = 1;

@@ -1,19 +1,19 @@
-// impl.hpp: what a Nic is made of (nic.hpp): the BAR0 register file and the inbox that
+// impl.hpp: what a Model is made of (nic.hpp): the BAR0 register file and the inbox that
 // BAR writes and wire frames fill, the step that empties it into the Firmware, the
 // worker thread, and the cable it is plugged into. Private to rig_bnxt_sim.
 //
 // Frames (port.cpp): the Firmware builds each frame in a spare buffer and sends it into
 // the outbox; when the event that made them is done (or 64 are waiting), flush hands the
-// outbox to the cable (Cable::Link::carry, cable.hpp) or puts it into this Nic's own
+// outbox to the cable (Cable::Link::carry, cable.hpp) or puts it into this Model's own
 // inbox, at once, in order. Frames arrive at a port only through deliver, under one lock
 // and with one wakeup. A receiver gives the buffers of frames it has taken back to
-// spares; spares beyond what a Nic keeps go to the cable's pool, and a Nic without spares
+// spares; spares beyond what a Model keeps go to the cable's pool, and a Model without spares
 // takes from it, a batch at a time.
 //
 // Locks: `inbox_mutex` guards the inbox, the register file and the BAR-side counters
 // (bar_width_faults, bar_unmapped, frames_received); `step_mutex` guards the Firmware,
 // the outbox, the spares, `rx` and every other counter (resolve sends its requests under
-// it, as a step sends; `neighbours` locks itself); `link_mutex` guards which link the Nic
+// it, as a step sends; `neighbours` locks itself); `link_mutex` guards which link the Model
 // is plugged into. Orders: a step takes step_mutex, then inbox_mutex briefly; a BAR
 // access takes inbox_mutex only; frames leaving take link_mutex (released), then the
 // cable's mutex, then the peer's inbox_mutex; plugging takes the link_mutexes, then the
@@ -34,8 +34,8 @@
 
 namespace rig::bnxt::sim {
 
-struct Nic::Impl final : detail::Transmitter {
-    explicit Impl(Options o);
+struct Model::Impl final : detail::Transmitter {
+    explicit Impl(ModelOptions o);
 
     // detail::Transmitter, inside a step.
     detail::Frame frame() override;
@@ -59,19 +59,19 @@ struct Nic::Impl final : detail::Transmitter {
     // `frames` empty. Returns the wire backlog after (frames from a cable count in it).
     std::uint32_t deliver(std::vector<detail::Frame>& frames, std::uint64_t from);
     void recycle(detail::Frame frame);
-    // The cable this Nic is plugged into (nullptr: none, or it is gone) and its end.
+    // The cable this Model is plugged into (nullptr: none, or it is gone) and its end.
     std::shared_ptr<Cable::Link> plugged(unsigned& end);
     // The worker's pause while the peer's backlog is full (pause flow control, port.cpp);
     // whether a port with `backlog` frames from its cable makes its peer pause.
     void pace();
     static bool pause_peer(std::uint32_t backlog);
     void drained(std::uint32_t frames);  // frames from the wire were handled
-    // Nic::resolve: sends the request (under step_mutex, as a step sends) and waits.
+    // Model::resolve: sends the request (under step_mutex, as a step sends) and waits.
     rig::Result<detail::Mac> resolve(const detail::Gid& gid, std::chrono::milliseconds timeout);
 
-    Options options;
+    ModelOptions options;
     SteadyClock steady;
-    const Clock& clock;
+    const ModelClock& clock;
     testing::Counters counters;
     RxCounters rx;  // step_mutex, as counters
     detail::FaultPlan faults;

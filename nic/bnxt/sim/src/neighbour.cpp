@@ -1,10 +1,10 @@
 // The port's neighbour protocols: ARP (RFC 826) for its IPv4 addresses and IPv6 neighbour
 // discovery (RFC 4861) for its IPv6 ones, answered by the port; and the host's side,
-// Nic::resolve, which asks a peer's MAC and waits for the answer (firmware.hpp
+// Model::resolve, which asks a peer's MAC and waits for the answer (firmware.hpp
 // Neighbours).
 //
 // The port's addresses are its GIDs (ADD_GID; an IPv4-mapped GID is an IPv4 address), each
-// at the MAC ADD_GID gave it, and Options::address at Options::mac. It answers:
+// at the MAC ADD_GID gave it, and ModelOptions::address at ModelOptions::mac. It answers:
 // - an ARP request (to the broadcast or its MAC; hardware type 1, protocol 0x0800) whose
 //   target is one of its IPv4 addresses, with a reply to the requester's MAC;
 // - a neighbour solicitation (to its MAC, to the solicited-node multicast MAC of one of
@@ -160,7 +160,7 @@ std::optional<Gid> parse_address(const std::string& text) {
     std::array<std::uint8_t, 4> v4{};
     if (inet_pton(AF_INET, text.c_str(), v4.data()) == 1) return mapped(v4.data());
     if (inet_pton(AF_INET6, text.c_str(), g.data()) == 1) return g;
-    throw std::invalid_argument("rig::bnxt::sim::Options::address \"" + text +
+    throw std::invalid_argument("rig::bnxt::sim::ModelOptions::address \"" + text +
                                 "\" is neither an IPv4 nor an IPv6 address (numeric, as \"192.0.2.1\" or \"fe80::1\")");
 }
 
@@ -194,7 +194,7 @@ bool Neighbours::answer(const Gid& address, const Mac& mac) {
     return true;
 }
 
-std::optional<Mac> Neighbours::wait(const Gid& address, Nanoseconds deadline, const Clock& clock) {
+std::optional<Mac> Neighbours::wait(const Gid& address, Nanoseconds deadline, const ModelClock& clock) {
     std::unique_lock lock(mutex_);
     std::optional<Mac> mac;
     auto answered = [&] {
@@ -364,7 +364,7 @@ bool Firmware::icmpv6(std::span<const std::byte> bytes) {
 
 }  // namespace detail
 
-rig::Result<detail::Mac> Nic::Impl::resolve(const detail::Gid& gid, std::chrono::milliseconds timeout) {
+rig::Result<detail::Mac> Model::Impl::resolve(const detail::Gid& gid, std::chrono::milliseconds timeout) {
     const bool arp = gid[10] == 0xFF && gid[11] == 0xFF &&
                      std::all_of(gid.begin(), gid.begin() + 10, [](std::uint8_t b) { return b == 0; });
     {

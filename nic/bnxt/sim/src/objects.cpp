@@ -26,7 +26,7 @@ bool page_aligned(std::uint64_t address) { return (address & 0xFFF) == 0; }
 
 }  // namespace
 
-Firmware::Firmware(const Options& options, const Clock& clock, testing::Counters& counters, RxCounters& rx,
+Firmware::Firmware(const ModelOptions& options, const ModelClock& clock, testing::Counters& counters, RxCounters& rx,
                    FaultPlan& faults, Transmitter& transmitter, Neighbours& neighbours)
     : options_(options),
       clock_(clock),

@@ -213,7 +213,7 @@ inline constexpr std::size_t icrc_bytes = 4;
 // (IBA 9.7.1) and the ICRC: 4194 bytes.
 constexpr std::size_t max_frame_bytes = eth_bytes + ipv6_bytes + udp_bytes + bth_bytes + 16 + 4 + 4096 + icrc_bytes;
 
-// Why decode refused a frame (each counted apart by the port, rig/bnxt/sim/nic.hpp).
+// Why decode refused a frame (each counted apart by the port, rig/bnxt/sim/model.hpp).
 enum class Malformed : std::uint8_t {
     not_roce,     // another EtherType or IP protocol, an IP fragment, IPv4 options, BTH TVer != 0
     truncated,    // shorter than its headers, or than its IP, UDP or GRH length

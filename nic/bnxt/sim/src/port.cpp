@@ -13,7 +13,7 @@ using detail::Event;
 
 namespace {
 
-// Spare frame buffers: a Nic keeps up to spare_most and takes spare_batch at a time from
+// Spare frame buffers: a Model keeps up to spare_most and takes spare_batch at a time from
 // its cable's pool, which keeps up to pool_most: as many as 16 reads of 1 MiB put on the
 // wire at once (4096 frames of 4 KiB), so that a steady transfer allocates nothing.
 constexpr std::size_t spare_batch = 256;
@@ -35,13 +35,13 @@ constexpr std::size_t outbox_most = 64;
 
 }  // namespace
 
-std::shared_ptr<Cable::Link> Nic::Impl::plugged(unsigned& end) {
+std::shared_ptr<Cable::Link> Model::Impl::plugged(unsigned& end) {
     std::lock_guard lock(link_mutex);
     end = link_end;
     return link.lock();
 }
 
-detail::Frame Nic::Impl::frame() {
+detail::Frame Model::Impl::frame() {
     if (spare.empty()) {
         unsigned end = 0;
         if (auto l = plugged(end)) l->take_spares(spare, spare_batch);
@@ -56,17 +56,17 @@ detail::Frame Nic::Impl::frame() {
     return f;
 }
 
-void Nic::Impl::recycle(detail::Frame frame) {
+void Model::Impl::recycle(detail::Frame frame) {
     if (frame.capacity() == 0) return;
     spare.push_back(std::move(frame));
     if (spare.size() < spare_most) return;
-    // The peer may be the one that builds the frames this Nic takes: half to the pool.
+    // The peer may be the one that builds the frames this Model takes: half to the pool.
     unsigned end = 0;
     if (auto l = plugged(end)) l->give_spares(spare, spare_most / 2, pool_most);
     spare.resize(std::min(spare.size(), spare_most / 2));
 }
 
-void Nic::Impl::send(detail::Frame frame, To to) {
+void Model::Impl::send(detail::Frame frame, To to) {
     if (to == To::self) {
         outbox_self.push_back(std::move(frame));
     } else if (faults.take_frame_drop()) {
@@ -79,7 +79,7 @@ void Nic::Impl::send(detail::Frame frame, To to) {
     if (outbox_self.size() + outbox_wire.size() >= outbox_most) flush();
 }
 
-std::uint32_t Nic::Impl::deliver(std::vector<detail::Frame>& frames, std::uint64_t from) {
+std::uint32_t Model::Impl::deliver(std::vector<detail::Frame>& frames, std::uint64_t from) {
     const auto n = static_cast<std::uint32_t>(frames.size());
     const std::uint32_t backlog = from == Event::from_wire ? wire_backlog.fetch_add(n) + n : 0;
     {
@@ -95,7 +95,7 @@ std::uint32_t Nic::Impl::deliver(std::vector<detail::Frame>& frames, std::uint64
     return backlog;
 }
 
-void Nic::Impl::flush() {
+void Model::Impl::flush() {
     if (!outbox_self.empty()) deliver(outbox_self, 0);
     if (outbox_wire.empty()) return;
     const std::size_t n = outbox_wire.size();
@@ -108,7 +108,7 @@ void Nic::Impl::flush() {
     outbox_wire.clear();
 }
 
-void Nic::Impl::drained(std::uint32_t frames) {
+void Model::Impl::drained(std::uint32_t frames) {
     const std::uint32_t before = wire_backlog.fetch_sub(frames);
     if (before < resume_at || before - frames >= resume_at) return;
     // Down to resume_at: a peer that paused may go on (under the cable's mutex, which its
@@ -120,7 +120,7 @@ void Nic::Impl::drained(std::uint32_t frames) {
     }
 }
 
-void Nic::Impl::pace() {
+void Model::Impl::pace() {
     if (!peer_full) return;
     peer_full = false;
     unsigned end = 0;
@@ -137,6 +137,6 @@ void Nic::Impl::pace() {
     l->resumed.wait_for(lock, pause_most, go_on);
 }
 
-bool Nic::Impl::pause_peer(std::uint32_t backlog) { return backlog >= pause_at; }
+bool Model::Impl::pause_peer(std::uint32_t backlog) { return backlog >= pause_at; }
 
 }  // namespace rig::bnxt::sim

@@ -167,7 +167,7 @@ Firmware::Answer Firmware::rcfw_execute(std::span<const std::byte> command) {
             sb.max_mr_size = limits.max_mr_size;
             sb.max_qp = limits.max_qp;
             sb.max_qp_wr = limits.max_qp_wr;
-            // §4.6.2: no unified MR; HW requester retransmission where Options say.
+            // §4.6.2: no unified MR; HW requester retransmission where ModelOptions say.
             sb.dev_cap_flags = static_cast<std::uint16_t>(
                 hsi::query_func::HW_REQUESTER_RETX_ENABLED(options_.hw_retransmission ? 1 : 0));
             sb.max_cq = limits.max_cq;

@@ -12,8 +12,8 @@
 // PSN search entry the driver wrote (§5.4) is compared and a mismatch counted.
 //
 // Transport (IBA 9.7): packets of at most the path MTU; an acknowledgement requested on
-// each message's last packet and every Options::ack_every packets; at most
-// Options::window_packets unacknowledged; RDMA READs outstanding up to the initiator depth
+// each message's last packet and every ModelOptions::ack_every packets; at most
+// ModelOptions::window_packets unacknowledged; RDMA READs outstanding up to the initiator depth
 // (max_rd_atomic - 1), each counted from its first send until it completes. The packets
 // not yet acknowledged are kept as their WQEs (sent again from memory, as hardware does). Acknowledgements are cumulative; a NAK
 // acknowledges what precedes it. Going back resends every packet from a PSN on (go-back-N;

@@ -19,7 +19,7 @@
 // rxe check_length). One that fails is a class C error (IBA 9.9.3): NAK Invalid Request,
 // the receive being filled completed with REMOTE_INVALID_REQUEST_ERR, the QP to ERR. ACKs
 // are coalesced: one on AckReq, at the end of each message, and at least every
-// Options::ack_every packets of a message whose requester asks for none.
+// ModelOptions::ack_every packets of a message whose requester asks for none.
 //
 // SEND (§5.7.1): the first packet takes the next RQ WQE; with none posted the responder
 // answers an RNR NAK carrying its min_rnr_timer and drops the rest of the message. Bytes
@@ -353,7 +353,7 @@ void Firmware::on_read_request(Qp& qp, const Packet& p, bool duplicate) {
 void Firmware::acknowledge(Qp& qp, const Packet& p, bool last) {
     // Coalesced as hardware does (IBA 9.7.5.1.1 lets one ACK stand for every request
     // before it): on AckReq, at the end of each message, and at least every
-    // Options::ack_every requests of a long message whose requester asks for none.
+    // ModelOptions::ack_every requests of a long message whose requester asks for none.
     if (!p.ack_request && !last && ++qp.unacknowledged < std::max<std::uint32_t>(1, options_.ack_every)) return;
     send_ack(qp, p.psn, AethKind::ACK, 0x1F);
 }

@@ -10,7 +10,7 @@
 
 #include <cstdint>
 
-#include "rig/wire.hpp"
+#include "rig/little_endian.hpp"
 
 namespace rig::pci::config {
 

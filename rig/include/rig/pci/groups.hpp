@@ -50,7 +50,7 @@ Result<std::optional<IommuGroup>> iommu_group(const Machine& machine, std::strin
 // bind it to vfio-pci)". Empty where nothing blocks.
 std::string not_viable(const IommuGroup& group, std::string_view bus);
 
-// What a direct route (Verdict::BusAddress) behind an IOMMU asks of the provider, in
+// What a direct route (Verdict::Direct) behind an IOMMU asks of the provider, in
 // words, for `rig topo --why` and p2p_copy: no ACS redirects between the two, so Linux puts
 // them in one IOMMU group, and VFIO takes the client only with the provider's function
 // free of its vendor driver (bound to vfio-pci or to none): "behind an IOMMU this direct

@@ -50,7 +50,7 @@ enum class Distance {
 // (include/linux/pci-p2pdma.h; docs/p2pdma.md §2).
 enum class Verdict {
     Unread,             // a function is unread: no answer
-    BusAddress,         // PCI_P2PDMA_MAP_BUS_ADDR: direct, below a common bridge
+    Direct,             // PCI_P2PDMA_MAP_BUS_ADDR: at the BAR's bus address, below a common bridge
     ThroughHostBridge,  // PCI_P2PDMA_MAP_THRU_HOST_BRIDGE: through an allowed root complex
     NotSupported,       // PCI_P2PDMA_MAP_NOT_SUPPORTED
 };
@@ -90,7 +90,7 @@ struct Route {
     std::optional<std::uint64_t> bottleneck_bytes_per_second() const;
     // The links of `links` that trained below what both their ends can do.
     std::vector<RouteLink> downtrained() const;
-    bool forwards() const { return verdict == Verdict::BusAddress || verdict == Verdict::ThroughHostBridge; }
+    bool forwards() const { return verdict == Verdict::Direct || verdict == Verdict::ThroughHostBridge; }
     // The whole explanation in a few lines of text, naming bridges and bits.
     std::string explain() const;
 };

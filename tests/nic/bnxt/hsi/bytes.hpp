@@ -10,7 +10,7 @@
 #include <cstring>
 #include <vector>
 
-#include "rig/wire.hpp"
+#include "rig/little_endian.hpp"
 
 namespace rig::bnxt::hsi::test {
 

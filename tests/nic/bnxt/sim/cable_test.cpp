@@ -213,8 +213,8 @@ TEST_F(CableFaultTest, HoldLosesEverythingUntilResume) {
 }
 
 TEST(CableFaults, ProbabilityOutsideZeroToOneOrNoReorderWindowThrows) {
-    Nic nic;
-    Nic other;
+    Model nic;
+    Model other;
     Wire wire(nic, other);
     EXPECT_THROW(wire.inject({.drop = 1.5}), std::invalid_argument);
     EXPECT_THROW(wire.inject({.duplicate = -0.1}), std::invalid_argument);

@@ -111,7 +111,7 @@ TEST_F(CaptureTest, CaptureFileIsCompleteWhenTheWireIsDestroyed) {
 }
 
 TEST(Capture, PathLibpcapCannotOpenIsAnErrorNamingIt) {
-    Nic a, b;
+    Model a, b;
     Wire w(a, b);
     auto r = w.capture("/nonexistent-rig-dir/wire.pcap");
     ASSERT_FALSE(r);

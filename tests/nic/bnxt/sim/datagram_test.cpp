@@ -26,7 +26,7 @@ using Udp = rig::test::UdpSocket;
 
 bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
-std::unique_ptr<DatagramCable> bound(Nic& nic, const char* local = "127.0.0.1:0") {
+std::unique_ptr<DatagramCable> bound(Model& nic, const char* local = "127.0.0.1:0") {
     auto c = DatagramCable::bind(nic, local);
     if (!c) throw std::runtime_error(c.error());
     return std::move(*c);
@@ -177,7 +177,7 @@ TEST_F(DatagramTest, CapturesOpenedAndClosedWhileFramesFlowAreWhole) {
 }
 
 TEST(DatagramCable, BindToAPortInUseIsAnErrorNamingTheAddress) {
-    Nic one, two;
+    Model one, two;
     auto first = bound(one);
     auto second = DatagramCable::bind(two, first->local());
     ASSERT_FALSE(second);
@@ -187,7 +187,7 @@ TEST(DatagramCable, BindToAPortInUseIsAnErrorNamingTheAddress) {
 TEST(DatagramCable, TextThatIsNoAddressAndPortIsAnErrorNamingIt) {
     for (const char* text : {"127.0.0.1", "localhost:4791", "::1:4791", "127.0.0.1:65536", "[::1]4791", "300.1.2.3:1",
                              "127.0.0.1:", ":4791", "127.0.0.1:47x"}) {
-        Nic nic;
+        Model nic;
         auto c = DatagramCable::bind(nic, text);
         ASSERT_FALSE(c) << text;
         EXPECT_EQ(c.error(), std::string("udp local address '") + text +
@@ -196,14 +196,14 @@ TEST(DatagramCable, TextThatIsNoAddressAndPortIsAnErrorNamingIt) {
 }
 
 TEST(DatagramCable, AddressOfAnotherHostIsAnErrorNamingIt) {
-    Nic nic;
+    Model nic;
     auto c = DatagramCable::bind(nic, "192.0.2.1:4791");  // TEST-NET-1 (RFC 5737): no host's
     ASSERT_FALSE(c);
     EXPECT_TRUE(has(c.error(), "udp 192.0.2.1:4791: not an address of this host")) << c.error();
 }
 
 TEST(DatagramCable, RemoteThatIsNoPeerIsAnErrorNamingIt) {
-    Nic nic;
+    Model nic;
     auto c = bound(nic);
     auto r = c->connect("127.0.0.1:0");
     ASSERT_FALSE(r);
@@ -223,7 +223,7 @@ TEST(DatagramCable, RemoteThatIsNoPeerIsAnErrorNamingIt) {
 }
 
 TEST(DatagramCable, NicPluggedAlreadyThrows) {
-    Nic a, b, c, d;
+    Model a, b, c, d;
     Wire w(a, b);
     EXPECT_THROW((void)DatagramCable::bind(a, "127.0.0.1:0"), std::invalid_argument);
     auto cable = bound(c);
@@ -328,10 +328,10 @@ TEST_F(DatagramTest, CableDestroyedWhileFramesFlowUnplugsThePorts) {
     b.nic.stop();
 }
 
-// A Nic destroyed while datagrams keep arriving for it: the cable counts them, unplugged.
+// A Model destroyed while datagrams keep arriving for it: the cable counts them, unplugged.
 TEST(DatagramCable, NicDestroyedWhileDatagramsArriveLeavesTheCableCounting) {
     Udp peer;
-    auto nic = std::make_unique<Nic>();
+    auto nic = std::make_unique<Model>();
     auto cable = bound(*nic);
     ASSERT_TRUE(cable->connect(peer.address()));
     std::atomic<bool> stop{false};

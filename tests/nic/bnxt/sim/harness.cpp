@@ -50,7 +50,7 @@ std::uint64_t doorbell(std::uint64_t type, std::uint32_t xid, std::uint32_t inde
 
 namespace {
 
-Options with_clock(Options o, const Clock* clock, const Mac& mac) {
+ModelOptions with_clock(ModelOptions o, const ModelClock* clock, const Mac& mac) {
     o.clock = clock;
     o.mac = mac;
     return o;
@@ -58,10 +58,10 @@ Options with_clock(Options o, const Clock* clock, const Mac& mac) {
 
 }  // namespace
 
-Node::Node(std::uint8_t mac_last, Options options, Boot boot_mode)
+Node::Node(std::uint8_t mac_last, ModelOptions options, Boot boot_mode)
     : Node(Mac{0x02, 0x00, 0x00, 0x00, 0x00, mac_last}, std::move(options), boot_mode) {}
 
-Node::Node(const Mac& m, Options options, Boot boot_mode)
+Node::Node(const Mac& m, ModelOptions options, Boot boot_mode)
     : bus(0x0000'0001'0000'0000 + (std::uint64_t{m[5]} << 36)), nic(with_clock(std::move(options), &clock, m)), faults(nic) {
     mac = m;
     gid = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xFF, 0xFF, 10, 0, 0, m[5]};  // ::ffff:10.0.0.n

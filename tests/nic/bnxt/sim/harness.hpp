@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "fake_bus.hpp"
-#include "rig/bnxt/sim/nic.hpp"
+#include "rig/bnxt/sim/model.hpp"
 #include "rig/bnxt/sim/testing/faults.hpp"
 #include "rig/bnxt/sim/wire.hpp"
 
@@ -128,14 +128,14 @@ enum class Boot { Hwrm, None };
 
 class Node {
 public:
-    explicit Node(std::uint8_t mac_last = 1, Options options = {}, Boot boot = Boot::Hwrm);
+    explicit Node(std::uint8_t mac_last = 1, ModelOptions options = {}, Boot boot = Boot::Hwrm);
     // A port of MAC `mac` (gid ::ffff:10.0.0.<mac[5]> until a test sets it before up()).
-    explicit Node(const Mac& mac, Options options = {}, Boot boot = Boot::Hwrm);
+    explicit Node(const Mac& mac, ModelOptions options = {}, Boot boot = Boot::Hwrm);
     ~Node();
 
     FakeBus bus;
     ManualClock clock;
-    Nic nic;
+    Model nic;
     testing::Faults faults;
     Mac mac{};
     Gid gid{};

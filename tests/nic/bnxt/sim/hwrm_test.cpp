@@ -65,7 +65,7 @@ TEST(BnxtModelHwrm, FuncQcfgReportsMsixVectorsAndMac) {
     const Bytes r = n.hwrm(Msg(24).put(0, 2, 0x0016).put(16, 2, 0xFFFF));
     ASSERT_EQ(r.size(), 176u);
     EXPECT_EQ(get(r, 21, 1), 9u);
-    EXPECT_EQ(get(r, 72, 2), 16u);  // alloc_msix = Options::msix_vectors
+    EXPECT_EQ(get(r, 72, 2), 16u);  // alloc_msix = ModelOptions::msix_vectors
 }
 
 TEST(BnxtModelHwrm, FuncQcapsOfAnotherFunctionIsInvalidParams) {
@@ -174,7 +174,7 @@ TEST(BnxtModelHwrm, RingsAndStatisticsBeforeDriverRegistrationAreAccessDenied) {
 }
 
 TEST(BnxtModelHwrm, QueueQportcfgReportsTheCosQueues) {
-    Options o;
+    ModelOptions o;
     o.cos_queues = 4;
     Node n(1, o);
     const Bytes r = n.hwrm(Msg(24).put(0, 2, 0x0030));
@@ -187,7 +187,7 @@ TEST(BnxtModelHwrm, QueueQportcfgReportsTheCosQueues) {
 // §3.1: without SHORT_CMD_SUPPORTED the firmware reads the descriptor as a request: its
 // cmpl_ring is the signature, so INVALID_PARAMS, answered at the descriptor's req_addr.
 TEST(BnxtModelHwrm, ShortRequestWhereShortModeIsNotAdvertisedIsInvalidParams) {
-    Options o;
+    ModelOptions o;
     o.short_commands = false;
     Node n(1, o, Boot::None);
     const Bytes v = n.hwrm(Msg(24).put(0, 2, 0x0000));
@@ -205,7 +205,7 @@ TEST(BnxtModelHwrm, ShortRequestWhereShortModeIsNotAdvertisedIsInvalidParams) {
 }
 
 TEST(BnxtModelHwrm, ShortRequestLongerThanMaxExtReqLenIsInvalidParams) {
-    Options o;
+    ModelOptions o;
     o.max_ext_req_len = 256;
     Node n(1, o, Boot::None);
     ASSERT_FALSE(n.hwrm(Msg(24).put(0, 2, 0x0000)).empty());

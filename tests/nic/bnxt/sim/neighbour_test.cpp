@@ -1,4 +1,4 @@
-// The port's neighbour protocols and Nic::resolve (nic/bnxt/sim/src/neighbour.cpp): ARP
+// The port's neighbour protocols and Model::resolve (nic/bnxt/sim/src/neighbour.cpp): ARP
 // (RFC 826) and IPv6 neighbour discovery (RFC 4861) between two models on a Wire, their
 // frames against bytes assembled here from the RFCs' layouts (the ICMPv6 checksum by RFC
 // 4443 §2.3, computed here), what the port does not answer or learn, and resolve's errors.
@@ -143,7 +143,7 @@ TEST_F(NeighbourTest, ResolveOfTheOwnAddressIsTheOwnMacWithoutAFrame) {
     EXPECT_TRUE(captured().empty());
 }
 
-// resolve waits on the model's clock (Options::clock), so A's ManualClock moved by hand
+// resolve waits on the model's clock (ModelOptions::clock), so A's ManualClock moved by hand
 // decides when each request is given up: no real time passes.
 TEST_F(NeighbourTest, ResolveWithoutAnswerIsAnErrorNamingTheAddressAfterThreeRequests) {
     open(a.gid, b.gid);
@@ -224,10 +224,10 @@ TEST_F(NeighbourTest, ArpToAnotherMacIsDroppedAsWrongMac) {
 }
 
 TEST(Neighbour, OptionsAddressIsAnsweredWithoutAGid) {
-    Options o;
+    ModelOptions o;
     o.address = "192.0.2.77";
     Node b(2, o);  // not up: no GID at all
-    Nic far;
+    Model far;
     rig::test::TempDir dir;
     Wire wire(b.nic, far);
     ASSERT_TRUE(wire.capture(dir.path() / "w.pcap"));
@@ -245,14 +245,14 @@ TEST(Neighbour, OptionsAddressIsAnsweredWithoutAGid) {
 }
 
 TEST(Neighbour, OptionsAddressThatIsNoAddressThrowsNamingIt) {
-    Options o;
+    ModelOptions o;
     o.address = "192.0.2";
     try {
-        Nic n(o);
+        Model n(o);
         FAIL() << "no throw";
     } catch (const std::invalid_argument& e) {
         EXPECT_EQ(std::string(e.what()),
-                  "rig::bnxt::sim::Options::address \"192.0.2\" is neither an IPv4 nor an IPv6 address (numeric, as "
+                  "rig::bnxt::sim::ModelOptions::address \"192.0.2\" is neither an IPv4 nor an IPv6 address (numeric, as "
                   "\"192.0.2.1\" or \"fe80::1\")");
     }
 }

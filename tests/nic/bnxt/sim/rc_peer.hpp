@@ -194,7 +194,7 @@ protected:
 
     rig::test::TempDir dir;
     Node b{2};
-    Nic far;  // the cable's other end: never attached, never stepped
+    Model far;  // the cable's other end: never attached, never stepped
     Wire wire{b.nic, far};
     Cq cq;
     Qp qp;

@@ -214,7 +214,7 @@ TEST(BnxtModelRcfw, FirstProducerWriteWithoutResetRunsNothing) {
 // requester retransmission (Linux's bnxt_qplib_init_rcfw).
 TEST(BnxtModelRcfw, InitializeFwRefusesContextTablesVfSharesAndUnreportedFlags) {
     for (bool retx : {false, true}) {
-        Options o;
+        ModelOptions o;
         o.hw_retransmission = retx;
         Node n(1, o);
         n.open_channel();

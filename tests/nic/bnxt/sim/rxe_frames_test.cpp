@@ -86,7 +86,7 @@ struct RxePort {
         buffer = node.bus.alloc(1 << 20);
     }
     Node node;
-    Nic far;  // the other end of the Wire: never attached, never stepped
+    Model far;  // the other end of the Wire: never attached, never stepped
     Wire wire{node.nic, far};
     Cq cq;
     Qp qp;
@@ -189,7 +189,7 @@ TEST(RxeFrames, PortAnswersRxesArpRequestWithTheBytesRxesClientAnswered) {
     Node client(client_mac);
     client.gid = client_gid;
     client.up();
-    Nic far;
+    Model far;
     Wire wire(client.nic, far);
     ASSERT_TRUE(wire.capture(dir.path() / "arp.pcap"));
     client.faults.receive(frames[0]);
@@ -207,7 +207,7 @@ TEST(RxeFrames, ResolveAsksWithTheBytesOfRxesArpRequestAndTakesTheReply) {
     Node server(server_mac);
     server.gid = server_gid;
     server.up();
-    Nic far;
+    Model far;
     Wire wire(server.nic, far);
     ASSERT_TRUE(wire.capture(dir.path() / "resolve.pcap"));
     server.nic.start();

@@ -180,7 +180,7 @@ TEST_F(TransportTest, LongMessageIsAcknowledgedOnceEverySixteenPackets) {
 // A requester that asks for no ACK before a message's end (ack_every beyond it, as
 // Linux's rxe sets AckReq on LAST and ONLY): B acknowledges every 16 packets anyway.
 TEST(TransportResponder, AcknowledgesEverySixteenPacketsUnasked) {
-    Options quiet;
+    ModelOptions quiet;
     quiet.ack_every = 1000;
     Node a(1, quiet), b(2);
     Wire wire(a.nic, b.nic);

@@ -11,7 +11,7 @@
 #include <string_view>
 #include <type_traits>
 
-#include "rig/wire.hpp"
+#include "rig/little_endian.hpp"
 
 namespace rig::bnxt::hsi {
 

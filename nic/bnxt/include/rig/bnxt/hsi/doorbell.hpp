@@ -7,7 +7,7 @@
 
 #include <cstdint>
 
-#include "rig/wire.hpp"
+#include "rig/little_endian.hpp"
 
 namespace rig::bnxt::hsi {
 

@@ -8,7 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "rig/wire.hpp"
+#include "rig/little_endian.hpp"
 
 namespace rig::bnxt::hsi {
 

@@ -9,7 +9,7 @@
 #include <cstdint>
 #include <type_traits>
 
-#include "rig/wire.hpp"
+#include "rig/little_endian.hpp"
 
 namespace rig::bnxt::hsi {
 

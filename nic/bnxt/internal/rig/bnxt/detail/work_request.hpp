@@ -17,7 +17,7 @@
 
 #include "rig/bnxt/hsi/pbl.hpp"
 #include "rig/bnxt/hsi/wqe.hpp"
-#include "rig/wire.hpp"
+#include "rig/little_endian.hpp"
 
 namespace rig::bnxt::detail {
 

@@ -11,7 +11,7 @@
 // the requester's retransmission on NAK and local ACK timeout). A capture shows each frame
 // once, as it was handed over, lost or not.
 //
-// Lifetime: a Cable unplugs its ports when it is destroyed; a Nic may be destroyed first
+// Lifetime: a Cable unplugs its ports when it is destroyed; a Model may be destroyed first
 // (its end is then unplugged). Thread safety: every member may be called from any thread,
 // while the models run and frames cross.
 #pragma once
@@ -20,7 +20,7 @@
 #include <filesystem>
 #include <memory>
 
-#include "rig/bnxt/sim/nic.hpp"
+#include "rig/bnxt/sim/model.hpp"
 #include "rig/result.hpp"
 
 namespace rig::bnxt::sim {
@@ -91,7 +91,7 @@ public:
 
 protected:
     explicit Cable(std::shared_ptr<Link> link);
-    static Nic::Impl* impl(Nic& nic) { return nic.impl_.get(); }
+    static Model::Impl* impl(Model& nic) { return nic.impl_.get(); }
     std::shared_ptr<Link> link_;
 };
 

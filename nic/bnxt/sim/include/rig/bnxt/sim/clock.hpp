@@ -1,6 +1,6 @@
 // rig/bnxt/sim/clock.hpp: the time a device model runs on. Models never sleep on the wall
 // clock to wait for something (docs/design.md, "Simulation code"): their timers (transport
-// retry, receiver-not-ready back-off) compare deadlines against a Clock, which a test can
+// retry, receiver-not-ready back-off) compare deadlines against a ModelClock, which a test can
 // replace with a ManualClock it advances by hand.
 #pragma once
 
@@ -9,15 +9,15 @@
 
 namespace rig::bnxt::sim {
 
-class Clock {
+class ModelClock {
 public:
-    virtual ~Clock() = default;
+    virtual ~ModelClock() = default;
     // Monotonic time since an arbitrary origin. Safe to call from any thread.
     virtual std::chrono::nanoseconds now() const = 0;
 };
 
 // std::chrono::steady_clock.
-class SteadyClock final : public Clock {
+class SteadyClock final : public ModelClock {
 public:
     std::chrono::nanoseconds now() const override {
         return std::chrono::duration_cast<std::chrono::nanoseconds>(
@@ -26,7 +26,7 @@ public:
 };
 
 // Time that moves only when a test moves it. Thread-safe.
-class ManualClock final : public Clock {
+class ManualClock final : public ModelClock {
 public:
     std::chrono::nanoseconds now() const override { return std::chrono::nanoseconds(ns_.load()); }
     void advance(std::chrono::nanoseconds d) { ns_.fetch_add(d.count()); }

@@ -20,10 +20,10 @@
 // datagrams to the model's inbox and wakes it; it sends on the model's thread, at the end
 // of each step, in sendmmsg batches.
 //
-// Lifetime: from bind (or open) to destruction the Nic is plugged into this cable (it may
+// Lifetime: from bind (or open) to destruction the Model is plugged into this cable (it may
 // be plugged into one cable only); frames it sends before connect, or after the cable or
-// the Nic is gone, are dropped and counted in the Nic's frames_dropped. Destroying the
-// cable stops its thread, unplugs the Nic and closes the socket. Thread safety: every
+// the Model is gone, are dropped and counted in the Model's frames_dropped. Destroying the
+// cable stops its thread, unplugs the Model and closes the socket. Thread safety: every
 // member may be called from any thread while the model runs; connect at most once.
 #pragma once
 
@@ -46,20 +46,20 @@ public:
         std::uint64_t foreign = 0;             // from an address other than the remote one
         std::uint64_t receive_overflows = 0;   // dropped by the kernel: receive buffer full
         std::uint64_t send_failures = 0;       // not sent: refused (ECONNREFUSED), no buffer
-        std::uint64_t unplugged = 0;           // received while the Nic was gone
+        std::uint64_t unplugged = 0;           // received while the Model was gone
     };
 
     // Binds `nic`'s port to `local`, "IPv4:port" or "[IPv6]:port" (numeric addresses;
     // port 0: one the kernel chooses, see local()), and plugs it in. Errors naming the
     // address: not an address and port, not an address of this host, the port in use.
     // Throws std::invalid_argument if `nic` is plugged into a cable already.
-    static rig::Result<std::unique_ptr<DatagramCable>> bind(Nic& nic, std::string_view local);
+    static rig::Result<std::unique_ptr<DatagramCable>> bind(Model& nic, std::string_view local);
     // Sends to `remote` from now on and takes datagrams only from it. Errors naming the
     // address: not an address and port, port 0 or an unspecified address, another family
     // than local's, no route. Throws std::logic_error if connected already.
     rig::Result<void> connect(std::string_view remote);
     // bind, then connect.
-    static rig::Result<std::unique_ptr<DatagramCable>> open(Nic& nic, std::string_view local, std::string_view remote);
+    static rig::Result<std::unique_ptr<DatagramCable>> open(Model& nic, std::string_view local, std::string_view remote);
 
     ~DatagramCable() override;
 

@@ -11,7 +11,7 @@
 // about 8.2 MiB), so that a first transfer does not build its frames in new memory.
 //
 // Lifetime: a Wire joins the two Nics from construction to destruction; destroying it (or
-// either Nic) unplugs the cable, after which frames are dropped and counted. A Nic is
+// either Model) unplugs the cable, after which frames are dropped and counted. A Model is
 // plugged into at most one cable. Thread safety: frames may be sent from both models'
 // threads at once; constructing and destroying a Wire may race with both.
 #pragma once
@@ -22,8 +22,8 @@ namespace rig::bnxt::sim {
 
 class Wire final : public Cable {
 public:
-    // Throws std::invalid_argument if a and b are the same Nic or either is plugged.
-    Wire(Nic& a, Nic& b);
+    // Throws std::invalid_argument if a and b are the same Model or either is plugged.
+    Wire(Model& a, Model& b);
     ~Wire() override;
 };
 

@@ -18,7 +18,7 @@
 #include "rig/bnxt/hsi/hwrm.hpp"
 #include "rig/bnxt/hsi/rcfw.hpp"
 #include "rig/bnxt/hsi/rcfw_qp.hpp"
-#include "rig/bnxt/sim/nic.hpp"
+#include "rig/bnxt/sim/model.hpp"
 
 namespace rig::bnxt::sim::testing {
 
@@ -74,7 +74,7 @@ class Faults {
 public:
     static constexpr unsigned always = std::numeric_limits<unsigned>::max();
 
-    explicit Faults(Nic& nic);
+    explicit Faults(Model& nic);
 
     // HWRM: answer the next `times` requests of `type` with `error` (generic 16-byte
     // error response, §3.3); never answer them; answer with seq_id - 1 (nothing else);
@@ -94,7 +94,7 @@ public:
     // Wire: drop the next `count` frames this model transmits (exercises retransmission).
     void drop_frames(unsigned count);
     // Puts `frame` into the port's receive queue as if it came from its cable; the next
-    // step takes it through the port's checks (Nic::rx_counters).
+    // step takes it through the port's checks (Model::rx_counters).
     void receive(std::span<const std::byte> frame);
 
     // A hostile or broken device: `rewrite` changes each of the next `times` CQEs the model
@@ -124,7 +124,7 @@ public:
     std::optional<hsi::BackingStoreCfgRequest> backing_store() const;
 
 private:
-    Nic::Impl* impl_;
+    Model::Impl* impl_;
 };
 
 }  // namespace rig::bnxt::sim::testing

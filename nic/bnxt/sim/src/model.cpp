@@ -1,6 +1,6 @@
-// The Nic (nic.hpp): identity, BAR decode (docs/hsi.md §1.3, §1.4, §5.8.3), the inbox
+// The Model (nic.hpp): identity, BAR decode (docs/hsi.md §1.3, §1.4, §5.8.3), the inbox
 // of events, stepping, and the worker thread. What the events do lives in the Firmware.
-#include "rig/bnxt/sim/nic.hpp"
+#include "rig/bnxt/sim/model.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -38,18 +38,18 @@ std::uint64_t all_ones(unsigned width) { return width >= 8 ? ~std::uint64_t{0} :
 
 }  // namespace
 
-Nic::Impl::Impl(Options o)
+Model::Impl::Impl(ModelOptions o)
     : options(std::move(o)),
       clock(options.clock ? *options.clock : steady),
       firmware(options, clock, counters, rx, faults, *this, neighbours) {}
 
-void Nic::Impl::post(Event event) {
+void Model::Impl::post(Event event) {
     inbox.push_back(std::move(event));
     arrivals.fetch_add(1, std::memory_order_relaxed);
     inbox_cv.notify_all();
 }
 
-bool Nic::Impl::handle(Event& event) {
+bool Model::Impl::handle(Event& event) {
     firmware.handle(event);
     const bool from_wire = event.is_from_wire();
     if (event.kind == Event::Kind::frame) recycle(std::move(event.frame));
@@ -57,7 +57,7 @@ bool Nic::Impl::handle(Event& event) {
     return from_wire;
 }
 
-bool Nic::Impl::step() {
+bool Model::Impl::step() {
     std::lock_guard step_lock(step_mutex);
     std::optional<Event> event;
     {
@@ -71,7 +71,7 @@ bool Nic::Impl::step() {
     return end_step(event.has_value());
 }
 
-bool Nic::Impl::end_step(bool handled) {
+bool Model::Impl::end_step(bool handled) {
     bool worked = handled;
     if (!handled) {
         worked = firmware.fire_timers();
@@ -83,7 +83,7 @@ bool Nic::Impl::end_step(bool handled) {
     return worked;
 }
 
-void Nic::Impl::run() {
+void Model::Impl::run() {
     // Steps as step() does, but takes every event waiting at once: one lock for the lot,
     // handled in arrival order; timers fire, as in step(), only when no event waits.
     std::deque<Event> batch;
@@ -130,7 +130,7 @@ void Nic::Impl::run() {
     }
 }
 
-bool Nic::Impl::arrives(std::uint64_t seen) const {
+bool Model::Impl::arrives(std::uint64_t seen) const {
     const auto until = std::chrono::steady_clock::now() + spin_most;
     do {
         for (int i = 0; i < 64; ++i) {
@@ -142,9 +142,9 @@ bool Nic::Impl::arrives(std::uint64_t seen) const {
     return false;
 }
 
-Nic::Nic(Options options) : impl_(std::make_unique<Impl>(std::move(options))) {}
+Model::Model(ModelOptions options) : impl_(std::make_unique<Impl>(std::move(options))) {}
 
-Nic::~Nic() {
+Model::~Model() {
     stop();
     unsigned end = 0;
     if (auto l = impl_->plugged(end)) {
@@ -153,7 +153,7 @@ Nic::~Nic() {
     }
 }
 
-rig::sim::Identity Nic::identity() const {
+rig::sim::Identity Model::identity() const {
     rig::sim::Identity id;
     id.vendor = hsi::pci_vendor_broadcom;
     id.device = hsi::pci_device_bcm57508;
@@ -165,13 +165,13 @@ rig::sim::Identity Nic::identity() const {
     return id;
 }
 
-void Nic::attach(rig::sim::Port& port) {
+void Model::attach(rig::sim::Port& port) {
     std::lock_guard step_lock(impl_->step_mutex);
     impl_->port = &port;
     impl_->firmware.attach(&port);
 }
 
-void Nic::detach() {
+void Model::detach() {
     stop();
     std::lock_guard step_lock(impl_->step_mutex);
     impl_->port = nullptr;
@@ -181,7 +181,7 @@ void Nic::detach() {
 namespace {
 
 // A register read as the hardware answers it (under the inbox mutex).
-std::uint64_t read_register(Nic::Impl& m, unsigned bar, std::uint64_t offset, unsigned width) {
+std::uint64_t read_register(Model::Impl& m, unsigned bar, std::uint64_t offset, unsigned width) {
     if (bar == hsi::bar_other && offset + width <= bar4_bytes) return 0;  // nothing modelled there
     if (bar != hsi::bar_registers) {
         // BAR2 holds write-only doorbells (B23: a read gives garbage on hardware).
@@ -205,7 +205,7 @@ std::uint64_t read_register(Nic::Impl& m, unsigned bar, std::uint64_t offset, un
 
 }  // namespace
 
-std::uint64_t Nic::read(unsigned bar, std::uint64_t offset, unsigned width) {
+std::uint64_t Model::read(unsigned bar, std::uint64_t offset, unsigned width) {
     auto& m = *impl_;
     std::lock_guard lock(m.inbox_mutex);
     const std::uint64_t value = read_register(m, bar, offset, width);
@@ -216,7 +216,7 @@ std::uint64_t Nic::read(unsigned bar, std::uint64_t offset, unsigned width) {
     return width >= 8 ? tampered : tampered & ((std::uint64_t{1} << (8 * width)) - 1);
 }
 
-void Nic::write(unsigned bar, std::uint64_t offset, unsigned width, std::uint64_t value) {
+void Model::write(unsigned bar, std::uint64_t offset, unsigned width, std::uint64_t value) {
     auto& m = *impl_;
     std::lock_guard lock(m.inbox_mutex);
     if (bar == hsi::bar_other && offset + width <= bar4_bytes) return;
@@ -274,9 +274,9 @@ void Nic::write(unsigned bar, std::uint64_t offset, unsigned width, std::uint64_
     }
 }
 
-std::span<std::byte> Nic::memory(unsigned) { return {}; }
+std::span<std::byte> Model::memory(unsigned) { return {}; }
 
-void Nic::reset() {
+void Model::reset() {
     auto& m = *impl_;
     std::lock_guard step_lock(m.step_mutex);
     std::lock_guard lock(m.inbox_mutex);
@@ -290,7 +290,7 @@ void Nic::reset() {
     m.firmware.power_on();
 }
 
-void Nic::start() {
+void Model::start() {
     auto& m = *impl_;
     {
         std::lock_guard step_lock(m.step_mutex);
@@ -303,7 +303,7 @@ void Nic::start() {
     m.worker = std::thread([&m] { m.run(); });
 }
 
-void Nic::stop() {
+void Model::stop() {
     auto& m = *impl_;
     {
         std::lock_guard lock(m.inbox_mutex);
@@ -318,30 +318,30 @@ void Nic::stop() {
     m.stop_requested = false;
 }
 
-bool Nic::running() const {
+bool Model::running() const {
     std::lock_guard lock(impl_->inbox_mutex);
     return impl_->worker.joinable();
 }
 
-bool Nic::step() { return impl_->step(); }
+bool Model::step() { return impl_->step(); }
 
-std::size_t Nic::settle(std::size_t max_steps) {
+std::size_t Model::settle(std::size_t max_steps) {
     std::size_t n = 0;
     while (n < max_steps && impl_->step()) ++n;
     return n;
 }
 
-const Options& Nic::options() const { return impl_->options; }
+const ModelOptions& Model::options() const { return impl_->options; }
 
-RxCounters Nic::rx_counters() const {
+RxCounters Model::rx_counters() const {
     std::lock_guard step_lock(impl_->step_mutex);
     return impl_->rx;
 }
 
-rig::Result<std::array<std::uint8_t, 6>> Nic::resolve(std::span<const std::uint8_t, 16> gid,
+rig::Result<std::array<std::uint8_t, 6>> Model::resolve(std::span<const std::uint8_t, 16> gid,
                                                       std::chrono::milliseconds timeout) {
     if (timeout < std::chrono::milliseconds(1))
-        throw std::invalid_argument("rig::bnxt::sim::Nic::resolve: a timeout of at least 1 ms");
+        throw std::invalid_argument("rig::bnxt::sim::Model::resolve: a timeout of at least 1 ms");
     detail::Gid g{};
     std::copy(gid.begin(), gid.end(), g.begin());
     return impl_->resolve(g, timeout);

@@ -10,7 +10,7 @@ namespace rig::bnxt::sim::test {
 namespace {
 
 TEST(BnxtModelNic, IdentityIsABcm57508WithThreeSixtyFourBitBars) {
-    Nic nic;
+    Model nic;
     const auto id = nic.identity();
     EXPECT_EQ(id.vendor, 0x14E4);       // §1.1
     EXPECT_EQ(id.device, 0x1750);
@@ -53,7 +53,7 @@ TEST(BnxtModelNic, FunctionLevelResetForgetsRingsAndTheChannel) {
 }
 
 TEST(BnxtModelNic, StartBeforeAttachIsALogicError) {
-    Nic nic;
+    Model nic;
     EXPECT_THROW(nic.start(), std::logic_error);
     EXPECT_FALSE(nic.running());
     EXPECT_FALSE(nic.step());

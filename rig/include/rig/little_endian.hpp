@@ -1,4 +1,4 @@
-// rig/wire.hpp: fixed-width little-endian fields and bit fields for wire layouts.
+// rig/little_endian.hpp: fixed-width little-endian fields and bit fields for wire layouts.
 //
 // Hardware structures (configuration space, the bnxt HSI) are structs of Le16/Le32/Le64
 // in spec-table order, with their size and offsets asserted beside them

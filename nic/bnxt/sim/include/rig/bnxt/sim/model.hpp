@@ -1,4 +1,4 @@
-// rig/bnxt/sim/nic.hpp: a device model of the RoCE function of a Broadcom BCM57508 (P5),
+// rig/bnxt/sim/model.hpp: a device model of the RoCE function of a Broadcom BCM57508 (P5),
 // the firmware and DMA engine side of docs/hsi.md, as a rig::sim::Device.
 //
 // What it decodes (§1): BAR0 registers (HWRM window and trigger, firmware status, CMDQ
@@ -26,11 +26,11 @@
 // RoCEv1 (EtherType 0x8915, annex A16), each with its ICRC; it checks every frame that
 // arrives (RxCounters) and answers ARP requests for its IPv4 addresses and IPv6 neighbour
 // solicitations for its IPv6 ones. Its addresses are the GIDs the driver adds (ADD_GID)
-// and Options::address. It learns no peer's MAC: the driver gives it (MODIFY_QP
+// and ModelOptions::address. It learns no peer's MAC: the driver gives it (MODIFY_QP
 // dest_mac), as a RoCE driver does once the host has resolved it (resolve).
 //
 // How it runs: on its own thread (start) or stepped by hand (step, settle) for exact
-// interleavings; both may be mixed. Its timers compare against Options::clock. BAR
+// interleavings; both may be mixed. Its timers compare against ModelOptions::clock. BAR
 // accesses and Port calls may come from any thread; the model's state changes only while
 // one thread runs a step.
 #pragma once
@@ -54,7 +54,7 @@ class Faults;
 class Cable;
 
 // The limits QUERY_FUNC reports (§4.6.2) and the model enforces.
-struct Limits {
+struct ModelLimits {
     std::uint64_t max_mr_size = std::uint64_t{1} << 39;
     std::uint32_t max_qp = 1024;        // excludes QP1
     std::uint16_t max_qp_wr = 4096;     // WQEs per SQ/RQ
@@ -74,7 +74,7 @@ struct Limits {
 // asks the host for, and the most of each kind it takes. BACKING_STORE_CFG is checked
 // against these; the RoCE objects of a kind then fit in what CFG gave it.
 struct BackingStoreCaps {
-    std::uint32_t qp_max_entries = 1024 + 64 + 1;  // Limits::max_qp, the L2 QPs and QP1
+    std::uint32_t qp_max_entries = 1024 + 64 + 1;  // ModelLimits::max_qp, the L2 QPs and QP1
     std::uint16_t qp_min_qp1_entries = 1;
     std::uint16_t qp_max_l2_entries = 64;
     std::uint16_t qp_entry_size = 832;
@@ -95,16 +95,16 @@ struct BackingStoreCaps {
     std::uint32_t tim_max_entries = 1024 + 64 + 1;
 };
 
-struct Options {
+struct ModelOptions {
     std::array<std::uint8_t, 6> mac{0x02, 0x00, 0x00, 0x00, 0x00, 0x01};  // FUNC_QCAPS/QCFG mac_address
     // An IP address of the port besides its GIDs', as the L2 network interface sharing
     // the port holds one: "192.0.2.1", "fe80::1" (numeric). The port answers ARP (IPv4) or
     // neighbour solicitations (IPv6) for it, and resolve asks from it where no GID of the
     // family is there. Empty (the default): the port has the addresses of its GIDs only.
-    // Nic's constructor throws std::invalid_argument where it is not an address.
+    // Model's constructor throws std::invalid_argument where it is not an address.
     std::string address;
     unsigned msix_vectors = 16;
-    Limits limits{};
+    ModelLimits limits{};
     BackingStoreCaps backing_store{};
     std::uint16_t port_mtu = 9000;       // FUNC_QCFG admin_mtu
     std::uint8_t cos_queues = 8;         // QUEUE_QPORTCFG max_configurable_queues
@@ -118,7 +118,7 @@ struct Options {
     // carry HW_REQUESTER_RETX_SUPPORTED, and must not otherwise.
     bool hw_retransmission = false;
     // Time for the model's timers; must outlive the Nic. nullptr: a SteadyClock of its own.
-    const Clock* clock = nullptr;
+    const ModelClock* clock = nullptr;
     // RC flow control: packets a QP sends beyond the last acknowledged one.
     std::uint32_t window_packets = 256;
     // The requester asks for an acknowledgement at least every this many packets, and the
@@ -154,12 +154,12 @@ struct RxCounters {
     std::uint64_t wrong_pkey = 0;         // P_Key not the QP's
 };
 
-class Nic final : public rig::sim::Device {
+class Model final : public rig::sim::Device {
 public:
-    explicit Nic(Options options = {});
-    ~Nic() override;  // stops the worker; unplugs its cable
-    Nic(const Nic&) = delete;
-    Nic& operator=(const Nic&) = delete;
+    explicit Model(ModelOptions options = {});
+    ~Model() override;  // stops the worker; unplugs its cable
+    Model(const Model&) = delete;
+    Model& operator=(const Model&) = delete;
 
     // rig::sim::Device (device.hpp). identity: vendor 0x14E4, device 0x1750, class
     // 0x020000, BAR0 64 KiB, BAR2 128 KiB, BAR4 16 KiB (all 64-bit), MSI-X vectors.
@@ -188,7 +188,7 @@ public:
     // Steps until step returns false or `max_steps` ran; returns the steps taken.
     std::size_t settle(std::size_t max_steps = 1'000'000);
 
-    const Options& options() const;
+    const ModelOptions& options() const;
 
     // The counts of what the port received (RxCounters). Thread-safe; waits for the step
     // that runs, if one does.
@@ -198,7 +198,7 @@ public:
     // the port asks it for a RoCE driver before it connects a QP: an ARP request (RFC 826)
     // for an IPv4-mapped GID, else a neighbour solicitation (RFC 4861 §7.2.2) to the
     // target's solicited-node multicast address, sent on the port's cable three times
-    // within `timeout` (on Options::clock, as the model's timers: a ManualClock must be
+    // within `timeout` (on ModelOptions::clock, as the model's timers: a ManualClock must be
     // moved for the timeout to pass) until the answer arrives. The port's own address gives its own MAC
     // at once. Error naming the address where no answer came within `timeout`, or where
     // the port is on no cable. The model must run (start) or be stepped by another thread
