@@ -40,7 +40,7 @@ private:
     void remove_hole(std::map<std::int64_t, std::int64_t>::iterator hole);
 
     std::mutex lock_;
-    std::map<std::int64_t, std::int64_t> by_address_;     // hole start -> bytes
+    std::map<std::int64_t, std::int64_t> by_address_;          // hole start -> bytes
     std::set<std::pair<std::int64_t, std::int64_t>> by_size_;  // (bytes, start)
 };
 

@@ -97,11 +97,9 @@ struct Link {
         std::array<bnxt::Completion, 64> out;
         for (int round = 0; round < 4; ++round) {
             clock->pause();
-            while (cqa.poll(out) != 0 || cqb.poll(out) != 0) {
-            }
+            while (cqa.poll(out) != 0 || cqb.poll(out) != 0) {}
         }
-        while (qb.post(bnxt::Recv{.region = &rb, .bytes = 64, .id = id++})) {
-        }
+        while (qb.post(bnxt::Recv{.region = &rb, .bytes = 64, .id = id++})) {}
         clock->pause();
     }
 };

@@ -156,9 +156,11 @@ void transfer_rows(benchmark::State& state, Path path, Transfer&& transfer, Rig&
     count(state, bytes, process_cpu_seconds() - cpu);
     const Ceiling c = ceiling(path, {&rig.pair->one, &rig.pair->two});
     state.counters["ceiling_bytes_per_second"] = c.bytes_per_second.value_or(0);
-    const double rate = seconds > 0 ? static_cast<double>(state.iterations()) * static_cast<double>(bytes) / seconds : 0;
+    const double rate =
+        seconds > 0 ? static_cast<double>(state.iterations()) * static_cast<double>(bytes) / seconds : 0;
     if (c.bytes_per_second && rate > *c.bytes_per_second) {
-        state.SkipWithError(("impossible: " + throughput(rate) + " is above the links' ceiling (" + c.why + ")").c_str());
+        state.SkipWithError(
+            ("impossible: " + throughput(rate) + " is above the links' ceiling (" + c.why + ")").c_str());
         return;
     }
     auto sums = checksums(*rig.pair, *rig.buffers, bytes);
@@ -170,7 +172,8 @@ void p2p_send(benchmark::State& state) {
     transfer_rows(state, Path::P2p, [](Rig& rig, std::uint64_t bytes) { return rig.send->run(bytes); });
 }
 void p2p_send_udp(benchmark::State& state) {
-    transfer_rows(state, Path::P2p, [](Rig& rig, std::uint64_t bytes) { return rig.send->run(bytes); }, udp_machines());
+    transfer_rows(
+        state, Path::P2p, [](Rig& rig, std::uint64_t bytes) { return rig.send->run(bytes); }, udp_machines());
 }
 void p2p_read(benchmark::State& state) {
     transfer_rows(state, Path::P2p, [](Rig& rig, std::uint64_t bytes) { return rig.read->run(bytes); });
@@ -318,14 +321,16 @@ void udp_row(benchmark::State& state) {
                 msgs[k].msg_hdr.msg_iov = &iov[k];
                 msgs[k].msg_hdr.msg_iovlen = 1;
             }
-            const int r = ::recvmmsg(udp.to, msgs.data(), static_cast<unsigned>(std::min(batch, end - i)), MSG_WAITFORONE, nullptr);
+            const int r = ::recvmmsg(udp.to, msgs.data(), static_cast<unsigned>(std::min(batch, end - i)),
+                                     MSG_WAITFORONE, nullptr);
             if (r <= 0) {
                 failed = true;
                 break;
             }
             for (int k = 0; k < r; ++k, ++i) {
                 const std::size_t at = (i % per_iteration) * payload;
-                std::memcpy(&to[at], &frames[static_cast<std::size_t>(k) * frame + 66], msgs[static_cast<std::size_t>(k)].msg_len - 66);
+                std::memcpy(&to[at], &frames[static_cast<std::size_t>(k) * frame + 66],
+                            msgs[static_cast<std::size_t>(k)].msg_len - 66);
             }
             received.store(i, std::memory_order_release);
         }
@@ -359,7 +364,12 @@ void apply_sizes(benchmark::internal::Benchmark* b) {
 }
 
 BENCHMARK(p2p_send)->Name("p2p/send")->Apply(apply_sizes);
-BENCHMARK(p2p_send_udp)->Name("p2p/send-udp")->Arg(1 * MiB)->Arg(16 * MiB)->UseRealTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK(p2p_send_udp)
+    ->Name("p2p/send-udp")
+    ->Arg(1 * MiB)
+    ->Arg(16 * MiB)
+    ->UseRealTime()
+    ->Unit(benchmark::kMicrosecond);
 BENCHMARK(udp_row)->Name("udp")->Arg(1 * MiB)->Arg(16 * MiB)->UseRealTime()->Unit(benchmark::kMicrosecond);
 BENCHMARK(p2p_read)->Name("p2p/read")->Apply(apply_sizes);
 BENCHMARK(bounce_send)->Name("bounce/send")->Apply(apply_sizes);

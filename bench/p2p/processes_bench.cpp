@@ -41,7 +41,8 @@ class Child {
 public:
     explicit Child(std::vector<std::string> args) {
         std::array<int, 2> out_pipe{}, err_pipe{};
-        if (::pipe2(out_pipe.data(), O_CLOEXEC) != 0 || ::pipe2(err_pipe.data(), O_CLOEXEC) != 0) throw std::runtime_error("pipe");
+        if (::pipe2(out_pipe.data(), O_CLOEXEC) != 0 || ::pipe2(err_pipe.data(), O_CLOEXEC) != 0)
+            throw std::runtime_error("pipe");
         posix_spawn_file_actions_t actions;
         posix_spawn_file_actions_init(&actions);
         posix_spawn_file_actions_adddup2(&actions, out_pipe[1], 1);
@@ -75,7 +76,8 @@ public:
         char c = 0;
         while (text.empty() || text.back() != '\n') {
             pollfd p{err_, POLLIN, 0};
-            if (::poll(&p, 1, 10'000) <= 0 || ::read(err_, &c, 1) != 1) throw std::runtime_error("p2p_copy printed no line");
+            if (::poll(&p, 1, 10'000) <= 0 || ::read(err_, &c, 1) != 1)
+                throw std::runtime_error("p2p_copy printed no line");
             text += c;
         }
         text.pop_back();
@@ -86,7 +88,8 @@ public:
         for (int fd : {out_, err_}) {
             char buffer[4096];
             ssize_t n = 0;
-            while ((n = ::read(fd, buffer, sizeof buffer)) > 0) (fd == out_ ? out : err).append(buffer, static_cast<std::size_t>(n));
+            while ((n = ::read(fd, buffer, sizeof buffer)) > 0)
+                (fd == out_ ? out : err).append(buffer, static_cast<std::size_t>(n));
         }
         int status = 0;
         ::waitpid(pid_, &status, 0);
@@ -105,7 +108,8 @@ double p2p_seconds(const std::string& json, const char* side) {
     const auto object = nlohmann::json::parse(json);
     const auto& path = object.at("paths").at(0);
     if (path.at("path") != "p2p" || !path.at("verified").get<bool>())
-        throw std::runtime_error(std::string(side) + ": the p2p path was not verified: " + path.at("reason").get<std::string>());
+        throw std::runtime_error(std::string(side) +
+                                 ": the p2p path was not verified: " + path.at("reason").get<std::string>());
     return path.at("seconds").get<double>();
 }
 
@@ -126,8 +130,8 @@ void p2p_send_processes(benchmark::State& state) {
             Child sender(connect);
             const int sent = sender.wait(), received = receiver.wait();
             if (sent != 0 || received != 0)
-                throw std::runtime_error("exit status " + std::to_string(sent) + " and " + std::to_string(received) + ": " +
-                                         sender.err + receiver.err);
+                throw std::runtime_error("exit status " + std::to_string(sent) + " and " + std::to_string(received) +
+                                         ": " + sender.err + receiver.err);
             const double seconds = p2p_seconds(sender.out, "the sender");
             (void)p2p_seconds(receiver.out, "the receiver");
             state.SetIterationTime(seconds);

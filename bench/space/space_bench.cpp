@@ -119,8 +119,8 @@ void alloc_free(benchmark::State& state, std::int64_t size, std::int64_t free_ra
 
 constexpr int churn_steps = 1024;
 constexpr std::size_t churn_slots = 64;
-constexpr std::array<std::int64_t, 8> churn_sizes{4 * KiB,   16 * KiB, 64 * KiB, 256 * KiB,
-                                                  1 * MiB,   2 * MiB,  8 * MiB,  64 * MiB};
+constexpr std::array<std::int64_t, 8> churn_sizes{4 * KiB, 16 * KiB, 64 * KiB, 256 * KiB,
+                                                  1 * MiB, 2 * MiB,  8 * MiB,  64 * MiB};
 
 struct ChurnStep {
     std::size_t slot;

@@ -62,9 +62,9 @@ Topology machine_of(unsigned endpoints) {
     for (unsigned s = 0; s < switches; ++s) {
         // Switch s below root port s / 4 of host bridge s % 4; 6 bus numbers each.
         const unsigned port = s / host_bridges;
-        const auto rp = t.add(hosts[s % host_bridges], Spec::root_port(static_cast<std::uint8_t>(1 + port / 8),
-                                                                        static_cast<std::uint8_t>(port % 8), 0x8086,
-                                                                        0x352a, 0x001d));
+        const auto rp = t.add(hosts[s % host_bridges],
+                              Spec::root_port(static_cast<std::uint8_t>(1 + port / 8),
+                                              static_cast<std::uint8_t>(port % 8), 0x8086, 0x352a, 0x001d));
         const auto usp = t.add(rp, Spec::upstream_port(0x1000, 0xc030));
         for (std::uint8_t d = 0; d < 4; ++d) {
             const auto dsp = t.add(usp, Spec::downstream_port(d, 0x1000, 0xc030, 0x001d));
@@ -99,8 +99,8 @@ const Written& written(unsigned endpoints) {
     static std::map<unsigned, std::unique_ptr<Written>> trees;
     auto& slot = trees[endpoints];
     if (slot) return *slot;
-    const fs::path root = fs::temp_directory_path() / ("rig-bench-topology-" + std::to_string(endpoints) + "-" +
-                                                       std::to_string(::getpid()));
+    const fs::path root = fs::temp_directory_path() /
+                          ("rig-bench-topology-" + std::to_string(endpoints) + "-" + std::to_string(::getpid()));
     if (auto r = rig::sim::write_sysfs(machine_of(endpoints), root); !r) throw std::runtime_error(r.error());
     auto m = rig::pci::Machine::at(root);
     std::vector<std::string> list;
@@ -108,8 +108,8 @@ const Written& written(unsigned endpoints) {
     if (!ids) throw std::runtime_error(ids.error());
     for (const auto& id : *ids)
         if (rig::pci::kind_of(id) != rig::pci::Kind::Bridge) list.push_back(id.bus);
-    if (list.size() != endpoints) throw std::logic_error("bench_topology: the generator made " +
-                                                         std::to_string(list.size()) + " endpoints");
+    if (list.size() != endpoints)
+        throw std::logic_error("bench_topology: the generator made " + std::to_string(list.size()) + " endpoints");
     slot.reset(new Written{root, m, std::move(list)});  // in place: a moved-from copy would remove the tree
     return *slot;
 }
@@ -141,8 +141,9 @@ void routes_read(benchmark::State& state) {
         auto routes = rig::pci::Routes::read(w.machine);
         benchmark::DoNotOptimize(routes);
     }
-    state.counters["per_endpoint"] = benchmark::Counter(
-        static_cast<double>(w.endpoints.size()), benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
+    state.counters["per_endpoint"] =
+        benchmark::Counter(static_cast<double>(w.endpoints.size()),
+                           benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
 }
 
 void routes_cell(benchmark::State& state) {

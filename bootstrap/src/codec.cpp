@@ -117,10 +117,10 @@ private:
 };
 
 // Assigns the field or returns its Error from the decoder it appears in.
-#define RIG_TAKE(target, expression)                                      \
-    do {                                                                  \
-        auto taken_ = (expression);                                       \
-        if (!taken_) return std::unexpected(std::move(taken_).error());   \
+#define RIG_TAKE(target, expression)                                              \
+    do {                                                                          \
+        auto taken_ = (expression);                                               \
+        if (!taken_) return std::unexpected(std::move(taken_).error());           \
         target = static_cast<std::remove_reference_t<decltype(target)>>(*taken_); \
     } while (false)
 
@@ -144,7 +144,8 @@ Result<bnxt::Mac> mac_of(const Fields& f, std::string_view name) {
         const char* at = text->data() + 3 * i;
         if (i < 5 && at[2] != ':') return f.wrong(name, *text, "not a MAC address like \"02:00:00:00:00:01\"");
         const auto [end, ec] = std::from_chars(at, at + 2, mac[i], 16);
-        if (ec != std::errc{} || end != at + 2) return f.wrong(name, *text, "not a MAC address like \"02:00:00:00:00:01\"");
+        if (ec != std::errc{} || end != at + 2)
+            return f.wrong(name, *text, "not a MAC address like \"02:00:00:00:00:01\"");
     }
     if (!shaped) return f.wrong(name, *text, "not a MAC address like \"02:00:00:00:00:01\"");
     return mac;
@@ -246,20 +247,19 @@ struct Decoder {
     Result<Message> (*decode)(const Fields&);
 };
 constexpr Decoder decoders[] = {
-    {"hello", hello},         {"queue_pair", queue_pair},      {"path", path_open},
-    {"ready", ready},         {"staged", count<Staged>},       {"consumed", count<Consumed>},
-    {"outcome", outcome},     {"error", failure},
+    {"hello", hello},          {"queue_pair", queue_pair},    {"path", path_open},  {"ready", ready},
+    {"staged", count<Staged>}, {"consumed", count<Consumed>}, {"outcome", outcome}, {"error", failure},
 };
 
 json encode_json(const Hello& m) {
     json out = {{"type", "hello"},
-            {"role", to_string(m.role)},
-            {"job",
-             {{"size", m.job.size},
-              {"chunk", m.job.chunk},
-              {"depth", m.job.depth},
-              {"mode", to_string(m.job.mode)},
-              {"choice", to_string(m.job.choice)}}}};
+                {"role", to_string(m.role)},
+                {"job",
+                 {{"size", m.job.size},
+                  {"chunk", m.job.chunk},
+                  {"depth", m.job.depth},
+                  {"mode", to_string(m.job.mode)},
+                  {"choice", to_string(m.job.choice)}}}};
     if (m.cable_port) out["cable_port"] = *m.cable_port;
     return out;
 }
@@ -284,9 +284,7 @@ json encode_json(const PathOpen& m) {
             {"regions", std::move(regions)}};
 }
 json encode_json(const Ready& m) { return {{"type", "ready"}, {"path", to_string(m.path)}}; }
-json encode_json(const Staged& m) {
-    return {{"type", "staged"}, {"path", to_string(m.path)}, {"chunks", m.chunks}};
-}
+json encode_json(const Staged& m) { return {{"type", "staged"}, {"path", to_string(m.path)}, {"chunks", m.chunks}}; }
 json encode_json(const Consumed& m) {
     return {{"type", "consumed"}, {"path", to_string(m.path)}, {"chunks", m.chunks}};
 }

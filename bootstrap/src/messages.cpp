@@ -5,8 +5,8 @@
 namespace rig::bootstrap {
 
 const char* type_name(const Message& message) {
-    static constexpr const char* names[] = {"hello",    "queue_pair", "path",    "ready",
-                                            "staged",   "consumed",   "outcome", "error"};
+    static constexpr const char* names[] = {"hello",  "queue_pair", "path",    "ready",
+                                            "staged", "consumed",   "outcome", "error"};
     static_assert(std::size(names) == std::variant_size_v<Message>);
     return names[message.index()];
 }

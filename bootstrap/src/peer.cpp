@@ -72,7 +72,8 @@ Result<std::optional<Message>> Peer::poll(Timeout wait) {
 }
 
 Result<Message> Peer::receive_as(const char* expected) {
-    if (stream_.closed()) return refused(expected ? "no \"" + std::string(expected) + "\"" : std::string("no next message"));
+    if (stream_.closed())
+        return refused(expected ? "no \"" + std::string(expected) + "\"" : std::string("no next message"));
     auto m = read_message(expected);
     if (!m) return broken(std::move(m).error());
     return m;
@@ -81,13 +82,14 @@ Result<Message> Peer::receive_as(const char* expected) {
 Result<Message> Peer::read_message(const char* expected) {
     const std::string what = expected ? "\"" + std::string(expected) + "\"" : std::string("the next message");
     std::array<std::byte, frame_header_bytes> header;
-    if (auto r = stream_.read(header, timeout_, "the header of " + what); !r) return std::unexpected(std::move(r).error());
+    if (auto r = stream_.read(header, timeout_, "the header of " + what); !r)
+        return std::unexpected(std::move(r).error());
     if (std::memcmp(header.data(), frame_magic.data(), frame_magic.size()) != 0)
-        return fail(address(), ": does not speak rig's bootstrap protocol: a message starts with ", text::hex(be32(header.data()), 8),
-                    ", not ", text::hex(magic_value, 8), " (\"RIGB\")");
+        return fail(address(), ": does not speak rig's bootstrap protocol: a message starts with ",
+                    text::hex(be32(header.data()), 8), ", not ", text::hex(magic_value, 8), " (\"RIGB\")");
     if (const auto version = be32(header.data() + 4); version != protocol_version)
-        return fail(address(), ": speaks rig's bootstrap protocol version ", std::to_string(version), "; this side speaks version ",
-                    std::to_string(protocol_version));
+        return fail(address(), ": speaks rig's bootstrap protocol version ", std::to_string(version),
+                    "; this side speaks version ", std::to_string(protocol_version));
     const std::uint32_t bytes = be32(header.data() + 8);
     if (bytes > max_message_bytes)
         return fail(address(), ": announced a message of ", std::to_string(bytes), " bytes; the limit is ",

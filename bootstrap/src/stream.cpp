@@ -217,8 +217,8 @@ Result<void> Stream::write(std::span<const std::byte> bytes, Timeout timeout, st
         const int ready = wait_for(fd_, POLLOUT, deadline);
         if (ready < 0) return fail(peer_, ": writing ", what, ": poll: ", error_text(errno));
         if (ready == 0)
-            return fail(peer_, ": only ", std::to_string(done), " of the ", std::to_string(bytes.size()), " bytes of ", what,
-                        " were taken within ", text::duration(timeout));
+            return fail(peer_, ": only ", std::to_string(done), " of the ", std::to_string(bytes.size()), " bytes of ",
+                        what, " were taken within ", text::duration(timeout));
     }
     return {};
 }
@@ -244,8 +244,8 @@ Result<void> Stream::read(std::span<std::byte> out, Timeout timeout, std::string
         if (ready < 0) return fail(peer_, ": reading ", what, ": poll: ", error_text(errno));
         if (ready == 0) {
             if (done == 0) return fail(peer_, ": ", what, " did not arrive within ", text::duration(timeout));
-            return fail(peer_, ": only ", std::to_string(done), " of the ", std::to_string(out.size()), " bytes of ", what,
-                        " arrived within ", text::duration(timeout));
+            return fail(peer_, ": only ", std::to_string(done), " of the ", std::to_string(out.size()), " bytes of ",
+                        what, " arrived within ", text::duration(timeout));
         }
     }
     return {};
@@ -293,7 +293,8 @@ Result<Listener> Listener::listen(const Address& at) {
         Listener listener(fd, 0, "");
         const int one = 1, zero = 0;
         (void)::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-        if (a->ai_family == AF_INET6 && at.host.empty()) (void)::setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof zero);
+        if (a->ai_family == AF_INET6 && at.host.empty())
+            (void)::setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof zero);
         if (::bind(fd, a->ai_addr, a->ai_addrlen) != 0) {
             last = "bind: " + error_text(errno);
             continue;
@@ -309,7 +310,8 @@ Result<Listener> Listener::listen(const Address& at) {
             continue;
         }
         listener.address_ = format(bound);
-        listener.port_ = static_cast<std::uint16_t>(std::stoul(listener.address_.substr(listener.address_.rfind(':') + 1)));
+        listener.port_ =
+            static_cast<std::uint16_t>(std::stoul(listener.address_.substr(listener.address_.rfind(':') + 1)));
         return listener;
     }
     return fail(to_string(at), ": cannot listen: ", last);

@@ -11,8 +11,8 @@ Ceiling ceiling(Path path, const std::vector<const Side*>& sides) {
     Ceiling c;
     std::optional<double> lowest;
     for (const Side* side : sides) {
-        const rig::pci::Route r = path == Path::P2p ? side->route()
-                                                    : side->machine().host_bridge_route(side->gpu_bus, side->nic_bus);
+        const rig::pci::Route r =
+            path == Path::P2p ? side->route() : side->machine().host_bridge_route(side->gpu_bus, side->nic_bus);
         if (r.links.empty()) continue;  // functions on a root bus: no link to bound them
         if (!r.bottleneck) {
             c.why = side->name + ": a link's status is unread, so the ceiling is unknown";

@@ -25,7 +25,7 @@ namespace p2p_copy {
 
 struct Ceiling {
     std::optional<double> bytes_per_second;  // nullopt: a link on the way is unread
-    std::string why;  // "machine 1: Gen4 x16 0000:03:00.0 - 0000:02:08.0, 31.51 GB/s"
+    std::string why;                         // "machine 1: Gen4 x16 0000:03:00.0 - 0000:02:08.0, 31.51 GB/s"
 };
 
 // The ceiling of `path` over `sides` (one side for a process of two, both in-process).

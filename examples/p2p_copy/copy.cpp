@@ -31,7 +31,9 @@ Outcome run(const Job& job, Path path, std::string reason, Transfer&& transfer) 
     Outcome o = Outcome::refused(path, std::move(reason));
     o.ran = true;
     const std::uint64_t size = job.options.size;
-    if (auto r = job.pair.two.gpu->fill(job.buffers.destination, 0, size, poison_seed + static_cast<std::uint64_t>(path)); !r) {
+    if (auto r =
+            job.pair.two.gpu->fill(job.buffers.destination, 0, size, poison_seed + static_cast<std::uint64_t>(path));
+        !r) {
         o.reason += "; failed: " + job.pair.two.name + ": " + r.error();
         return o;
     }
@@ -52,8 +54,8 @@ Outcome run(const Job& job, Path path, std::string reason, Transfer&& transfer) 
     }
     o.verified = sums->equal();
     if (!o.verified)
-        o.reason += "; the destination's checksum " + rig::text::hex(sums->destination, 16) + " differs from the source's " +
-                    rig::text::hex(sums->source, 16);
+        o.reason += "; the destination's checksum " + rig::text::hex(sums->destination, 16) +
+                    " differs from the source's " + rig::text::hex(sums->source, 16);
     return o;
 }
 
@@ -63,8 +65,9 @@ Outcome p2p(const Job& job, const Forwarding& bus) {
     if (!bus.both) return Outcome::refused(Path::P2p, bus.reason);
     auto path = PeerToPeer::open(job.pair, job.link, job.buffers, job.options.mode, job.options.pipeline);
     if (!path) return Outcome::refused(Path::P2p, bus.reason + "; but " + path.error());
-    const char* how = job.options.mode == Mode::Read ? "machine 2 reads machine 1's GPU region (RDMA READ); "
-                                                     : "machine 1 sends from its GPU region into receives in machine 2's; ";
+    const char* how = job.options.mode == Mode::Read
+                          ? "machine 2 reads machine 1's GPU region (RDMA READ); "
+                          : "machine 1 sends from its GPU region into receives in machine 2's; ";
     return run(job, Path::P2p, how + bus.reason, [&](const Progress& p) { return path->run(job.options.size, p); });
 }
 
@@ -95,7 +98,8 @@ rig::Result<Report> copy(Pair& pair, const Options& asked, const ProgressFor& pr
     if (const auto mtu = link->qp[0]->path_mtu()) report.path_mtu = rig::bnxt::bytes(*mtu);
     auto buffers = Buffers::allocate(pair, options.size);
     if (!buffers) return std::unexpected(std::move(buffers).error());
-    if (auto r = pair.one.gpu->fill(buffers->source, options.seed); !r) return rig::fail(pair.one.name, ": ", r.error());
+    if (auto r = pair.one.gpu->fill(buffers->source, options.seed); !r)
+        return rig::fail(pair.one.name, ": ", r.error());
     const Job job{pair, *link, *buffers, options, progress, done};
     const Forwarding bus = forwarding(pair);
     switch (options.choice) {
@@ -111,7 +115,8 @@ rig::Result<Report> copy(Pair& pair, const Options& asked, const ProgressFor& pr
             first.reason = "auto chose p2p: " + first.reason;
             report.paths.push_back(std::move(first));
         } else {
-            report.paths.push_back(bounce(job, "auto chose bounce, since p2p cannot run: " + first.reason + "; " + bounce_way));
+            report.paths.push_back(
+                bounce(job, "auto chose bounce, since p2p cannot run: " + first.reason + "; " + bounce_way));
         }
         break;
     }

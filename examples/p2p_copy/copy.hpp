@@ -26,8 +26,8 @@ enum class Choice { Both, Auto, P2p, Bounce };
 struct Options {
     std::uint64_t size = std::uint64_t{256} << 20;  // bytes
     Choice choice = Choice::Both;
-    Mode mode = Mode::SendRecv;  // of both paths' NIC-to-NIC step (--pull: Mode::Read)
-    Pipeline pipeline;  // cut to `size` where it is longer (a chunk at most `size`, in pages)
+    Mode mode = Mode::SendRecv;        // of both paths' NIC-to-NIC step (--pull: Mode::Read)
+    Pipeline pipeline;                 // cut to `size` where it is longer (a chunk at most `size`, in pages)
     std::uint64_t seed = 0x5eed'0001;  // of the source's fill pattern
     // --mtu: the queue pairs' path MTU at most this (rig::bnxt::Path::mtu); nullopt: the ports'.
     std::optional<rig::bnxt::Mtu> mtu;

@@ -56,7 +56,8 @@ rig::Result<std::unique_ptr<Pair>> open_pair(const Layout& layout, std::uint64_t
     return open_pair(layout, gpu_config(gpu_memory_bytes), cabling);
 }
 
-rig::Result<std::unique_ptr<Pair>> open_pair(const Layout& layout, const rig::gpu::sim::ModelConfig& gpu, Cabling cabling) {
+rig::Result<std::unique_ptr<Pair>> open_pair(const Layout& layout, const rig::gpu::sim::ModelConfig& gpu,
+                                             Cabling cabling) {
     auto pair = std::make_unique<Pair>();
     pair->topology = layout.name;
     if (auto r = rig::sim::build(pair->one, layout, gpu, 1); !r) return std::unexpected(std::move(r).error());

@@ -55,16 +55,18 @@ std::optional<std::uint64_t> parse_size(std::string_view s) {
     if (error != std::errc() || end == s.data()) return std::nullopt;
     std::string suffix(end, s.data() + s.size());
     for (char& c : suffix) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-    static const std::map<std::string, unsigned> shifts{{"", 0},    {"B", 0},   {"K", 10},   {"KB", 10}, {"KIB", 10},
-                                                        {"M", 20},  {"MB", 20}, {"MIB", 20}, {"G", 30},  {"GB", 30},
-                                                        {"GIB", 30}};
+    static const std::map<std::string, unsigned> shifts{{"", 0},     {"B", 0},   {"K", 10},  {"KB", 10},
+                                                        {"KIB", 10}, {"M", 20},  {"MB", 20}, {"MIB", 20},
+                                                        {"G", 30},   {"GB", 30}, {"GIB", 30}};
     const auto shift = shifts.find(suffix);
     if (shift == shifts.end() || value == 0 || value > (std::uint64_t{1} << 40) >> shift->second) return std::nullopt;
     return value << shift->second;
 }
 
 // The GPU's memory: a power of two that holds the buffer, at least 64 MiB.
-std::uint64_t gpu_memory_for(std::uint64_t size) { return std::bit_ceil(std::max<std::uint64_t>(size, std::uint64_t{64} << 20)); }
+std::uint64_t gpu_memory_for(std::uint64_t size) {
+    return std::bit_ceil(std::max<std::uint64_t>(size, std::uint64_t{64} << 20));
+}
 
 // A "Key: N kB" line of a /proc file, in bytes; nullopt where the file has none.
 std::optional<std::uint64_t> proc_kib(const char* file, const std::string& wanted) {
@@ -93,7 +95,8 @@ std::optional<Available> available_memory() {
     if (::getrlimit(RLIMIT_AS, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY) {
         const std::uint64_t mapped = proc_kib("/proc/self/status", "VmSize:").value_or(0);
         const std::uint64_t cap = limit.rlim_cur > mapped ? limit.rlim_cur - mapped : 0;
-        if (!a || cap < a->bytes) a = Available{cap, "this process's address-space limit (RLIMIT_AS, ulimit -v) leaves"};
+        if (!a || cap < a->bytes)
+            a = Available{cap, "this process's address-space limit (RLIMIT_AS, ulimit -v) leaves"};
     }
     return a;
 }
@@ -162,22 +165,24 @@ rig::Result<std::pair<std::string, std::string>> paired_nic(const std::string& d
     if (!at) return rig::fail(dir, ": --gpu ", *bus, ": no such function in the snapshot");
     const auto pairs = rig::pci::pair_nics(*routes);
     if (!pairs) return rig::fail(dir, ": ", pairs.error());
-    const auto pair = std::find_if(pairs->begin(), pairs->end(), [&](const rig::pci::Pairing& p) { return p.gpu == *bus; });
+    const auto pair =
+        std::find_if(pairs->begin(), pairs->end(), [&](const rig::pci::Pairing& p) { return p.gpu == *bus; });
     // Not a GPU by its class: its own ranking's first.
     const auto ranked = pair != pairs->end() ? pair->ranked : rig::pci::rank_nics(*routes, *at);
-    if (ranked.empty()) return rig::fail(dir, ": no NIC in the snapshot to pair with ", *bus, "; name one with --nic BUS");
+    if (ranked.empty())
+        return rig::fail(dir, ": no NIC in the snapshot to pair with ", *bus, "; name one with --nic BUS");
     const std::string nic = pair != pairs->end() && pair->nic ? *pair->nic : ranked.front().nic;
-    const auto chosen = std::find_if(ranked.begin(), ranked.end(), [&](const rig::pci::RankedNic& n) { return n.nic == nic; });
+    const auto chosen =
+        std::find_if(ranked.begin(), ranked.end(), [&](const rig::pci::RankedNic& n) { return n.nic == nic; });
     std::string why = fmt::format("--nic {}: the NIC rig pairs with {} ({}", nic, *bus, chosen->why);
     if (pair != pairs->end() && pair->why != "its first") why += "; " + pair->why;
-    if (ranked.size() > 1)
-        why += fmt::format("; of {} NICs, rig topo --root {} ranks them", ranked.size(), dir);
+    if (ranked.size() > 1) why += fmt::format("; of {} NICs, rig topo --root {} ranks them", ranked.size(), dir);
     return std::pair{nic, why + ")"};
 }
 
-int run_apart(const Layout& layout, std::uint64_t gpu_memory_bytes, const std::string& listen, const std::string& connect,
-              std::optional<std::uint16_t> local_port, const Options& options, const std::string& pcap, double loss,
-              bool as_json) {
+int run_apart(const Layout& layout, std::uint64_t gpu_memory_bytes, const std::string& listen,
+              const std::string& connect, std::optional<std::uint16_t> local_port, const Options& options,
+              const std::string& pcap, double loss, bool as_json) {
     using namespace rig::bootstrap;
     const Role role = listen.empty() ? Role::Sender : Role::Receiver;
     auto address = parse_address(role == Role::Receiver ? listen : connect);
@@ -197,8 +202,8 @@ int run_apart(const Layout& layout, std::uint64_t gpu_memory_bytes, const std::s
             std::cerr << "p2p_copy: " << listener.error() << "\n";
             return 1;
         }
-        std::cerr << "p2p_copy: machine 2, the receiver, listens on " << listener->address() << " for one sender (p2p_copy --connect HOST:"
-                  << listener->port() << ")" << std::endl;
+        std::cerr << "p2p_copy: machine 2, the receiver, listens on " << listener->address()
+                  << " for one sender (p2p_copy --connect HOST:" << listener->port() << ")" << std::endl;
         auto accepted = listener->accept(wait_for_sender);
         if (!accepted) {
             std::cerr << "p2p_copy: " << accepted.error() << "\n";
@@ -219,7 +224,8 @@ int run_apart(const Layout& layout, std::uint64_t gpu_memory_bytes, const std::s
         }
     }
     const std::uint8_t index = role == Role::Sender ? 1 : 2;
-    std::cerr << "p2p_copy: machine " << int{index} << ", the " << to_string(role) << ", connected with " << stream->peer() << std::endl;
+    std::cerr << "p2p_copy: machine " << int{index} << ", the " << to_string(role) << ", connected with "
+              << stream->peer() << std::endl;
     auto local = open_local(layout, gpu_memory_bytes, index, with_port(stream->local(), *local_port));
     if (!local) {
         std::cerr << "p2p_copy: " << local.error() << "\n";
@@ -235,9 +241,10 @@ int run_apart(const Layout& layout, std::uint64_t gpu_memory_bytes, const std::s
     if (loss > 0) lose(sent, loss, index);
     Peer peer(std::move(*stream), wait_for_message);
     std::optional<ProgressLine> line;
-    auto report = run_side(**local, peer, role, options, {}, progress_lines(line, options.size, as_json), [&](p2p_copy::Path) {
-        if (line) line->finish();
-    });
+    auto report =
+        run_side(**local, peer, role, options, {}, progress_lines(line, options.size, as_json), [&](p2p_copy::Path) {
+            if (line) line->finish();
+        });
     if (!report) {
         std::cerr << "p2p_copy: " << report.error() << "\n";
         return 1;
@@ -245,18 +252,22 @@ int run_apart(const Layout& layout, std::uint64_t gpu_memory_bytes, const std::s
     // This process knows its own machine's links only: the ceiling is its side's.
     for (p2p_copy::Outcome& o : report->paths) p2p_copy::judge(o, p2p_copy::ceiling(o.path, {&(*local)->side}));
     if (loss > 0 && !as_json) say_lost(sent, loss);
-    if (as_json) std::cout << json(*report).dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) << "\n";
+    if (as_json)
+        std::cout << json(*report).dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) << "\n";
     else std::cout << table(*report);
     return exit_status(*report, options.choice);
 }
 
 int run(int argc, char** argv) {
-    CLI::App app{"Moves a buffer from GPU memory on one simulated machine into GPU memory on another, "
-                 "peer-to-peer and through host memory, and verifies it."};
+    CLI::App app{
+        "Moves a buffer from GPU memory on one simulated machine into GPU memory on another, "
+        "peer-to-peer and through host memory, and verifies it."};
     std::string size_text = "256M", path = "both", topology = "switch", gpu, nic;
     bool pull = false, as_json = false;
     app.add_option("--size", size_text, "bytes to move, with K, M or G (binary) suffixes")->capture_default_str();
-    app.add_option("--path", path, "which paths: both, auto (p2p where the bus forwards and the NICs take their GPUs' BARs, else bounce), p2p, bounce")
+    app.add_option(
+           "--path", path,
+           "which paths: both, auto (p2p where the bus forwards and the NICs take their GPUs' BARs, else bounce), p2p, bounce")
         ->check(CLI::IsMember({"both", "auto", "p2p", "bounce"}))
         ->capture_default_str();
     app.add_flag("--pull", pull, "RDMA READ: the receiver reads the sender's GPU region (p2p) or host region (bounce)");
@@ -265,22 +276,27 @@ int run(int argc, char** argv) {
                    "`rig snapshot` wrote (with --gpu and --nic)")
         ->capture_default_str();
     app.add_option("--gpu", gpu, "with --topology DIR: the bus address of the GPU the simulated GPU replaces");
-    app.add_option("--nic", nic, "with --topology DIR: the bus address of the NIC the simulated bnxt NIC replaces "
-                                 "(without it, the NIC rig topo pairs with the GPU, and why)");
+    app.add_option("--nic", nic,
+                   "with --topology DIR: the bus address of the NIC the simulated bnxt NIC replaces "
+                   "(without it, the NIC rig topo pairs with the GPU, and why)");
     std::string cable, pcap, listen, connect;
-    auto* listen_option = app.add_option("--listen", listen,
-                                         "[ADDR:]PORT: be machine 2, the receiver, in this process, and wait on this TCP "
-                                         "address (PORT alone: every local address) for one sender (p2p_copy --connect)");
+    auto* listen_option =
+        app.add_option("--listen", listen,
+                       "[ADDR:]PORT: be machine 2, the receiver, in this process, and wait on this TCP "
+                       "address (PORT alone: every local address) for one sender (p2p_copy --connect)");
     app.add_option("--connect", connect,
                    "HOST:PORT: be machine 1, the sender, in this process, connected to a receiver (p2p_copy --listen)")
         ->excludes(listen_option);
-    app.add_option("--cable", cable,
-                   "how the two NICs are cabled: wire (in-process, the default) or udp (a datagram socket each on "
-                   "127.0.0.1, one Ethernet frame per datagram); with --listen or --connect, LOCAL_PORT: the UDP port of "
-                   "this side's datagram cable (default: this side's TCP port)");
+    app.add_option(
+        "--cable", cable,
+        "how the two NICs are cabled: wire (in-process, the default) or udp (a datagram socket each on "
+        "127.0.0.1, one Ethernet frame per datagram); with --listen or --connect, LOCAL_PORT: the UDP port of "
+        "this side's datagram cable (default: this side's TCP port)");
     app.add_option("--pcap", pcap, "write every frame between the two NICs, both ways, to this pcap file");
     double loss = 0;
-    app.add_option("--loss", loss, "the probability that the cable loses each frame, either way (0 to 1; the RC transport sends lost packets again)")
+    app.add_option(
+           "--loss", loss,
+           "the probability that the cable loses each frame, either way (0 to 1; the RC transport sends lost packets again)")
         ->check(CLI::Range(0.0, 1.0))
         ->capture_default_str();
     std::string mtu_text;
@@ -291,9 +307,11 @@ int run(int argc, char** argv) {
     app.add_flag("--json", as_json, "print one JSON object instead of the table");
     std::string chunk_text = "1M";
     std::uint32_t depth = Pipeline{}.depth;
-    app.add_option("--chunk", chunk_text, "bytes per message (a multiple of 4096), K, M or G suffixes")->capture_default_str();
+    app.add_option("--chunk", chunk_text, "bytes per message (a multiple of 4096), K, M or G suffixes")
+        ->capture_default_str();
     app.add_option("--depth", depth, "messages in flight")->check(CLI::Range(1, 64))->capture_default_str();
-    app.failure_message([](const CLI::App*, const CLI::Error& e) { return std::string("p2p_copy: ") + e.what() + "\n"; });
+    app.failure_message(
+        [](const CLI::App*, const CLI::Error& e) { return std::string("p2p_copy: ") + e.what() + "\n"; });
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
@@ -305,12 +323,14 @@ int run(int argc, char** argv) {
     if (apart && !cable.empty()) {
         local_port = cable_port(cable);
         if (!local_port) {
-            std::cerr << "p2p_copy: --cable " << cable << ": with --listen or --connect, the UDP port of this side's cable "
+            std::cerr << "p2p_copy: --cable " << cable
+                      << ": with --listen or --connect, the UDP port of this side's cable "
                       << "(0 to 65535; 0: one the system chooses)\n";
             return 2;
         }
     } else if (!apart && !cable.empty() && cable != "wire" && cable != "udp") {
-        std::cerr << "p2p_copy: --cable " << cable << ": not wire or udp (a port number only with --listen or --connect)\n";
+        std::cerr << "p2p_copy: --cable " << cable
+                  << ": not wire or udp (a port number only with --listen or --connect)\n";
         return 2;
     }
     const auto size = parse_size(size_text);
@@ -330,16 +350,23 @@ int run(int argc, char** argv) {
     const std::uint64_t staged = pipeline.chunk * pipeline.depth;
     const std::uint64_t machines = apart ? 1 : 2;  // in this process
     if (const auto available = available_memory(); available && machines * (*size + staged) > available->bytes) {
-        const auto gib = [](std::uint64_t bytes) { return fmt::format("{:.1f} GiB", static_cast<double>(bytes) / (1 << 30)); };
-        std::cerr << "p2p_copy: --size " << rig::text::bytes(*size) << " needs about " << gib(machines * (*size + staged))
-                  << " of memory (each simulated GPU holds the buffer, and each machine stages " << rig::text::bytes(staged)
-                  << " of it for the bounce path); " << available->bound << " " << gib(available->bytes) << " available\n";
+        const auto gib = [](std::uint64_t bytes) {
+            return fmt::format("{:.1f} GiB", static_cast<double>(bytes) / (1 << 30));
+        };
+        std::cerr << "p2p_copy: --size " << rig::text::bytes(*size) << " needs about "
+                  << gib(machines * (*size + staged))
+                  << " of memory (each simulated GPU holds the buffer, and each machine stages "
+                  << rig::text::bytes(staged) << " of it for the bounce path); " << available->bound << " "
+                  << gib(available->bytes) << " available\n";
         return 2;
     }
     Options options;
     options.pipeline = pipeline;
     options.size = *size;
-    options.choice = path == "auto" ? Choice::Auto : path == "p2p" ? Choice::P2p : path == "bounce" ? Choice::Bounce : Choice::Both;
+    options.choice = path == "auto"     ? Choice::Auto
+                     : path == "p2p"    ? Choice::P2p
+                     : path == "bounce" ? Choice::Bounce
+                                        : Choice::Both;
     options.mode = pull ? Mode::Read : Mode::SendRecv;
     if (!mtu_text.empty()) options.mtu = static_cast<rig::bnxt::Mtu>(std::countr_zero(std::stoul(mtu_text) >> 8));
 
@@ -370,7 +397,8 @@ int run(int argc, char** argv) {
                       << " is a snapshot: name the GPU with --gpu BUS (and the NIC with --nic BUS, or rig pairs one)\n";
         return 2;
     } else if (named) {
-        const bool builtin_name = std::find(builtin_names.begin(), builtin_names.end(), topology) != builtin_names.end();
+        const bool builtin_name =
+            std::find(builtin_names.begin(), builtin_names.end(), topology) != builtin_names.end();
         std::cerr << "p2p_copy: --gpu and --nic name functions of a snapshot directory (--topology DIR), and "
                   << (builtin_name ? "the built-in topology " + topology + " places its own GPU and NIC"
                                    : "--topology " + topology + " is no directory")
@@ -384,7 +412,8 @@ int run(int argc, char** argv) {
         return 2;
     }
 
-    if (apart) return run_apart(*layout, gpu_config.memory_bytes, listen, connect, local_port, options, pcap, loss, as_json);
+    if (apart)
+        return run_apart(*layout, gpu_config.memory_bytes, listen, connect, local_port, options, pcap, loss, as_json);
     auto pair = open_pair(*layout, gpu_config, cable == "udp" ? Cabling::udp : Cabling::wire);
     if (!pair) {
         std::cerr << "p2p_copy: " << pair.error() << "\n";
@@ -409,7 +438,8 @@ int run(int argc, char** argv) {
         return 1;
     }
     if (loss > 0 && !as_json) say_lost(directions, loss);
-    if (as_json) std::cout << json(*report).dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) << "\n";
+    if (as_json)
+        std::cout << json(*report).dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) << "\n";
     else std::cout << table(*report);
     return exit_status(*report, options.choice);
 }

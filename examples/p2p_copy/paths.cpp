@@ -41,8 +41,8 @@ struct Solicited {
 };
 
 std::string describe(const char* what, std::uint64_t i, const Chunks& chunks) {
-    return std::string(what) + " of chunk " + std::to_string(i) + " (" + rig::text::bytes(chunks.length(i)) + " at byte " +
-           std::to_string(chunks.offset(i)) + ")";
+    return std::string(what) + " of chunk " + std::to_string(i) + " (" + rig::text::bytes(chunks.length(i)) +
+           " at byte " + std::to_string(chunks.offset(i)) + ")";
 }
 
 // Where a chunk leaves machine 1's region and lands in machine 2's, and what runs around
@@ -53,7 +53,7 @@ struct Hooks {
     const Region* recv_region;
     std::function<std::uint64_t(std::uint64_t)> send_offset, recv_offset;
     std::function<rig::Result<void>(std::uint64_t)> before_send, after_receive;  // may be empty
-    std::uint64_t staged = 0;  // chunks before_send has run for
+    std::uint64_t staged = 0;                                                    // chunks before_send has run for
 
     // Runs before_send for chunk i once, however often a full queue makes its post wait.
     rig::Result<void> stage(std::uint64_t i) {
@@ -89,14 +89,22 @@ rig::Result<void> stream(Pair& pair, Link& link, Hooks& h, const Chunks& chunks,
     Stall stall;
     while (received < n || send_done < sent) {
         bool moved = false;
-        while (posted < n && posted - received < depth && receiver.post(rig::bnxt::Recv{.region = h.recv_region, .offset = h.recv_offset(posted), .bytes = chunks.length(posted), .id = posted})) {
+        while (posted < n && posted - received < depth &&
+               receiver.post(rig::bnxt::Recv{.region = h.recv_region,
+                                             .offset = h.recv_offset(posted),
+                                             .bytes = chunks.length(posted),
+                                             .id = posted})) {
             ++posted;
             moved = true;
         }
         while (sent < posted && sent - send_done < depth) {
             if (auto r = h.stage(sent); !r) return r;
             const auto solicit = solicited(sent) ? rig::bnxt::Solicit::Yes : rig::bnxt::Solicit::No;
-            if (!sender.post(rig::bnxt::Send{.region = h.send_region, .offset = h.send_offset(sent), .bytes = chunks.length(sent), .id = sent, .solicited = solicit}))
+            if (!sender.post(rig::bnxt::Send{.region = h.send_region,
+                                             .offset = h.send_offset(sent),
+                                             .bytes = chunks.length(sent),
+                                             .id = sent,
+                                             .solicited = solicit}))
                 break;
             ++sent;
             moved = true;
@@ -106,7 +114,7 @@ rig::Result<void> stream(Pair& pair, Link& link, Hooks& h, const Chunks& chunks,
         // acknowledgements.
         rig::bnxt::Cq& next = sent > received ? received_cq : sent_cq;
         const auto notify = &next == &received_cq && solicited.next(received) < sent ? rig::bnxt::Notify::Solicited
-                                                                                    : rig::bnxt::Notify::Any;
+                                                                                     : rig::bnxt::Notify::Any;
         for (rig::bnxt::Cq* cq : {&sent_cq, &received_cq}) {
             std::size_t got = 0;
             if (moved || cq != &next) {
@@ -150,7 +158,11 @@ rig::Result<void> read_all(Pair& pair, Link& link, Hooks& h, const Chunks& chunk
         bool moved = false;
         while (posted < n && posted - done < depth) {
             if (auto r = h.stage(posted); !r) return r;
-            if (!reader.post(rig::bnxt::Read{.region = h.recv_region, .offset = h.recv_offset(posted), .bytes = chunks.length(posted), .remote = h.send_region->remote(h.send_offset(posted)), .id = posted}))
+            if (!reader.post(rig::bnxt::Read{.region = h.recv_region,
+                                             .offset = h.recv_offset(posted),
+                                             .bytes = chunks.length(posted),
+                                             .remote = h.send_region->remote(h.send_offset(posted)),
+                                             .id = posted}))
                 break;
             ++posted;
             moved = true;
@@ -191,8 +203,8 @@ std::string redirects_of(const rig::pci::Route& route) {
 rig::Result<void> check_completion(const Completion& c, const Side& side, const char* what, const Chunks& chunks,
                                    bool exact_bytes) {
     if (!c.ok())
-        return rig::fail(side.name, ": the ", describe(what, c.id, chunks), " completed with ", std::string(to_string(c.status)),
-                         " (CQE status ", rig::text::hex(c.code, 2), ")");
+        return rig::fail(side.name, ": the ", describe(what, c.id, chunks), " completed with ",
+                         std::string(to_string(c.status)), " (CQE status ", rig::text::hex(c.code, 2), ")");
     if (exact_bytes && c.bytes != chunks.length(c.id))
         return rig::fail(side.name, ": the ", describe(what, c.id, chunks), " completed with ", std::to_string(c.bytes),
                          " bytes");
@@ -248,9 +260,10 @@ rig::Result<Link> Link::connect(Pair& pair, std::uint32_t depth, std::optional<r
     rig::bnxt::Path path;
     path.mtu = mtu;
     for (int i = 0; i < 2; ++i)
-        if (auto r = link.qp[i]->connect(link.qp[1 - i]->endpoint(), {}, path); !r) return rig::fail(sides[i]->name, ": ", r.error());
-    link.read_depth = std::max<std::uint32_t>(1, std::min<std::uint32_t>(pair.two.nic->limits().max_qp_init_rd_atom,
-                                                                         pair.one.nic->limits().max_qp_rd_atom));
+        if (auto r = link.qp[i]->connect(link.qp[1 - i]->endpoint(), {}, path); !r)
+            return rig::fail(sides[i]->name, ": ", r.error());
+    link.read_depth = std::max<std::uint32_t>(
+        1, std::min<std::uint32_t>(pair.two.nic->limits().max_qp_init_rd_atom, pair.one.nic->limits().max_qp_rd_atom));
     return link;
 }
 
@@ -259,8 +272,8 @@ Forwarding forwarding(const Pair& pair) {
     for (const Side* side : {&pair.one, &pair.two}) {
         const auto route = side->route();
         f.both = f.both && route.forwards();
-        f.reason += (f.reason.empty() ? "" : "; ") + side->name + ": " + summary(route, side->nic->function().addressing()) +
-                    group_note(*side, route);
+        f.reason += (f.reason.empty() ? "" : "; ") + side->name + ": " +
+                    summary(route, side->nic->function().addressing()) + group_note(*side, route);
     }
     return f;
 }
@@ -295,10 +308,12 @@ rig::Result<PeerToPeer> PeerToPeer::open(Pair& pair, Link& link, const Buffers& 
 
 rig::Result<void> PeerToPeer::run(std::uint64_t bytes, const Progress& progress) {
     const Chunks chunks{bytes, pipeline_.chunk};
-    Hooks hooks{&source_, &destination_,
+    Hooks hooks{&source_,
+                &destination_,
                 [&](std::uint64_t i) { return offsets_[0] + chunks.offset(i); },
                 [&](std::uint64_t i) { return offsets_[1] + chunks.offset(i); },
-                {}, {}};
+                {},
+                {}};
     return transfer(*pair_, *link_, mode_, hooks, chunks, pipeline_.depth, progress);
 }
 
@@ -352,7 +367,9 @@ std::string Bounce::memory(const std::string& one, std::string_view one_whose, c
     return "host memory on " + one + ": " + std::string(one_whose) + "; on " + two + ": " + std::string(two_whose);
 }
 
-std::string Bounce::memory() const { return memory(pair_->one.name, staging_[0].whose, pair_->two.name, staging_[1].whose); }
+std::string Bounce::memory() const {
+    return memory(pair_->one.name, staging_[0].whose, pair_->two.name, staging_[1].whose);
+}
 
 void Bounce::Staging::release() {
     if (!nic || nic->closed()) return;
@@ -372,9 +389,13 @@ rig::Result<void> Bounce::run(std::uint64_t bytes, const Progress& progress) {
     const rig::gpu::Gpu& sender = *pair_->one.gpu;
     const rig::gpu::Gpu& receiver = *pair_->two.gpu;
     auto slot = [&](std::uint64_t i) { return (i % pipeline_.depth) * pipeline_.chunk; };
-    Hooks hooks{&*staging_[0].region, &*staging_[1].region, slot, slot,
+    Hooks hooks{&*staging_[0].region,
+                &*staging_[1].region,
+                slot,
+                slot,
                 [&](std::uint64_t i) -> rig::Result<void> {
-                    auto r = sender.copy_to_host(buffers_.source, chunks.offset(i), staging_[0].host, slot(i), chunks.length(i));
+                    auto r = sender.copy_to_host(buffers_.source, chunks.offset(i), staging_[0].host, slot(i),
+                                                 chunks.length(i));
                     if (!r) return rig::fail(pair_->one.name, ": ", r.error());
                     return {};
                 },

@@ -58,8 +58,8 @@ struct Chunks {
 // Error naming the machine, the work request (`what`: "send", "receive", "read") and its
 // chunk, and the completion's status where `c` failed, or its byte count where
 // `exact_bytes` and it is not the chunk's length.
-rig::Result<void> check_completion(const rig::bnxt::Completion& c, const Side& side, const char* what, const Chunks& chunks,
-                                   bool exact_bytes);
+rig::Result<void> check_completion(const rig::bnxt::Completion& c, const Side& side, const char* what,
+                                   const Chunks& chunks, bool exact_bytes);
 
 // Called on the transfer's thread with the bytes in the destination so far.
 using Progress = std::function<void(std::uint64_t done)>;
@@ -111,11 +111,15 @@ public:
 
 private:
     PeerToPeer(Link& link, rig::bnxt::Region source, rig::bnxt::Region destination, Mode mode, Pipeline pipeline)
-        : link_(&link), source_(std::move(source)), destination_(std::move(destination)), mode_(mode), pipeline_(pipeline) {}
+        : link_(&link),
+          source_(std::move(source)),
+          destination_(std::move(destination)),
+          mode_(mode),
+          pipeline_(pipeline) {}
     Pair* pair_ = nullptr;
     Link* link_;
     rig::bnxt::Region source_, destination_;  // deregistered by their last handle
-    std::uint64_t offsets_[2] = {};            // of each buffer's first byte in its region (B13)
+    std::uint64_t offsets_[2] = {};           // of each buffer's first byte in its region (B13)
     Mode mode_;
     Pipeline pipeline_;
 };
@@ -149,7 +153,7 @@ public:
         std::optional<rig::gpu::HostMemory> pinned;  // the GPU's host memory, or none
         rig::gpu::HostBuffer host;                   // what the GPU's copies take: one of the two
         std::optional<rig::bnxt::Region> region;
-        std::string_view whose;                      // in words, for memory()
+        std::string_view whose;  // in words, for memory()
 
         rig::Result<void> take_gpu_host_memory(const rig::gpu::Gpu& gpu, std::uint64_t bytes);
         rig::Result<void> take_nic_dma_memory(std::uint64_t bytes);

@@ -14,10 +14,11 @@ std::string throughput(double bytes_per_second) {
 }
 
 std::string table(const Report& report) {
-    std::string out = fmt::format("p2p_copy: {} from GPU memory on machine 1 to GPU memory on machine 2 (topology {}: "
-                                  "GPU {}, NIC {} on each{})\n\n",
-                                  rig::text::bytes(report.size), report.topology, report.gpu, report.nic,
-                                  report.path_mtu ? fmt::format("; path MTU {}", report.path_mtu) : "");
+    std::string out = fmt::format(
+        "p2p_copy: {} from GPU memory on machine 1 to GPU memory on machine 2 (topology {}: "
+        "GPU {}, NIC {} on each{})\n\n",
+        rig::text::bytes(report.size), report.topology, report.gpu, report.nic,
+        report.path_mtu ? fmt::format("; path MTU {}", report.path_mtu) : "");
     if (!report.side.empty()) out.insert(out.size() - 1, report.side + "\n");
     out += fmt::format("{:<7} {:<8} {:>12} {:>9} {:>12} {:>12}  {}\n", "path", "ran", "bytes", "seconds", "throughput",
                        "ceiling", "verified");
@@ -26,10 +27,12 @@ std::string table(const Report& report) {
         if (o.ran)
             out += fmt::format("{:<7} {:<8} {:>12} {:>9.3f} {:>12} {:>12}  {}\n", to_string(o.path), "ran", o.bytes,
                                o.seconds, throughput(o.bytes_per_second()), ceiling,
-                               o.impossible ? "IMPOSSIBLE" : o.verified ? "yes" : "NO");
+                               o.impossible ? "IMPOSSIBLE"
+                               : o.verified ? "yes"
+                                            : "NO");
         else
-            out += fmt::format("{:<7} {:<8} {:>12} {:>9} {:>12} {:>12}  {}\n", to_string(o.path), "refused", "-", "-", "-",
-                               ceiling, "-");
+            out += fmt::format("{:<7} {:<8} {:>12} {:>9} {:>12} {:>12}  {}\n", to_string(o.path), "refused", "-", "-",
+                               "-", ceiling, "-");
         out += "        why: " + o.reason + "\n";
         if (!o.ceiling.empty()) out += "        ceiling: " + o.ceiling + "\n";
     }
@@ -39,22 +42,32 @@ std::string table(const Report& report) {
 nlohmann::ordered_json json(const Report& report) {
     nlohmann::ordered_json paths = nlohmann::ordered_json::array();
     for (const Outcome& o : report.paths)
-        paths.push_back(nlohmann::ordered_json{{"path", std::string(to_string(o.path))},
-                         {"ran", o.ran},
-                         {"reason", o.reason},
-                         {"bytes", o.bytes},
-                         {"seconds", o.seconds},
-                         {"bytes_per_second", o.bytes_per_second()},
-                         {"ceiling_bytes_per_second", o.ceiling_bytes_per_second ? nlohmann::ordered_json(*o.ceiling_bytes_per_second)
-                                                                                 : nlohmann::ordered_json()},
-                         {"impossible", o.impossible},
-                         {"verified", o.verified}});
-    return nlohmann::ordered_json{{"topology", report.topology}, {"size", report.size}, {"path_mtu", report.path_mtu},
+        paths.push_back(nlohmann::ordered_json{
+            {"path", std::string(to_string(o.path))},
+            {"ran", o.ran},
+            {"reason", o.reason},
+            {"bytes", o.bytes},
+            {"seconds", o.seconds},
+            {"bytes_per_second", o.bytes_per_second()},
+            {"ceiling_bytes_per_second", o.ceiling_bytes_per_second
+                                             ? nlohmann::ordered_json(*o.ceiling_bytes_per_second)
+                                             : nlohmann::ordered_json()},
+            {"impossible", o.impossible},
+            {"verified", o.verified}});
+    return nlohmann::ordered_json{{"topology", report.topology},
+                                  {"size", report.size},
+                                  {"path_mtu", report.path_mtu},
                                   {"paths", std::move(paths)}};
 }
 
 ProgressLine::ProgressLine(std::FILE* out, std::string path, std::uint64_t total, bool enabled, Now now)
-    : out_(out), now_(std::move(now)), path_(std::move(path)), total_(total), enabled_(enabled), start_(now_()), last_(start_) {}
+    : out_(out),
+      now_(std::move(now)),
+      path_(std::move(path)),
+      total_(total),
+      enabled_(enabled),
+      start_(now_()),
+      last_(start_) {}
 
 void ProgressLine::operator()(std::uint64_t done) {
     if (!enabled_) return;

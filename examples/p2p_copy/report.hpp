@@ -73,8 +73,9 @@ std::string throughput(double bytes_per_second);
 class ProgressLine {
 public:
     using Now = std::function<std::chrono::steady_clock::time_point()>;
-    ProgressLine(std::FILE* out, std::string path, std::uint64_t total, bool enabled,
-                 Now now = [] { return std::chrono::steady_clock::now(); });
+    ProgressLine(
+        std::FILE* out, std::string path, std::uint64_t total, bool enabled,
+        Now now = [] { return std::chrono::steady_clock::now(); });
     void operator()(std::uint64_t done);
     // Ends the line, with the bytes of the last call where a line was written.
     void finish();

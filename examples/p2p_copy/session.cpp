@@ -23,7 +23,8 @@ bs::Job job_of(const Options& o) {
                               : o.choice == Choice::P2p    ? bs::Choice::P2p
                               : o.choice == Choice::Bounce ? bs::Choice::Bounce
                                                            : bs::Choice::Both;
-    return {o.size, o.pipeline.chunk, o.pipeline.depth, o.mode == Mode::Read ? bs::Mode::Read : bs::Mode::SendRecv, choice};
+    return {o.size, o.pipeline.chunk, o.pipeline.depth, o.mode == Mode::Read ? bs::Mode::Read : bs::Mode::SendRecv,
+            choice};
 }
 
 // Ends the exchange: tells the peer why where the connection still stands, then closes it.
@@ -58,9 +59,10 @@ rig::Result<void> hello(Session& s) {
     if (!theirs) return std::unexpected(std::move(theirs).error());
     const Role other = s.role == Role::Sender ? Role::Receiver : Role::Sender;
     if (theirs->role != other)
-        return give_up(s.peer, fmt::format("{}: is a {} too, where one side must listen (--listen, the receiver) and the "
-                                           "other connect (--connect, the sender)",
-                                           s.peer_name(), to_string(theirs->role)));
+        return give_up(s.peer,
+                       fmt::format("{}: is a {} too, where one side must listen (--listen, the receiver) and the "
+                                   "other connect (--connect, the sender)",
+                                   s.peer_name(), to_string(theirs->role)));
     if (const std::string d = bs::differences(job, theirs->job); !d.empty())
         return give_up(s.peer, fmt::format("{}: its job differs from this {}'s ({}): give both sides the same --size, "
                                            "--chunk, --depth, --path and --pull",
@@ -96,10 +98,11 @@ rig::Result<void> connect_queue_pair(Session& s) {
     s.read_depth = s.role == Role::Receiver ? std::min(init_rd_atom, theirs->max_qp_rd_atom)
                                             : std::min(theirs->max_qp_init_rd_atom, rd_atom);
     if (s.options.mode == Mode::Read && s.read_depth == 0)
-        return give_up(s.peer, fmt::format("{}: RDMA READ cannot run: {} takes no reads as responder (max_qp_rd_atom {}) "
-                                           "or issues none (max_qp_init_rd_atom {})",
-                                           s.peer_name(), s.role == Role::Receiver ? "the sender" : "the receiver",
-                                           theirs->max_qp_rd_atom, theirs->max_qp_init_rd_atom));
+        return give_up(s.peer,
+                       fmt::format("{}: RDMA READ cannot run: {} takes no reads as responder (max_qp_rd_atom {}) "
+                                   "or issues none (max_qp_init_rd_atom {})",
+                                   s.peer_name(), s.role == Role::Receiver ? "the sender" : "the receiver",
+                                   theirs->max_qp_rd_atom, theirs->max_qp_init_rd_atom));
     rig::bnxt::Path path;
     path.mtu = s.options.mtu;
     if (auto r = s.qp->connect(theirs->endpoint, s.retries, path); !r)
@@ -113,7 +116,8 @@ rig::Result<void> allocate(Session& s) {
     if (!memory) return give_up(s.peer, s.side().name + ": " + memory.error());
     s.buffer = std::move(*memory);
     if (s.role == Role::Sender)
-        if (auto r = s.side().gpu->fill(*s.buffer, s.options.seed); !r) return give_up(s.peer, s.side().name + ": " + r.error());
+        if (auto r = s.side().gpu->fill(*s.buffer, s.options.seed); !r)
+            return give_up(s.peer, s.side().name + ": " + r.error());
     return {};
 }
 
@@ -168,8 +172,9 @@ rig::Result<std::string> judge(Session& s, Path path, std::uint64_t bytes) {
     if (!sum) return give_up(s.peer, std::move(sum).error());
     const bs::Outcome mine{wire_path(path), bytes, *sum, ""};
     // The receiver's opens the pair; it may have reached the sender during its transfer.
-    auto theirs = s.role == Role::Sender && s.outcome ? rig::Result<bs::Outcome>(*std::exchange(s.outcome, std::nullopt))
-                                                      : exchange<bs::Outcome>(s, mine, Role::Receiver, false);
+    auto theirs = s.role == Role::Sender && s.outcome
+                      ? rig::Result<bs::Outcome>(*std::exchange(s.outcome, std::nullopt))
+                      : exchange<bs::Outcome>(s, mine, Role::Receiver, false);
     if (!theirs) return std::unexpected(std::move(theirs).error());
     if (s.role == Role::Sender)
         if (auto r = s.peer.send(mine); !r) return std::unexpected(std::move(r).error());
@@ -193,7 +198,8 @@ rig::Result<Outcome> run_path(Session& s, Path path, const ProgressFor& progress
     Opened mine;
     open(s, path, mine);
     bs::PathOpen message{wire_path(path), mine.opened, mine.reason, {}};
-    if (mine.opened && s.role == Role::Sender && s.options.mode == Mode::Read) message.regions.push_back(mine.offered(s));
+    if (mine.opened && s.role == Role::Sender && s.options.mode == Mode::Read)
+        message.regions.push_back(mine.offered(s));
     auto theirs = exchange<bs::PathOpen>(s, message);
     if (!theirs) return std::unexpected(std::move(theirs).error());
     if (theirs->path != wire_path(path))
@@ -208,9 +214,11 @@ rig::Result<Outcome> run_path(Session& s, Path path, const ProgressFor& progress
         o.reason = one + "; " + two;
         if (!mine.opened || !theirs->opened) return o;
         o.reason = (read ? "machine 2 reads machine 1's GPU region (RDMA READ); "
-                         : "machine 1 sends from its GPU region into receives in machine 2's; ") + o.reason;
+                         : "machine 1 sends from its GPU region into receives in machine 2's; ") +
+                   o.reason;
     } else {
-        const bool one_opened = sender ? mine.opened : theirs->opened, two_opened = sender ? theirs->opened : mine.opened;
+        const bool one_opened = sender ? mine.opened : theirs->opened,
+                   two_opened = sender ? theirs->opened : mine.opened;
         if (!one_opened || !two_opened) {
             o.reason = !one_opened && !two_opened ? one + "; " + two : !one_opened ? one : two;
             return o;
@@ -220,7 +228,8 @@ rig::Result<Outcome> run_path(Session& s, Path path, const ProgressFor& progress
     }
     o.ran = true;
     if (!sender)
-        if (auto r = s.side().gpu->fill(*s.buffer, 0, s.options.size, poison_seed + static_cast<std::uint64_t>(path)); !r)
+        if (auto r = s.side().gpu->fill(*s.buffer, 0, s.options.size, poison_seed + static_cast<std::uint64_t>(path));
+            !r)
             return give_up(s.peer, s.side().name + ": " + r.error());
     const Progress p = progress ? progress(path) : Progress{};
     rig::Result<Moved> moved = !read ? (sender ? push_send(s, mine, p) : push_receive(s, mine, p))
@@ -248,14 +257,14 @@ std::string retry_words(const rig::bnxt::Retries& retries) {
                        1 + retries.retry_cnt, retries.retry_cnt, rig::text::duration(retry_budget(retries)));
 }
 
-rig::Result<Report> run_side(Local& local, bs::Peer& peer, Role role, const Options& asked, const rig::bnxt::Retries& retries,
-                             const ProgressFor& progress, const Done& done) {
+rig::Result<Report> run_side(Local& local, bs::Peer& peer, Role role, const Options& asked,
+                             const rig::bnxt::Retries& retries, const ProgressFor& progress, const Done& done) {
     Options options = asked;
     options.pipeline = fitted(asked.pipeline, asked.size);
     Session s{local, peer, role, options, retries, {}, {}, 1, {}, {}};
     Report report{local.topology, options.size, local.side.gpu_bus, local.side.nic_bus, {}, {}};
-    report.side = fmt::format("this process: {}, the {}, with {} (queue pairs retry: {})", local.side.name, to_string(role),
-                              peer.address(), retry_words(retries));
+    report.side = fmt::format("this process: {}, the {}, with {} (queue pairs retry: {})", local.side.name,
+                              to_string(role), peer.address(), retry_words(retries));
     if (auto r = hello(s); !r) return std::unexpected(std::move(r).error());
     if (auto r = connect_queue_pair(s); !r) return std::unexpected(std::move(r).error());
     if (const auto mtu = s.qp->path_mtu()) report.path_mtu = rig::bnxt::bytes(*mtu);

@@ -97,16 +97,16 @@ private:
 };
 
 std::string unexpected_message(const Session& s, const bs::Message& m, Path path) {
-    return fmt::format("{}: sent \"{}\" during the {} transfer, out of the order of rig's bootstrap protocol", s.peer_name(),
-                       bs::type_name(m), to_string(path));
+    return fmt::format("{}: sent \"{}\" during the {} transfer, out of the order of rig's bootstrap protocol",
+                       s.peer_name(), bs::type_name(m), to_string(path));
 }
 
 // A requester's failed completion, with what the queue pair and the connection say of the peer.
 std::string requester_error(Session& s, std::string completion, const Completion& c, const Watch& w) {
     if (c.status == rig::bnxt::Status::TransportRetryExceeded)
-        completion += fmt::format(": no acknowledgement from {} within the retry budget ({})", s.peer_name(), retry_words(s.retries));
-    else
-        completion += " (peer " + s.peer_name() + ")";
+        completion += fmt::format(": no acknowledgement from {} within the retry budget ({})", s.peer_name(),
+                                  retry_words(s.retries));
+    else completion += " (peer " + s.peer_name() + ")";
     completion += w.gone_words();
     if (auto cable = s.local.cable->status(); !cable) completion += "; the cable: " + cable.error();
     return completion;
@@ -114,8 +114,9 @@ std::string requester_error(Session& s, std::string completion, const Completion
 
 // A requester whose connection failed and whose queue pair said nothing within the grace.
 std::string no_verdict(const Session& s, const Watch& w, std::string far, std::uint64_t outstanding, const char* what) {
-    return fmt::format("{}, {}; no completion reported {} {}(s) outstanding within twice the retry budget ({}) and a second",
-                       w.error(), far, outstanding, what, retry_words(s.retries));
+    return fmt::format(
+        "{}, {}; no completion reported {} {}(s) outstanding within twice the retry budget ({}) and a second",
+        w.error(), far, outstanding, what, retry_words(s.retries));
 }
 
 std::string stalled(const Session& s, const std::string& far) {
@@ -128,7 +129,8 @@ rig::Result<std::uint64_t> count_of(const Session& s, const char* type, std::uin
                                     std::uint64_t most) {
     if (chunks < last || chunks > most)
         return rig::fail(s.peer_name(), ": sent \"", type, "\" of ", std::to_string(chunks), " chunks after ",
-                         std::to_string(last), ", where ", std::to_string(last), " to ", std::to_string(most), " may come");
+                         std::to_string(last), ", where ", std::to_string(last), " to ", std::to_string(most),
+                         " may come");
     return chunks;
 }
 
@@ -166,10 +168,13 @@ rig::Result<Moved> push_send(Session& s, Opened& mine, const Progress& progress)
         bool moved = false;
         while (sent < n && sent - done < s.depth()) {
             if (mine.path == Path::Bounce) {
-                auto r = gpu.copy_to_host(*s.buffer, chunks.offset(sent), mine.staging->host, mine.at(sent, s), chunks.length(sent));
+                auto r = gpu.copy_to_host(*s.buffer, chunks.offset(sent), mine.staging->host, mine.at(sent, s),
+                                          chunks.length(sent));
                 if (!r) return rig::fail(s.side().name, ": ", r.error());
             }
-            if (!s.qp->post(rig::bnxt::Send{.region = &mine.region(), .offset = mine.at(sent, s), .bytes = chunks.length(sent), .id = sent})) break;
+            if (!s.qp->post(rig::bnxt::Send{
+                    .region = &mine.region(), .offset = mine.at(sent, s), .bytes = chunks.length(sent), .id = sent}))
+                break;
             ++sent;
             moved = true;
         }
@@ -187,10 +192,13 @@ rig::Result<Moved> push_send(Session& s, Opened& mine, const Progress& progress)
         if (!m) return std::unexpected(std::move(m).error());
         if (*m) {
             // The receiver may have all its bytes before this side has every acknowledgement.
-            if (!std::holds_alternative<bs::Outcome>(**m) || s.outcome) return std::unexpected(unexpected_message(s, **m, mine.path));
+            if (!std::holds_alternative<bs::Outcome>(**m) || s.outcome)
+                return std::unexpected(unexpected_message(s, **m, mine.path));
             s.outcome = std::get<bs::Outcome>(std::move(**m));
         }
-        if (w.grace_over()) return std::unexpected(no_verdict(s, w, how_far(mine.path, bytes, chunks.bytes, "sent"), sent - done, "send"));
+        if (w.grace_over())
+            return std::unexpected(
+                no_verdict(s, w, how_far(mine.path, bytes, chunks.bytes, "sent"), sent - done, "send"));
         if (!w.gone() && Clock::now() - last_progress > stall_after)
             return std::unexpected(stalled(s, how_far(mine.path, bytes, chunks.bytes, "sent")));
     }
@@ -203,7 +211,10 @@ rig::Result<Moved> push_receive(Session& s, Opened& mine, const Progress& progre
     const rig::gpu::Gpu& gpu = *s.side().gpu;
     std::uint64_t posted = 0, done = 0, bytes = 0;
     auto post = [&] {
-        while (posted < n && posted - done < s.depth() && s.qp->post(rig::bnxt::Recv{.region = &mine.region(), .offset = mine.at(posted, s), .bytes = chunks.length(posted), .id = posted}))
+        while (
+            posted < n && posted - done < s.depth() &&
+            s.qp->post(rig::bnxt::Recv{
+                .region = &mine.region(), .offset = mine.at(posted, s), .bytes = chunks.length(posted), .id = posted}))
             ++posted;
     };
     post();  // before Ready: no send meets an empty receive queue
@@ -220,7 +231,8 @@ rig::Result<Moved> push_receive(Session& s, Opened& mine, const Progress& progre
                 return std::unexpected(r.error() + " (peer " + s.peer_name() + ")");
             const std::uint64_t i = out[k].id;
             if (mine.path == Path::Bounce) {
-                auto r = gpu.copy_from_host(mine.staging->host, mine.at(i, s), *s.buffer, chunks.offset(i), chunks.length(i));
+                auto r = gpu.copy_from_host(mine.staging->host, mine.at(i, s), *s.buffer, chunks.offset(i),
+                                            chunks.length(i));
                 if (!r) return rig::fail(s.side().name, ": ", r.error());
             }
             ++done;
@@ -254,10 +266,12 @@ rig::Result<Moved> pull_serve(Session& s, Opened& mine, const Progress& progress
     while (consumed < n) {
         if (bounce && staged < n && staged < consumed + s.depth()) {
             for (; staged < n && staged < consumed + s.depth(); ++staged) {
-                auto r = gpu.copy_to_host(*s.buffer, chunks.offset(staged), mine.staging->host, mine.at(staged, s), chunks.length(staged));
+                auto r = gpu.copy_to_host(*s.buffer, chunks.offset(staged), mine.staging->host, mine.at(staged, s),
+                                          chunks.length(staged));
                 if (!r) return rig::fail(s.side().name, ": ", r.error());
             }
-            if (auto r = w.send(bs::Staged{wire_path(mine.path), staged}); !r) return std::unexpected(std::move(r).error());
+            if (auto r = w.send(bs::Staged{wire_path(mine.path), staged}); !r)
+                return std::unexpected(std::move(r).error());
         }
         const std::uint64_t read = std::min(consumed * chunks.chunk, chunks.bytes);
         auto m = w.look(wait_slice * 4);
@@ -283,10 +297,11 @@ rig::Result<Moved> pull_read(Session& s, Opened& mine, const bs::PathOpen& their
     const bool bounce = mine.path == Path::Bounce;
     const std::uint64_t needed = bounce ? chunks.chunk * s.depth() : chunks.bytes;
     if (theirs.regions.size() != 1 || theirs.regions[0].bytes < needed)
-        return rig::fail(s.peer_name(), ": offered ", std::to_string(theirs.regions.size()), " region(s)",
-                         theirs.regions.empty() ? std::string() : " of " + std::to_string(theirs.regions[0].bytes) + " bytes",
-                         " to read the ", to_string(mine.path), " path from, where one of ", std::to_string(needed),
-                         " bytes is needed");
+        return rig::fail(
+            s.peer_name(), ": offered ", std::to_string(theirs.regions.size()), " region(s)",
+            theirs.regions.empty() ? std::string() : " of " + std::to_string(theirs.regions[0].bytes) + " bytes",
+            " to read the ", to_string(mine.path), " path from, where one of ", std::to_string(needed),
+            " bytes is needed");
     const rig::bnxt::Remote remote = theirs.regions[0].remote;
     const rig::gpu::Gpu& gpu = *s.side().gpu;
     const std::uint32_t depth = std::min(s.depth(), s.read_depth);
@@ -300,7 +315,11 @@ rig::Result<Moved> pull_read(Session& s, Opened& mine, const bs::PathOpen& their
         bool moved = false;
         while (posted < staged && posted - done < depth) {
             const std::uint64_t from = bounce ? (posted % s.depth()) * chunks.chunk : chunks.offset(posted);
-            if (!s.qp->post(rig::bnxt::Read{.region = &mine.region(), .offset = mine.at(posted, s), .bytes = chunks.length(posted), .remote = {remote.address + from, remote.rkey}, .id = posted}))
+            if (!s.qp->post(rig::bnxt::Read{.region = &mine.region(),
+                                            .offset = mine.at(posted, s),
+                                            .bytes = chunks.length(posted),
+                                            .remote = {remote.address + from, remote.rkey},
+                                            .id = posted}))
                 break;
             ++posted;
             moved = true;
@@ -318,7 +337,8 @@ rig::Result<Moved> pull_read(Session& s, Opened& mine, const bs::PathOpen& their
                 return std::unexpected(requester_error(s, std::move(r).error(), out[k], w));
             const std::uint64_t i = out[k].id;
             if (bounce) {
-                auto r = gpu.copy_from_host(mine.staging->host, mine.at(i, s), *s.buffer, chunks.offset(i), chunks.length(i));
+                auto r = gpu.copy_from_host(mine.staging->host, mine.at(i, s), *s.buffer, chunks.offset(i),
+                                            chunks.length(i));
                 if (!r) return rig::fail(s.side().name, ": ", r.error());
             }
             ++done;
@@ -328,7 +348,8 @@ rig::Result<Moved> pull_read(Session& s, Opened& mine, const bs::PathOpen& their
         if (moved || got > 0) last_progress = Clock::now();
         // The sender learns of every slot freed at once (bounce), of progress now and then (p2p).
         if (done > reported && (bounce || done == n || Clock::now() - last_report > report_every)) {
-            if (auto r = w.send(bs::Consumed{wire_path(mine.path), done}); !r) return std::unexpected(std::move(r).error());
+            if (auto r = w.send(bs::Consumed{wire_path(mine.path), done}); !r)
+                return std::unexpected(std::move(r).error());
             reported = done;
             last_report = Clock::now();
         }
@@ -339,7 +360,8 @@ rig::Result<Moved> pull_read(Session& s, Opened& mine, const bs::PathOpen& their
         auto m = w.look(idle ? wait_slice * 4 : std::chrono::milliseconds{});
         if (!m) return std::unexpected(std::move(m).error());
         if (*m) {
-            if (!bounce || !std::holds_alternative<bs::Staged>(**m)) return std::unexpected(unexpected_message(s, **m, mine.path));
+            if (!bounce || !std::holds_alternative<bs::Staged>(**m))
+                return std::unexpected(unexpected_message(s, **m, mine.path));
             auto c = count_of(s, "staged", std::get<bs::Staged>(**m).chunks, staged, std::min(n, done + s.depth()));
             if (!c) return std::unexpected(std::move(c).error());
             staged = *c;

@@ -24,7 +24,9 @@
 namespace p2p_copy {
 
 // A path as rig::bootstrap's messages name it.
-inline rig::bootstrap::Path wire_path(Path p) { return p == Path::P2p ? rig::bootstrap::Path::P2p : rig::bootstrap::Path::Bounce; }
+inline rig::bootstrap::Path wire_path(Path p) {
+    return p == Path::P2p ? rig::bootstrap::Path::P2p : rig::bootstrap::Path::Bounce;
+}
 inline Path path_of(rig::bootstrap::Path p) { return p == rig::bootstrap::Path::P2p ? Path::P2p : Path::Bounce; }
 
 // What setup leaves for the paths.
@@ -58,9 +60,9 @@ struct Opened {
 
     Path path = Path::P2p;
     bool opened = false;
-    std::string reason;                 // "machine 1: distance switch, forwards (...)"
-    std::optional<rig::bnxt::Region> device;  // p2p: the buffer's runs
-    std::uint64_t offset = 0;           // p2p: the buffer's first byte in `device`
+    std::string reason;                        // "machine 1: distance switch, forwards (...)"
+    std::optional<rig::bnxt::Region> device;   // p2p: the buffer's runs
+    std::uint64_t offset = 0;                  // p2p: the buffer's first byte in `device`
     std::unique_ptr<Bounce::Staging> staging;  // bounce: depth x chunk bytes
 
     const rig::bnxt::Region& region() const { return path == Path::P2p ? *device : *staging->region; }
@@ -83,6 +85,7 @@ struct Moved {
 rig::Result<Moved> push_send(Session& s, Opened& mine, const Progress& progress);
 rig::Result<Moved> push_receive(Session& s, Opened& mine, const Progress& progress);
 rig::Result<Moved> pull_serve(Session& s, Opened& mine, const Progress& progress);  // the sender, read from
-rig::Result<Moved> pull_read(Session& s, Opened& mine, const rig::bootstrap::PathOpen& theirs, const Progress& progress);
+rig::Result<Moved> pull_read(Session& s, Opened& mine, const rig::bootstrap::PathOpen& theirs,
+                             const Progress& progress);
 
 }  // namespace p2p_copy

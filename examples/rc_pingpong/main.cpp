@@ -48,7 +48,8 @@ std::string gid_text(const rig::bnxt::Gid& gid) {
 }
 
 void print(const char* which, const pingpong::Dest& d) {
-    std::printf("  %s LID 0x%04x, QPN 0x%06x, PSN 0x%06x, GID %s\n", which, d.lid, d.qpn, d.psn, gid_text(d.gid).c_str());
+    std::printf("  %s LID 0x%04x, QPN 0x%06x, PSN 0x%06x, GID %s\n", which, d.lid, d.qpn, d.psn,
+                gid_text(d.gid).c_str());
     std::fflush(stdout);
 }
 
@@ -57,7 +58,9 @@ void print(const char* which, const pingpong::Dest& d) {
 // a peer run without -g).
 rig::Result<void> usable(const pingpong::Dest& peer) {
     const rig::bnxt::Gid zero{};
-    if (peer.gid == zero) return rig::fail("the peer sent the all-zero GID (ibv_rc_pingpong without -g); RoCE needs its GID: run it with -g");
+    if (peer.gid == zero)
+        return rig::fail(
+            "the peer sent the all-zero GID (ibv_rc_pingpong without -g); RoCE needs its GID: run it with -g");
     return {};
 }
 
@@ -121,7 +124,8 @@ int run(int argc, char** argv) {
         // The exchange carries no port MTU: the path MTU is -m (pp_connect_ctx's attr.path_mtu).
         const rig::bnxt::Endpoint endpoint{peer.qpn, peer.psn, peer.gid, *peer_mac, rig::bnxt::Mtu::Mtu4096};
         path.mtu = o.mtu;
-        if (auto r = qp->connect(endpoint, retries, path); !r) return rig::fail("Failed to modify QP to RTR/RTS: ", r.error());
+        if (auto r = qp->connect(endpoint, retries, path); !r)
+            return rig::fail("Failed to modify QP to RTR/RTS: ", r.error());
         return {};
     };
 

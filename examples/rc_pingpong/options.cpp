@@ -77,7 +77,8 @@ std::string usage(const char* argv0) {
 
 rig::Result<Options> parse(int argc, const char* const* argv, bool* help) {
     if (help) *help = false;
-    CLI::App app{"rig's driver on a simulated bnxt NIC speaking ibv_rc_pingpong's protocol", argc > 0 ? argv[0] : "rig_rc_pingpong"};
+    CLI::App app{"rig's driver on a simulated bnxt NIC speaking ibv_rc_pingpong's protocol",
+                 argc > 0 ? argv[0] : "rig_rc_pingpong"};
     Texts t;
     declare(app, t);
     try {

@@ -27,8 +27,8 @@
 namespace rc_pingpong {
 
 struct Cable {
-    std::uint16_t local_port = 0;      // UDP port this side's frames leave from and arrive at
-    rig::bootstrap::Address remote;    // where they go
+    std::uint16_t local_port = 0;    // UDP port this side's frames leave from and arrive at
+    rig::bootstrap::Address remote;  // where they go
     friend bool operator==(const Cable&, const Cable&) = default;
 };
 
@@ -38,8 +38,8 @@ struct Options {
     rig::bnxt::Mtu mtu = rig::bnxt::Mtu::Mtu1024;
     std::uint32_t rx_depth = 500;
     std::uint32_t iters = 1000;
-    int gid_index = -1;                        // -1: no -g
-    std::optional<std::string> server;         // a client's server host; none on a server
+    int gid_index = -1;                 // -1: no -g
+    std::optional<std::string> server;  // a client's server host; none on a server
     std::optional<Cable> cable;
     std::array<std::uint8_t, 4> ip{10, 77, 0, 1};
 };

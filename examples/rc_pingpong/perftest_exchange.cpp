@@ -21,7 +21,8 @@ struct Field {
     std::size_t at, digits;
     const char* name;
 };
-constexpr Field head[] = {{0, 4, "LID"}, {5, 4, "out_reads"}, {10, 6, "QPN"}, {17, 6, "PSN"}, {24, 8, "rkey"}, {33, 16, "vaddr"}};
+constexpr Field head[] = {{0, 4, "LID"},  {5, 4, "out_reads"}, {10, 6, "QPN"},
+                          {17, 6, "PSN"}, {24, 8, "rkey"},     {33, 16, "vaddr"}};
 constexpr std::size_t gid_at = 50;  // 16 x "xx:" from here
 constexpr Field srqn{98, 8, "SRQN"};
 constexpr std::size_t nul_at = 107;
@@ -42,23 +43,26 @@ std::uint64_t from_big_endian(const std::array<std::byte, N>& in) {
 // ipv6_addr_v4mapped of perftest_communication.c: ::ffff:a.b.c.d, or the IPv4-encoded
 // multicast ff0e::ffff:a.b.c.d.
 bool v4mapped(const rig::bnxt::Gid& g) {
-    const bool tail = std::all_of(g.begin() + 2, g.begin() + 10, [](std::uint8_t b) { return b == 0; }) && g[10] == 0xff &&
-                      g[11] == 0xff;
+    const bool tail = std::all_of(g.begin() + 2, g.begin() + 10, [](std::uint8_t b) { return b == 0; }) &&
+                      g[10] == 0xff && g[11] == 0xff;
     return tail && ((g[0] == 0 && g[1] == 0) || (g[0] == 0xff && g[1] == 0x0e));
 }
 
 }  // namespace
 
 std::array<std::byte, record_bytes> encode(const QpRecord& r) {
-    if (r.qpn > 0xffffff || r.psn > 0xffffff) throw std::invalid_argument("rc_pingpong::perftest::encode: a QPN or PSN above 24 bits");
+    if (r.qpn > 0xffffff || r.psn > 0xffffff)
+        throw std::invalid_argument("rc_pingpong::perftest::encode: a QPN or PSN above 24 bits");
     char text[record_bytes];
     const auto& g = r.gid;
-    const int n = std::snprintf(text, sizeof text,
-                                "%04x:%04x:%06x:%06x:%08x:%016llx:%02x:%02x:%02x:%02x:%02x:%02x:%02x:%02x:%02x:%02x:%02x:%02x:%02x:"
-                                "%02x:%02x:%02x:%08x:",
-                                r.lid, r.out_reads, r.qpn, r.psn, r.rkey, static_cast<unsigned long long>(r.vaddr), g[0], g[1], g[2],
-                                g[3], g[4], g[5], g[6], g[7], g[8], g[9], g[10], g[11], g[12], g[13], g[14], g[15], r.srqn);
-    if (n != static_cast<int>(record_bytes) - 1) throw std::logic_error("rc_pingpong::perftest::encode: the record is not 107 characters");
+    const int n = std::snprintf(
+        text, sizeof text,
+        "%04x:%04x:%06x:%06x:%08x:%016llx:%02x:%02x:%02x:%02x:%02x:%02x:%02x:%02x:%02x:%02x:%02x:%02x:%02x:"
+        "%02x:%02x:%02x:%08x:",
+        r.lid, r.out_reads, r.qpn, r.psn, r.rkey, static_cast<unsigned long long>(r.vaddr), g[0], g[1], g[2], g[3],
+        g[4], g[5], g[6], g[7], g[8], g[9], g[10], g[11], g[12], g[13], g[14], g[15], r.srqn);
+    if (n != static_cast<int>(record_bytes) - 1)
+        throw std::logic_error("rc_pingpong::perftest::encode: the record is not 107 characters");
     std::array<std::byte, record_bytes> out;
     std::memcpy(out.data(), text, record_bytes);
     return out;
@@ -74,8 +78,14 @@ rig::Result<QpRecord> decode_record(std::span<const std::byte> bytes) {
         v[i] = *x;
         if (auto c = r.expect(head[i].at + head[i].digits, ':'); !c) return std::unexpected(std::move(c).error());
     }
-    QpRecord q{static_cast<std::uint16_t>(v[0]), static_cast<std::uint16_t>(v[1]), static_cast<std::uint32_t>(v[2]),
-               static_cast<std::uint32_t>(v[3]), static_cast<std::uint32_t>(v[4]), v[5], {}, 0};
+    QpRecord q{static_cast<std::uint16_t>(v[0]),
+               static_cast<std::uint16_t>(v[1]),
+               static_cast<std::uint32_t>(v[2]),
+               static_cast<std::uint32_t>(v[3]),
+               static_cast<std::uint32_t>(v[4]),
+               v[5],
+               {},
+               0};
     for (std::size_t i = 0; i < q.gid.size(); ++i) {
         auto b = r.hex(gid_at + 3 * i, 2, "GID");
         if (!b) return std::unexpected(std::move(b).error());
@@ -91,7 +101,8 @@ rig::Result<QpRecord> decode_record(std::span<const std::byte> bytes) {
 }
 
 std::array<std::byte, version_bytes> encode_version(std::string_view version) {
-    if (version.size() > version_bytes) throw std::invalid_argument("rc_pingpong::perftest::encode_version: above 16 bytes");
+    if (version.size() > version_bytes)
+        throw std::invalid_argument("rc_pingpong::perftest::encode_version: above 16 bytes");
     std::array<std::byte, version_bytes> out{};  // strncpy pads with NULs
     std::memcpy(out.data(), version.data(), version.size());
     return out;
@@ -104,7 +115,8 @@ rig::Result<Version> decode_version(std::span<const std::byte> bytes) {
         v.text += static_cast<char>(b);
     }
     const auto [end, ec] = std::from_chars(v.text.data(), v.text.data() + v.text.size(), v.number);
-    if (ec != std::errc{} || end == v.text.data()) return rig::fail("the version \"", v.text, "\" does not start with a number");
+    if (ec != std::errc{} || end == v.text.data())
+        return rig::fail("the version \"", v.text, "\" does not start with a number");
     return v;
 }
 
@@ -124,7 +136,8 @@ rig::Result<rig::bnxt::Mtu> decode_mtu(std::span<const std::byte> bytes) {
 
 // ---- Session ----
 
-rig::Result<void> Session::exchange(std::span<const std::byte> mine, std::span<std::byte> theirs, std::string_view what) {
+rig::Result<void> Session::exchange(std::span<const std::byte> mine, std::span<std::byte> theirs,
+                                    std::string_view what) {
     const std::string mine_what = "this side's " + std::string(what), theirs_what = "the peer's " + std::string(what);
     if (side_ == Side::Client) {
         if (auto w = stream_->write(mine, timeout_, mine_what); !w) return w;
@@ -140,14 +153,17 @@ rig::Result<Version> Session::versions(std::string_view mine) {
     auto v = decode_version(theirs);
     if (!v) return rig::fail(stream_->peer(), ": ", v.error());
     if (v->number < oldest_version)
-        return rig::fail(stream_->peer(), ": speaks perftest ", v->text, "; perftest is not compatible with versions older than 5.70");
+        return rig::fail(stream_->peer(), ": speaks perftest ", v->text,
+                         "; perftest is not compatible with versions older than 5.70");
     return v;
 }
 
 rig::Result<SysData> Session::sys_data(SysData mine) {
     std::array<std::byte, 4> cycle, line;
-    if (auto r = exchange(big_endian<4>(mine.cycle_buffer), cycle, "cycle buffer size"); !r) return std::unexpected(std::move(r).error());
-    if (auto r = exchange(big_endian<4>(mine.cache_line), line, "cache line size"); !r) return std::unexpected(std::move(r).error());
+    if (auto r = exchange(big_endian<4>(mine.cycle_buffer), cycle, "cycle buffer size"); !r)
+        return std::unexpected(std::move(r).error());
+    if (auto r = exchange(big_endian<4>(mine.cache_line), line, "cache line size"); !r)
+        return std::unexpected(std::move(r).error());
     return SysData{std::max(mine.cycle_buffer, static_cast<std::uint32_t>(from_big_endian(cycle))),
                    std::max(mine.cache_line, static_cast<std::uint32_t>(from_big_endian(line)))};
 }
@@ -170,7 +186,8 @@ rig::Result<QpRecord> Session::hand_shake(const QpRecord& mine) {
 
 rig::Result<BwReport> Session::bw_reports(const BwReport& mine) {
     const std::uint64_t values[5] = {mine.size, mine.iters, std::bit_cast<std::uint64_t>(mine.bw_peak),
-                                     std::bit_cast<std::uint64_t>(mine.bw_avg), std::bit_cast<std::uint64_t>(mine.msg_rate_avg)};
+                                     std::bit_cast<std::uint64_t>(mine.bw_avg),
+                                     std::bit_cast<std::uint64_t>(mine.msg_rate_avg)};
     static constexpr const char* names[5] = {"report's size", "report's iters", "report's bw_peak", "report's bw_avg",
                                              "report's msgRate_avg"};
     std::uint64_t theirs[5] = {};
@@ -195,12 +212,15 @@ rig::Result<void> Session::close(const QpRecord& mine) {
     while (n < got.size()) {
         auto ready = stream_->readable(timeout_);
         if (!ready) return std::unexpected(std::move(ready).error());
-        if (!*ready) return rig::fail(stream_->peer(), ": neither sent \"done\" nor closed within ", rig::text::duration(timeout_));
+        if (!*ready)
+            return rig::fail(stream_->peer(), ": neither sent \"done\" nor closed within ",
+                             rig::text::duration(timeout_));
         auto r = stream_->read_some(std::span(got).subspan(n), timeout_, "\"done\"");
         if (!r || *r == 0) break;  // reset or closed
         n += *r;
     }
-    if (std::memcmp(got.data(), done.data(), n) != 0) return rig::fail(stream_->peer(), ": sent other bytes than \"done\\0\" at the end");
+    if (std::memcmp(got.data(), done.data(), n) != 0)
+        return rig::fail(stream_->peer(), ": sent other bytes than \"done\\0\" at the end");
     return {};
 }
 
@@ -223,8 +243,9 @@ rig::Result<Session::Agreed> Session::setup(Program program, SysData sys, rig::b
     if (!remote) return std::unexpected(std::move(remote).error());
     a.remote = *remote;
     if (v4mapped(a.mine.gid) != v4mapped(a.remote.gid))
-        return rig::fail(stream_->peer(), ": its GID ", rig::bnxt::to_string(a.remote.gid), " is not of the IP version of this side's ",
-                         rig::bnxt::to_string(a.mine.gid), " (perftest: \"Found Incompatibility issue with GID types\")");
+        return rig::fail(stream_->peer(), ": its GID ", rig::bnxt::to_string(a.remote.gid),
+                         " is not of the IP version of this side's ", rig::bnxt::to_string(a.mine.gid),
+                         " (perftest: \"Found Incompatibility issue with GID types\")");
     if (auto c = connect(a); !c) return std::unexpected(std::move(c).error());
     for (int i = 0; i < 2; ++i)
         if (auto q = hand_shake(a.mine); !q) return std::unexpected(std::move(q).error());

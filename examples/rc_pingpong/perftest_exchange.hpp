@@ -66,7 +66,7 @@ inline constexpr const char* our_version = "6.06";    // the version whose excha
 inline constexpr double oldest_version = 5.70;        // check_version_compatibility
 inline constexpr std::array<char, 5> done = {'d', 'o', 'n', 'e', '\0'};
 
-enum class Side { Client, Server };  // the client has a server name on its command line
+enum class Side { Client, Server };     // the client has a server name on its command line
 enum class Program { SendBw, ReadBw };  // ib_send_bw, ib_read_bw
 
 // struct pingpong_dest as ethernet_write_keys prints it.
@@ -91,7 +91,7 @@ struct SysData {
 
 // struct bw_report_data's exchanged fields.
 struct BwReport {
-    std::uint64_t size = 0;   // bytes per message
+    std::uint64_t size = 0;  // bytes per message
     std::uint64_t iters = 0;
     double bw_peak = 0, bw_avg = 0, msg_rate_avg = 0;
     friend bool operator==(const BwReport&, const BwReport&) = default;
@@ -149,8 +149,8 @@ public:
     // record; `prepare` (ib_send_bw only: post receives or prepare sends) runs before the
     // record that precedes the data. Error naming the peer where a message fails, its
     // version is too old, its GID is of the other IP version, or a callback's Error.
-    rig::Result<Agreed> setup(Program program, SysData sys, rig::bnxt::Mtu mtu, const MakeRecord& record, const Connect& connect,
-                              const Prepare& prepare = {});
+    rig::Result<Agreed> setup(Program program, SysData sys, rig::bnxt::Mtu mtu, const MakeRecord& record,
+                              const Connect& connect, const Prepare& prepare = {});
     // After the data phase: ib_read_bw's record and report, then close for both tests.
     // The peer's report for ib_read_bw (the client's, as the server prints it), else a
     // report of zeros.

@@ -107,11 +107,12 @@ int run(int argc, char** argv) {
         path.gid_index = o.gid_index;
         path.hop_limit = hop_limit;
         path.max_dest_rd_atomic = static_cast<std::uint8_t>(a.mine.out_reads);
-        path.max_rd_atomic = static_cast<std::uint8_t>(
-            std::clamp<std::uint32_t>(a.remote.out_reads, 1, qp->read_depths().initiator));
+        path.max_rd_atomic =
+            static_cast<std::uint8_t>(std::clamp<std::uint32_t>(a.remote.out_reads, 1, qp->read_depths().initiator));
         path.mtu = a.mtu;  // ctx_modify_qp_to_rtr's attr.path_mtu; the exchange carries no port MTU
         const rig::bnxt::Endpoint peer{a.remote.qpn, a.remote.psn, a.remote.gid, *peer_mac, rig::bnxt::Mtu::Mtu4096};
-        if (auto r = qp->connect(peer, retries, path); !r) return rig::fail("Failed to modify QP to RTR/RTS: ", r.error());
+        if (auto r = qp->connect(peer, retries, path); !r)
+            return rig::fail("Failed to modify QP to RTR/RTS: ", r.error());
         return {};
     };
     const auto prepare = [&]() -> rig::Result<void> {
@@ -127,7 +128,8 @@ int run(int argc, char** argv) {
     BwReport mine{};
     rig::Result<double> usec = 0.0;
     if (o.program == Program::SendBw)
-        usec = side == Side::Client ? send_all(*qp, *cq, *buffer, transfer) : receive_all(*qp, *cq, *buffer, transfer, posted);
+        usec = side == Side::Client ? send_all(*qp, *cq, *buffer, transfer)
+                                    : receive_all(*qp, *cq, *buffer, transfer, posted);
     else if (side == Side::Client)
         usec = read_all(*qp, *cq, *buffer, rig::bnxt::Remote{agreed->remote.vaddr, agreed->remote.rkey}, transfer);
     if (!usec) return fail(usec.error() + "\n" + (*port)->counters());

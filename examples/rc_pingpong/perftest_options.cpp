@@ -21,7 +21,8 @@ void declare(CLI::App& app, Texts& t) {
     app.add_option("-x,--gid-index", t.gid_index, "Test uses GID with GID index (default 0)");
     app.add_option("--cable", t.cable, "the port's datagram cable: LOCAL_PORT:REMOTE_HOST:REMOTE_PORT (UDP)");
     app.add_option("--ip", t.ip, "the port's IPv4 address (default 10.77.0.1)");
-    app.add_option("test", t.positional, "ib_send_bw or ib_read_bw, then the server to connect to (none: be the server)");
+    app.add_option("test", t.positional,
+                   "ib_send_bw or ib_read_bw, then the server to connect to (none: be the server)");
 }
 
 }  // namespace
@@ -50,11 +51,14 @@ rig::Result<Options> parse(int argc, const char* const* argv, bool* help) {
     if (t.positional.empty() || (t.positional[0] != "ib_send_bw" && t.positional[0] != "ib_read_bw"))
         return rig::fail("the first argument names the test: ib_send_bw or ib_read_bw");
     o.program = t.positional[0] == "ib_send_bw" ? Program::SendBw : Program::ReadBw;
-    if (t.positional.size() > 2) return rig::fail("one server host at most, not ", std::to_string(t.positional.size() - 1));
+    if (t.positional.size() > 2)
+        return rig::fail("one server host at most, not ", std::to_string(t.positional.size() - 1));
     if (t.positional.size() == 2) o.server = t.positional[1];
     if (auto r = take(t.port, "-p", 0, 65535, "not a port", o.port); !r) return std::unexpected(std::move(r).error());
     // perftest_parameters.c: CHECK_VALUE_UNS(size, 1, MAX_SIZE) for RC, MAX_SIZE 2^31.
-    if (auto r = take(t.size, "-s", 1, std::uint64_t{1} << 31, "Message Size should be between 1 and 2147483648", o.size); !r)
+    if (auto r =
+            take(t.size, "-s", 1, std::uint64_t{1} << 31, "Message Size should be between 1 and 2147483648", o.size);
+        !r)
         return std::unexpected(std::move(r).error());
     if (auto r = take(t.iters, "-n", 5, 100000000, "Iteration num should be between 5 and 100000000", o.iters); !r)
         return std::unexpected(std::move(r).error());

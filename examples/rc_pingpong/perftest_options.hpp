@@ -29,8 +29,8 @@ namespace rc_pingpong::perftest {
 struct Options {
     Program program = Program::SendBw;
     std::uint16_t port = default_port;
-    std::uint32_t size = 65536;   // DEF_SIZE_BW
-    std::uint32_t iters = 1000;   // DEF_ITERS
+    std::uint32_t size = 65536;  // DEF_SIZE_BW
+    std::uint32_t iters = 1000;  // DEF_ITERS
     rig::bnxt::Mtu mtu = rig::bnxt::Mtu::Mtu1024;
     std::uint32_t gid_index = 0;  // DEF_GID_INDEX
     std::optional<std::string> server;

@@ -46,10 +46,10 @@ rig::Result<double> send_all(rig::bnxt::Qp& qp, rig::bnxt::Cq& cq, const rig::bn
 // Posts the receives ib_send_bw's server posts before the data (ctx_set_recv_wqes): how
 // many, min(rx_depth, iters); false if the queue refused one.
 bool post_receives(rig::bnxt::Qp& qp, const rig::bnxt::Region& buffer, const Transfer& t, std::uint32_t& posted);
-rig::Result<double> receive_all(rig::bnxt::Qp& qp, rig::bnxt::Cq& cq, const rig::bnxt::Region& buffer, const Transfer& t,
-                                std::uint32_t posted);
-rig::Result<double> read_all(rig::bnxt::Qp& qp, rig::bnxt::Cq& cq, const rig::bnxt::Region& buffer, rig::bnxt::Remote remote,
-                             const Transfer& t);
+rig::Result<double> receive_all(rig::bnxt::Qp& qp, rig::bnxt::Cq& cq, const rig::bnxt::Region& buffer,
+                                const Transfer& t, std::uint32_t posted);
+rig::Result<double> read_all(rig::bnxt::Qp& qp, rig::bnxt::Cq& cq, const rig::bnxt::Region& buffer,
+                             rig::bnxt::Remote remote, const Transfer& t);
 
 // The report of a run of `usec` microseconds: perftest's MB/sec are 2^20 bytes a second;
 // rig measures the run as a whole, so the peak is the average.

@@ -95,8 +95,8 @@ std::string report(std::uint32_t size, std::uint32_t iters, double elapsed) {
     const float usec = static_cast<float>(elapsed);
     const long long bytes = static_cast<long long>(size) * iters * 2;
     char text[256];
-    const int n = std::snprintf(text, sizeof text, "%lld bytes in %.2f seconds = %.2f Mbit/sec\n", bytes, usec / 1000000.,
-                                static_cast<double>(bytes) * 8. / usec);
+    const int n = std::snprintf(text, sizeof text, "%lld bytes in %.2f seconds = %.2f Mbit/sec\n", bytes,
+                                usec / 1000000., static_cast<double>(bytes) * 8. / usec);
     std::snprintf(text + n, sizeof text - static_cast<std::size_t>(n), "%d iters in %.2f seconds = %.2f usec/iter\n",
                   static_cast<int>(iters), usec / 1000000., usec / static_cast<float>(iters));
     return text;

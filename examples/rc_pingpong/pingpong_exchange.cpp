@@ -19,8 +19,9 @@ rig::Result<void> expect_done(std::span<const std::byte> got, const std::string&
     std::string shown;
     for (std::byte b : got) {
         const auto c = std::to_integer<unsigned char>(b);
-        shown += c >= 0x20 && c < 0x7f ? std::string(1, static_cast<char>(c)) : "\\x" + std::string(1, "0123456789abcdef"[c >> 4]) +
-                                                                                    std::string(1, "0123456789abcdef"[c & 15]);
+        shown += c >= 0x20 && c < 0x7f
+                     ? std::string(1, static_cast<char>(c))
+                     : "\\x" + std::string(1, "0123456789abcdef"[c >> 4]) + std::string(1, "0123456789abcdef"[c & 15]);
     }
     return rig::fail(peer, ": sent \"", shown, "\", not \"done\\0\"");
 }
@@ -43,15 +44,20 @@ rig::Result<Dest> decode(std::span<const std::byte> bytes) {
     if (auto s = r.size(record_bytes); !s) return std::unexpected(std::move(s).error());
     // Byte by byte in order, so the error names the first wrong one.
     std::uint64_t field[3] = {};
-    constexpr struct { std::size_t at, digits; const char* name; } fields[] = {
-        {lid_at, 4, "LID"}, {qpn_at, 6, "QPN"}, {psn_at, 6, "PSN"}};
+    constexpr struct {
+        std::size_t at, digits;
+        const char* name;
+    } fields[] = {{lid_at, 4, "LID"}, {qpn_at, 6, "QPN"}, {psn_at, 6, "PSN"}};
     for (std::size_t i = 0; i < 3; ++i) {
         auto v = r.hex(fields[i].at, fields[i].digits, fields[i].name);
         if (!v) return std::unexpected(std::move(v).error());
         field[i] = *v;
         if (auto c = r.expect(fields[i].at + fields[i].digits, ':'); !c) return std::unexpected(std::move(c).error());
     }
-    Dest d{static_cast<std::uint16_t>(field[0]), static_cast<std::uint32_t>(field[1]), static_cast<std::uint32_t>(field[2]), {}};
+    Dest d{static_cast<std::uint16_t>(field[0]),
+           static_cast<std::uint32_t>(field[1]),
+           static_cast<std::uint32_t>(field[2]),
+           {}};
     for (std::size_t i = 0; i < d.gid.size(); ++i) {
         auto b = r.hex(gid_at + 2 * i, 2, "GID");
         if (!b) return std::unexpected(std::move(b).error());
@@ -62,12 +68,14 @@ rig::Result<Dest> decode(std::span<const std::byte> bytes) {
 }
 
 rig::Result<Dest> client_exchange(rig::bootstrap::Stream& stream, const Dest& mine, rig::bootstrap::Timeout timeout) {
-    if (auto w = stream.write(encode(mine), timeout, "the local address"); !w) return std::unexpected(std::move(w).error());
+    if (auto w = stream.write(encode(mine), timeout, "the local address"); !w)
+        return std::unexpected(std::move(w).error());
     std::array<std::byte, record_bytes> theirs;
     if (auto r = stream.read(theirs, timeout, what); !r) return std::unexpected(std::move(r).error());
     auto dest = decode(theirs);
     if (!dest) return rig::fail(stream.peer(), ": ", dest.error());
-    if (auto w = stream.write(std::as_bytes(std::span(done)), timeout, "\"done\""); !w) return std::unexpected(std::move(w).error());
+    if (auto w = stream.write(std::as_bytes(std::span(done)), timeout, "\"done\""); !w)
+        return std::unexpected(std::move(w).error());
     return dest;
 }
 
@@ -79,7 +87,8 @@ rig::Result<Dest> server_exchange(rig::bootstrap::Stream& stream, const Dest& mi
     auto dest = decode(theirs);
     if (!dest) return rig::fail(stream.peer(), ": ", dest.error());
     if (auto c = connect(*dest); !c) return std::unexpected(std::move(c).error());
-    if (auto w = stream.write(encode(mine), timeout, "the local address"); !w) return std::unexpected(std::move(w).error());
+    if (auto w = stream.write(encode(mine), timeout, "the local address"); !w)
+        return std::unexpected(std::move(w).error());
     std::array<std::byte, done.size()> end;
     if (auto r = stream.read(end, timeout, "\"done\""); !r) return std::unexpected(std::move(r).error());
     if (auto d = expect_done(end, stream.peer()); !d) return std::unexpected(std::move(d).error());

@@ -24,16 +24,24 @@ rig::Result<rig::bnxt::Mac> Port::resolve(const rig::bnxt::Gid& gid, std::chrono
 std::string Port::counters() const {
     const auto rx = model->rx_counters();
     std::string text = "port:";
-    const std::pair<const char*, std::uint64_t> fields[] = {
-        {"delivered", rx.delivered},         {"arp_requests", rx.arp_requests},
-        {"neighbor_solicitations", rx.neighbor_solicitations}, {"neighbor_answers", rx.neighbor_answers},
-        {"not_roce", rx.not_roce},           {"truncated", rx.truncated},
-        {"bad_length", rx.bad_length},       {"bad_ip_checksum", rx.bad_ip_checksum},
-        {"bad_udp_port", rx.bad_udp_port},   {"bad_opcode", rx.bad_opcode}, {"bad_aeth", rx.bad_aeth},
-        {"bad_icrc", rx.bad_icrc},           {"wrong_mac", rx.wrong_mac},
-        {"wrong_address", rx.wrong_address}, {"unknown_qp", rx.unknown_qp},
-        {"unconnected_qp", rx.unconnected_qp}, {"wrong_source", rx.wrong_source},
-        {"wrong_pkey", rx.wrong_pkey}};
+    const std::pair<const char*, std::uint64_t> fields[] = {{"delivered", rx.delivered},
+                                                            {"arp_requests", rx.arp_requests},
+                                                            {"neighbor_solicitations", rx.neighbor_solicitations},
+                                                            {"neighbor_answers", rx.neighbor_answers},
+                                                            {"not_roce", rx.not_roce},
+                                                            {"truncated", rx.truncated},
+                                                            {"bad_length", rx.bad_length},
+                                                            {"bad_ip_checksum", rx.bad_ip_checksum},
+                                                            {"bad_udp_port", rx.bad_udp_port},
+                                                            {"bad_opcode", rx.bad_opcode},
+                                                            {"bad_aeth", rx.bad_aeth},
+                                                            {"bad_icrc", rx.bad_icrc},
+                                                            {"wrong_mac", rx.wrong_mac},
+                                                            {"wrong_address", rx.wrong_address},
+                                                            {"unknown_qp", rx.unknown_qp},
+                                                            {"unconnected_qp", rx.unconnected_qp},
+                                                            {"wrong_source", rx.wrong_source},
+                                                            {"wrong_pkey", rx.wrong_pkey}};
     bool first = true;
     for (const auto& [name, value] : fields)
         if (value != 0) {
@@ -43,9 +51,10 @@ std::string Port::counters() const {
     if (first) text += " nothing received";
     if (cable) {
         const auto c = cable->counters();
-        text += "; cable: sent " + std::to_string(c.datagrams_sent) + ", received " + std::to_string(c.datagrams_received) +
-                ", receive_overflows " + std::to_string(c.receive_overflows) + ", foreign " + std::to_string(c.foreign) +
-                ", not_ethernet " + std::to_string(c.not_ethernet) + ", send_failures " + std::to_string(c.send_failures);
+        text += "; cable: sent " + std::to_string(c.datagrams_sent) + ", received " +
+                std::to_string(c.datagrams_received) + ", receive_overflows " + std::to_string(c.receive_overflows) +
+                ", foreign " + std::to_string(c.foreign) + ", not_ethernet " + std::to_string(c.not_ethernet) +
+                ", send_failures " + std::to_string(c.send_failures);
     }
     return text;
 }

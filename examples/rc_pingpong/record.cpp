@@ -7,8 +7,9 @@ namespace rc_pingpong {
 
 std::string Record::at(std::size_t offset) const {
     const auto b = std::to_integer<unsigned>(bytes_[offset]);
-    std::string shown = b >= 0x20 && b < 0x7f ? "'" + std::string(1, static_cast<char>(b)) + "' (" + rig::text::hex(b, 2) + ")"
-                                              : rig::text::hex(b, 2);
+    std::string shown = b >= 0x20 && b < 0x7f
+                            ? "'" + std::string(1, static_cast<char>(b)) + "' (" + rig::text::hex(b, 2) + ")"
+                            : rig::text::hex(b, 2);
     return "byte " + std::to_string(offset) + " of " + std::string(what_) + " is " + shown;
 }
 
@@ -34,7 +35,8 @@ rig::Result<std::uint64_t> Record::hex(std::size_t offset, std::size_t digits, s
 
 rig::Result<void> Record::expect(std::size_t offset, char c) const {
     if (bytes_[offset] == static_cast<std::byte>(c)) return {};
-    return rig::fail(at(offset), ", not ", c == '\0' ? std::string("the NUL that ends it") : "'" + std::string(1, c) + "'");
+    return rig::fail(at(offset), ", not ",
+                     c == '\0' ? std::string("the NUL that ends it") : "'" + std::string(1, c) + "'");
 }
 
 }  // namespace rc_pingpong

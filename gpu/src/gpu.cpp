@@ -26,7 +26,6 @@
 namespace rig::gpu {
 namespace {
 
-
 std::uint64_t round_up(std::uint64_t n, std::uint64_t to) { return (n + to - 1) / to * to; }
 
 std::vector<pci::Span> spans_of(const std::vector<pci::Run>& runs) {
@@ -126,21 +125,24 @@ struct Memory::State {
     std::shared_ptr<Held> use(const char* what) const {
         std::lock_guard lock(mutex);
         if (!held_by)
-            throw std::invalid_argument(std::string(what) + ": the memory at " + text::hex(static_cast<std::uint64_t>(address)) +
-                                        " of " + backend->label() + " was freed");
+            throw std::invalid_argument(std::string(what) + ": the memory at " +
+                                        text::hex(static_cast<std::uint64_t>(address)) + " of " + backend->label() +
+                                        " was freed");
         return held_by;
     }
     void check_range(const char* what, std::uint64_t offset, std::uint64_t n) const {
         if (offset > bytes || n > bytes - offset)
-            throw std::invalid_argument(std::string(what) + ": bytes [" + std::to_string(offset) + ", " + std::to_string(offset) + " + " +
-                                        std::to_string(n) + ") do not lie in the " + text::bytes(bytes) + " at " +
-                                        text::hex(static_cast<std::uint64_t>(address)) + " of " + backend->label());
+            throw std::invalid_argument(std::string(what) + ": bytes [" + std::to_string(offset) + ", " +
+                                        std::to_string(offset) + " + " + std::to_string(n) + ") do not lie in the " +
+                                        text::bytes(bytes) + " at " + text::hex(static_cast<std::uint64_t>(address)) +
+                                        " of " + backend->label());
     }
 };
 
 Result<std::byte*> Backend::process_bytes(const HostBuffer& host, std::uint64_t offset, std::uint64_t n) const {
     if (!host.window.is_mapped())
-        return fail(label(), ": copies ", text::bytes(n), " only to host memory the process maps; this HostBuffer's window is remote");
+        return fail(label(), ": copies ", text::bytes(n),
+                    " only to host memory the process maps; this HostBuffer's window is remote");
     return host.window.data() + offset;
 }
 
@@ -180,7 +182,8 @@ struct Pages {
 
 Pages pages(const Memory::State& memory, const char* what, std::uint64_t offset, std::uint64_t n) {
     if (n == 0)
-        throw std::invalid_argument(std::string(what) + ": 0 bytes of the memory at " + text::hex(static_cast<std::uint64_t>(memory.address)));
+        throw std::invalid_argument(std::string(what) + ": 0 bytes of the memory at " +
+                                    text::hex(static_cast<std::uint64_t>(memory.address)));
     memory.check_range(what, offset, n);
     const std::uint64_t first = offset / pci::page_bytes * pci::page_bytes;
     return {memory.use(what), first, round_up(offset + n, pci::page_bytes) - first, offset - first};
@@ -210,15 +213,15 @@ Result<Pointer> Memory::pointer() const {
     return p;
 }
 
-Result<Pointer> Allocation::pointer() const {
-    return fail("its backend gives no process address for its memory");
-}
+Result<Pointer> Allocation::pointer() const { return fail("its backend gives no process address for its memory"); }
 
 // HostMemory
 
 const HostBuffer& HostMemory::buffer() const {
     std::lock_guard lock(state_->mutex);
-    if (!state_->allocation) throw std::invalid_argument("HostMemory::buffer: the host memory of " + state_->backend->label() + " was freed");
+    if (!state_->allocation)
+        throw std::invalid_argument("HostMemory::buffer: the host memory of " + state_->backend->label() +
+                                    " was freed");
     return state_->allocation->buffer;
 }
 
@@ -237,25 +240,27 @@ const std::shared_ptr<Space>& Gpu::space() const { return state_->space; }
 namespace {
 
 // The memory's Held after checking it is `backend`'s and the range lies in it.
-std::shared_ptr<Held> checked(const Memory::State& memory, const Backend& backend, const char* what, std::uint64_t offset,
-                              std::uint64_t n) {
+std::shared_ptr<Held> checked(const Memory::State& memory, const Backend& backend, const char* what,
+                              std::uint64_t offset, std::uint64_t n) {
     if (memory.backend != &backend)
-        throw std::invalid_argument(std::string(what) + ": the memory at " + text::hex(static_cast<std::uint64_t>(memory.address)) +
-                                    " is " + memory.backend->label() + "'s, not " + backend.label() + "'s");
+        throw std::invalid_argument(std::string(what) + ": the memory at " +
+                                    text::hex(static_cast<std::uint64_t>(memory.address)) + " is " +
+                                    memory.backend->label() + "'s, not " + backend.label() + "'s");
     memory.check_range(what, offset, n);
     return memory.use(what);
 }
 
 void check_host(const HostBuffer& host, std::uint64_t host_offset, std::uint64_t n, const char* what) {
     if (host_offset > host.size() || n > host.size() - host_offset)
-        throw std::invalid_argument(std::string(what) + ": bytes [" + std::to_string(host_offset) + ", " + std::to_string(host_offset) +
-                                    " + " + std::to_string(n) + ") do not lie in the " + text::bytes(host.size()) + " of host memory");
+        throw std::invalid_argument(std::string(what) + ": bytes [" + std::to_string(host_offset) + ", " +
+                                    std::to_string(host_offset) + " + " + std::to_string(n) + ") do not lie in the " +
+                                    text::bytes(host.size()) + " of host memory");
     if (host.runs.empty()) return;
     std::uint64_t covered = 0;
     for (const auto& run : host.runs) covered += run.bytes;
     if (covered < host.size())
-        throw std::invalid_argument(std::string(what) + ": the host memory's runs cover " + text::bytes(covered) + " of its " +
-                                    text::bytes(host.size()));
+        throw std::invalid_argument(std::string(what) + ": the host memory's runs cover " + text::bytes(covered) +
+                                    " of its " + text::bytes(host.size()));
 }
 
 }  // namespace
@@ -268,10 +273,12 @@ Result<Memory> Gpu::alloc(std::uint64_t bytes) const {
     if (bytes > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()) - granularity)
         return fail(backend.label(), ": no Space range of ", text::bytes(bytes), " (larger than any address space)");
     const std::uint64_t held = round_up(bytes, granularity);
-    auto hold = rig::alloc(*state_->space, state_->holder, static_cast<std::int64_t>(held), static_cast<std::int64_t>(granularity));
+    auto hold = rig::alloc(*state_->space, state_->holder, static_cast<std::int64_t>(held),
+                           static_cast<std::int64_t>(granularity));
     if (!hold)
-        return fail(backend.label(), ": the Space [", text::hex(static_cast<std::uint64_t>(state_->space->base())), " + ",
-                    text::bytes(static_cast<std::uint64_t>(state_->space->length())), ") has no free range for ", text::bytes(bytes));
+        return fail(backend.label(), ": the Space [", text::hex(static_cast<std::uint64_t>(state_->space->base())),
+                    " + ", text::bytes(static_cast<std::uint64_t>(state_->space->length())), ") has no free range for ",
+                    text::bytes(bytes));
     const std::int64_t address = rig::address(*hold);
     auto allocation = state_->backend->alloc(address, held);
     if (!allocation) {
@@ -285,8 +292,9 @@ Result<Memory> Gpu::alloc(std::uint64_t bytes) const {
     memory->address = address;
     memory->bytes = bytes;
     memory->held = held;
-    memory->held_by = std::make_shared<Held>(std::make_shared<Given>(std::move(*allocation), nullptr, std::move(*hold), state_->holder),
-                                             state_->backend->machine());
+    memory->held_by = std::make_shared<Held>(
+        std::make_shared<Given>(std::move(*allocation), nullptr, std::move(*hold), state_->holder),
+        state_->backend->machine());
     state_->remember(state_->memories, memory);
     return Memory(std::move(memory));
 }
@@ -296,16 +304,17 @@ Result<Memory> Gpu::map(const Memory& memory) const {
     state_->check_open("Gpu::map");
     const Memory::State& peer = *memory.state_;
     if (peer.space != state_->space)
-        throw std::invalid_argument("Gpu::map: the memory at " + text::hex(static_cast<std::uint64_t>(peer.address)) + " of " +
-                                    peer.backend->label() + " lies in another Space than " + backend.label() + "'s");
+        throw std::invalid_argument("Gpu::map: the memory at " + text::hex(static_cast<std::uint64_t>(peer.address)) +
+                                    " of " + peer.backend->label() + " lies in another Space than " + backend.label() +
+                                    "'s");
     if (peer.owner == &backend)
-        throw std::invalid_argument("Gpu::map: the memory at " + text::hex(static_cast<std::uint64_t>(peer.address)) + " is already " +
-                                    backend.label() + "'s");
+        throw std::invalid_argument("Gpu::map: the memory at " + text::hex(static_cast<std::uint64_t>(peer.address)) +
+                                    " is already " + backend.label() + "'s");
     const auto held = peer.use("Gpu::map");
     auto hold = rig::share(state_->holder, held->hold());
     if (!hold)
-        throw std::invalid_argument("Gpu::map: the memory at " + text::hex(static_cast<std::uint64_t>(peer.address)) + " of " +
-                                    peer.backend->label() + " was freed");
+        throw std::invalid_argument("Gpu::map: the memory at " + text::hex(static_cast<std::uint64_t>(peer.address)) +
+                                    " of " + peer.backend->label() + " was freed");
     auto allocation = state_->backend->map(held->source(), peer.address, peer.held);
     if (!allocation) {
         rig::free(*hold);
@@ -319,8 +328,9 @@ Result<Memory> Gpu::map(const Memory& memory) const {
     mapped->address = peer.address;
     mapped->bytes = peer.bytes;
     mapped->held = peer.held;
-    mapped->held_by = std::make_shared<Held>(std::make_shared<Given>(std::move(*allocation), held->source(), std::move(*hold), state_->holder),
-                                             state_->backend->machine());
+    mapped->held_by = std::make_shared<Held>(
+        std::make_shared<Given>(std::move(*allocation), held->source(), std::move(*hold), state_->holder),
+        state_->backend->machine());
     state_->remember(state_->memories, mapped);
     return Memory(std::move(mapped));
 }
@@ -345,7 +355,8 @@ Result<void> unclaimed(const HostMemory::State& memory) {
     if (auto c = pci::process_claims().claimed({first, window.size()}))
         return fail(memory.backend->label(), ": cannot free the host memory of ", text::bytes(window.size()), " at ",
                     text::hex(first), ": ", c->by, " covers process addresses [", text::hex(c->span.first), ", ",
-                    text::hex(c->span.first + c->span.bytes), ") of it, which the NIC may still write; deregister the region first");
+                    text::hex(c->span.first + c->span.bytes),
+                    ") of it, which the NIC may still write; deregister the region first");
     return {};
 }
 
@@ -362,8 +373,8 @@ void release(Memory::State& state) {
 Result<void> Gpu::free(const Memory& memory) const {
     Memory::State& state = *memory.state_;
     if (state.backend != state_->backend.get())
-        throw std::invalid_argument("Gpu::free: the memory at " + text::hex(static_cast<std::uint64_t>(state.address)) + " is " +
-                                    state.backend->label() + "'s, not " + state_->backend->label() + "'s");
+        throw std::invalid_argument("Gpu::free: the memory at " + text::hex(static_cast<std::uint64_t>(state.address)) +
+                                    " is " + state.backend->label() + "'s, not " + state_->backend->label() + "'s");
     std::shared_ptr<Held> held;
     {
         std::lock_guard lock(state.mutex);
@@ -433,7 +444,8 @@ Result<HostMemory> Gpu::host(std::uint64_t bytes) const {
     if (!allocation) return std::unexpected(std::move(allocation).error());
     // What a NIC pins must start on a page (Region::pages).
     const pci::Window& window = (*allocation)->buffer.window;
-    if (const auto at = reinterpret_cast<std::uintptr_t>(window.data()); window.is_mapped() && at % pci::page_bytes != 0)
+    if (const auto at = reinterpret_cast<std::uintptr_t>(window.data());
+        window.is_mapped() && at % pci::page_bytes != 0)
         return fail(backend.label(), ": the driver gave host memory of ", text::bytes(bytes), " at ", text::hex(at),
                     ", which does not start on a page");
     auto memory = std::make_shared<HostMemory::State>();
@@ -455,16 +467,16 @@ Result<void> Gpu::download(const Memory& memory, std::uint64_t offset, std::span
     return state_->backend->download(*held->allocation(), offset, out);
 }
 
-Result<void> Gpu::copy_to_host(const Memory& memory, std::uint64_t offset, const HostBuffer& host, std::uint64_t host_offset,
-                               std::uint64_t n) const {
+Result<void> Gpu::copy_to_host(const Memory& memory, std::uint64_t offset, const HostBuffer& host,
+                               std::uint64_t host_offset, std::uint64_t n) const {
     const auto held = checked(*memory.state_, *state_->backend, "Gpu::copy_to_host", offset, n);
     check_host(host, host_offset, n, "Gpu::copy_to_host");
     if (n == 0) return {};
     return state_->backend->copy_to_host(*held->allocation(), offset, host, host_offset, n);
 }
 
-Result<void> Gpu::copy_from_host(const HostBuffer& host, std::uint64_t host_offset, const Memory& memory, std::uint64_t offset,
-                                 std::uint64_t n) const {
+Result<void> Gpu::copy_from_host(const HostBuffer& host, std::uint64_t host_offset, const Memory& memory,
+                                 std::uint64_t offset, std::uint64_t n) const {
     const auto held = checked(*memory.state_, *state_->backend, "Gpu::copy_from_host", offset, n);
     check_host(host, host_offset, n, "Gpu::copy_from_host");
     if (n == 0) return {};

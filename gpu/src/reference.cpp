@@ -8,7 +8,9 @@ namespace rig::gpu::reference {
 namespace {
 
 unsigned char* first(std::span<std::byte> bytes) { return reinterpret_cast<unsigned char*>(bytes.data()); }
-const unsigned char* first(std::span<const std::byte> bytes) { return reinterpret_cast<const unsigned char*>(bytes.data()); }
+const unsigned char* first(std::span<const std::byte> bytes) {
+    return reinterpret_cast<const unsigned char*>(bytes.data());
+}
 
 }  // namespace
 
@@ -19,7 +21,8 @@ void fill(std::span<std::byte> bytes, std::uint64_t seed) {
 
 std::uint64_t checksum(std::span<const std::byte> bytes) {
     std::uint64_t sum = 0;
-    for (std::uint64_t i = 0; i < pattern::words(bytes.size()); ++i) sum += pattern::term(pattern::load_word(first(bytes), bytes.size(), i), i);
+    for (std::uint64_t i = 0; i < pattern::words(bytes.size()); ++i)
+        sum += pattern::term(pattern::load_word(first(bytes), bytes.size(), i), i);
     return pattern::finish(sum, bytes.size());
 }
 

@@ -36,9 +36,11 @@ Layout below_switch(std::string name, const SwitchParts& parts, const Identity& 
     const auto host = t.host_bridge(0, 0);
     t.add(host, parts.root_complex);
     const auto upstream = t.add(t.add(host, parts.root_port), parts.upstream);
-    const auto gpu_port = t.add(upstream, Spec::downstream_port(0, parts.switch_vendor, parts.switch_device, parts.acs_control));
+    const auto gpu_port =
+        t.add(upstream, Spec::downstream_port(0, parts.switch_vendor, parts.switch_device, parts.acs_control));
     const auto gpu_at = t.add(gpu_port, rig::sim::endpoint_spec(0, 0, gpu));
-    const auto nic_port = t.add(upstream, Spec::downstream_port(1, parts.switch_vendor, parts.switch_device, parts.acs_control));
+    const auto nic_port =
+        t.add(upstream, Spec::downstream_port(1, parts.switch_vendor, parts.switch_device, parts.acs_control));
     auto nic_spec = rig::sim::endpoint_spec(0, 0, nic);
     nic_spec.iommu_group = nic_iommu_group;
     const auto nic_at = t.add(nic_port, nic_spec);
@@ -49,16 +51,26 @@ Layout below_switch(std::string name, const SwitchParts& parts, const Identity& 
 // PEX89000 switch (1000:c030) whose downstream ports implement ACS with nothing enabled,
 // as firmware leaves them with the IOMMU off or pci=disable_acs_redir.
 SwitchParts allowed_switch() {
-    return {Cpu::intel(0x8f), Spec::root_complex(0x8086, 0x09a2), Spec::root_port(1, 0, 0x8086, 0x352a),
-            Spec::upstream_port(0x1000, 0xc030), 0x1000, 0xc030, 0x0000};
+    return {Cpu::intel(0x8f),
+            Spec::root_complex(0x8086, 0x09a2),
+            Spec::root_port(1, 0, 0x8086, 0x352a),
+            Spec::upstream_port(0x1000, 0xc030),
+            0x1000,
+            0xc030,
+            0x0000};
 }
 
 // A Broadwell-EP host bridge (8086:6f00, not on the allow-list) and a PLX PEX 8747 switch
 // whose downstream ports redirect: ACSCtl 0x001d = SrcValid ReqRedir CmpltRedir
 // UpstreamFwd, as Linux sets it with the IOMMU on and the lspci of docs/bugs.md B11 shows.
 SwitchParts redirecting_switch() {
-    return {Cpu::intel(0x4f), Spec::root_complex(0x8086, 0x6f00), Spec::root_port(1, 0, 0x8086, 0x6f08),
-            Spec::upstream_port(0x10b5, 0x8747), 0x10b5, 0x8747, 0x001d};
+    return {Cpu::intel(0x4f),
+            Spec::root_complex(0x8086, 0x6f00),
+            Spec::root_port(1, 0, 0x8086, 0x6f08),
+            Spec::upstream_port(0x10b5, 0x8747),
+            0x10b5,
+            0x8747,
+            0x001d};
 }
 
 // pci0000:00 ── 00:00.0 root complex        pci0000:40 ── 40:00.0 root complex
@@ -71,7 +83,8 @@ Layout two_host_bridges(const Identity& gpu, const Identity& nic) {
     for (int i = 0; i < 2; ++i) {
         const auto host = t.host_bridge(0, static_cast<std::uint8_t>(0x40 * i));
         t.add(host, Spec::root_complex(0x1022, 0x1480));
-        at[i] = t.add(t.add(host, Spec::root_port(1, 1, 0x1022, 0x1483)), rig::sim::endpoint_spec(0, 0, *identities[i]));
+        at[i] =
+            t.add(t.add(host, Spec::root_port(1, 1, 0x1022, 0x1483)), rig::sim::endpoint_spec(0, 0, *identities[i]));
     }
     return place("two-host-bridges", std::move(t), at[0], at[1]);
 }

@@ -31,7 +31,8 @@ Result<void> build(Computer& computer, const Layout& layout, const gpu::sim::Mod
     return {};
 }
 
-Result<std::vector<std::unique_ptr<bnxt::sim::Cable>>> cable(bnxt::sim::Model& one, bnxt::sim::Model& two, Cabling cabling) {
+Result<std::vector<std::unique_ptr<bnxt::sim::Cable>>> cable(bnxt::sim::Model& one, bnxt::sim::Model& two,
+                                                             Cabling cabling) {
     std::vector<std::unique_ptr<bnxt::sim::Cable>> cables;
     if (cabling == Cabling::wire) {
         cables.push_back(std::make_unique<bnxt::sim::Wire>(one, two));

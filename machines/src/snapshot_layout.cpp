@@ -40,11 +40,13 @@ std::uint32_t le(const std::vector<std::uint8_t>& bytes, std::uint32_t offset, u
 // The PCI Express capability's port type and the ACS capability's registers, read from a
 // configuration space with the walks bounded as Linux bounds them (config.hpp).
 void read_capabilities(const std::vector<std::uint8_t>& config, Spec& spec) {
-    if (config.size() < cfg::capabilities_pointer + 1 || !(le(config, cfg::status, 2) & cfg::status_capabilities_list)) return;
+    if (config.size() < cfg::capabilities_pointer + 1 || !(le(config, cfg::status, 2) & cfg::status_capabilities_list))
+        return;
     std::uint32_t at = le(config, cfg::capabilities_pointer, 1) & ~3u;
     for (unsigned n = 0; n < cfg::capability_limit && at >= cfg::capability_first && at + 4 <= config.size(); ++n) {
         if (le(config, at + cfg::capability_id, 1) == cfg::capability_pci_express) {
-            spec.port_type = static_cast<cfg::PortType>(cfg::express_port_type.of(le(config, at + cfg::express_flags, 2)));
+            spec.port_type =
+                static_cast<cfg::PortType>(cfg::express_port_type.of(le(config, at + cfg::express_flags, 2)));
             // LnkCap and LnkSta (PCIe 6.0 §7.5.3.6, §7.5.3.8): the simulated link as the snapshot's.
             const std::uint32_t cap = le(config, at + cfg::express_link_capabilities, 4);
             const std::uint32_t sta = le(config, at + cfg::express_link_status, 2);
@@ -108,7 +110,8 @@ private:
     rig::Result<FunctionRef> add(const std::string& bus, int depth) {
         if (auto it = added_.find(bus); it != added_.end()) return it->second;
         auto file = files_.find(bus);
-        if (file == files_.end()) return rig::fail(dir_.string(), ": ", bus, " is named by another function but not listed");
+        if (file == files_.end())
+            return rig::fail(dir_.string(), ": ", bus, " is named by another function but not listed");
         if (depth > 256) return rig::fail(dir_.string(), ": ", bus, ": its bridges loop");
         const rig::pci::FunctionFiles& f = file->second;
         const auto address = rig::pci::BusAddress::parse(bus);
@@ -131,7 +134,8 @@ private:
                 ref = topology_.add(*host, spec);
             }
             if (topology_.bus(ref) != bus)
-                return rig::fail(dir_.string(), ": ", bus, " sits on a bus its bridge does not give (the simulator placed it at ",
+                return rig::fail(dir_.string(), ": ", bus,
+                                 " sits on a bus its bridge does not give (the simulator placed it at ",
                                  topology_.bus(ref), ")");
             added_.emplace(bus, ref);
             return ref;
@@ -184,7 +188,8 @@ private:
     // The host bridge `f` sits on, made the first time: its directory's place under
     // sys/devices says whether it is nested under a VMD endpoint or below other
     // directories (Hyper-V's VMBus).
-    rig::Result<HostBridgeRef> host_bridge(const rig::pci::FunctionFiles& f, const rig::pci::BusAddress& address, int depth) {
+    rig::Result<HostBridgeRef> host_bridge(const rig::pci::FunctionFiles& f, const rig::pci::BusAddress& address,
+                                           int depth) {
         if (auto it = hosts_.find(f.host_bridge); it != hosts_.end()) return it->second;
         std::error_code ec;
         const fs::path real = fs::canonical(dir_ / "sys/bus/pci/devices" / f.id.bus, ec);
@@ -231,12 +236,16 @@ rig::Result<Layout> from_snapshot(const fs::path& dir, std::string_view gpu, std
     }
     auto files = rig::pci::describe(rig::pci::Machine::at(dir));
     if (!files) return rig::fail(dir.string(), ": ", files.error());
-    if (buses[0] == buses[1]) return rig::fail("--gpu and --nic both name ", buses[0], ": the GPU and the NIC are two functions");
+    if (buses[0] == buses[1])
+        return rig::fail("--gpu and --nic both name ", buses[0], ": the GPU and the NIC are two functions");
     std::map<std::string, Spec> replaced;
-    for (const auto& [bus, identity, what] : {std::tuple{&buses[0], &gpu_identity, "--gpu"}, std::tuple{&buses[1], &nic_identity, "--nic"}}) {
+    for (const auto& [bus, identity, what] :
+         {std::tuple{&buses[0], &gpu_identity, "--gpu"}, std::tuple{&buses[1], &nic_identity, "--nic"}}) {
         const auto f = std::find_if(files->begin(), files->end(), [&](const auto& x) { return x.id.bus == *bus; });
-        if (f == files->end()) return rig::fail(dir.string(), ": ", what, " ", *bus, ": no such function in the snapshot");
-        if (!f->unread.empty()) return rig::fail(dir.string(), ": ", what, " ", *bus, ": its way up cannot be read: ", f->unread);
+        if (f == files->end())
+            return rig::fail(dir.string(), ": ", what, " ", *bus, ": no such function in the snapshot");
+        if (!f->unread.empty())
+            return rig::fail(dir.string(), ": ", what, " ", *bus, ": its way up cannot be read: ", f->unread);
         if ((f->id.class_code >> 16) == 0x06)  // every bridge: host, ISA, PCI-to-PCI, ...
             return rig::fail(dir.string(), ": ", what, " ", *bus, " is a bridge, not an endpoint");
         const auto address = rig::pci::BusAddress::parse(*bus);

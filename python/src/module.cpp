@@ -20,7 +20,8 @@ PYBIND11_MODULE(_rig, m) {
         "A runtime failure the library reports (rig::Result), with its message: it names the thing and what failed, "
         "as \"0000:41:00.0: the firmware refused REGISTER_MR (status 4)\". Misuse raises ValueError instead.";
     bind_pci(m);
-    auto sim = m.def_submodule("sim", "Simulated machines: two computers with a GPU and a bnxt NIC each, cabled (rig/sim/pair.hpp)");
+    auto sim = m.def_submodule(
+        "sim", "Simulated machines: two computers with a GPU and a bnxt NIC each, cabled (rig/sim/pair.hpp)");
     bind_sim(sim);
     auto gpu = m.def_submodule("gpu", "GPUs and their memory (rig/gpu/gpu.hpp); Memory exports DLPack");
     bind_gpu(gpu);

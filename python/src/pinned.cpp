@@ -55,8 +55,9 @@ std::unique_ptr<Pinned> Pinned::of(const py::object& object, std::uint64_t page,
         const auto device = object.attr("__dlpack_device__")().cast<py::tuple>();
         const int type = device[0].cast<int>(), id = device[1].cast<int>();
         if (type != kDLCPU && type != kDLCUDAHost && type != kDLROCMHost)
-            throw std::invalid_argument(what + ": the tensor is on " + device_name(type, id) +
-                                        ": the NIC pins memory of this process (DLPack kDLCPU); register GPU memory with Region.device");
+            throw std::invalid_argument(
+                what + ": the tensor is on " + device_name(type, id) +
+                ": the NIC pins memory of this process (DLPack kDLCPU); register GPU memory with Region.device");
         py::capsule capsule = object.attr("__dlpack__")();
         auto* tensor = static_cast<DLManagedTensor*>(PyCapsule_GetPointer(capsule.ptr(), "dltensor"));
         if (tensor == nullptr) throw py::error_already_set();
@@ -64,8 +65,9 @@ std::unique_ptr<Pinned> Pinned::of(const py::object& object, std::uint64_t page,
         p->tensor_ = tensor;
         const DLTensor& t = tensor->dl_tensor;
         if (!c_contiguous(t))
-            throw std::invalid_argument(what + ": the tensor is not contiguous: shape " + tuple_text(t.shape, t.ndim) + ", strides " +
-                                        tuple_text(t.strides, t.ndim) + " (in elements); register a contiguous tensor (.contiguous())");
+            throw std::invalid_argument(what + ": the tensor is not contiguous: shape " + tuple_text(t.shape, t.ndim) +
+                                        ", strides " + tuple_text(t.strides, t.ndim) +
+                                        " (in elements); register a contiguous tensor (.contiguous())");
         std::uint64_t elements = 1;
         for (int i = 0; i < t.ndim; ++i) elements *= static_cast<std::uint64_t>(t.shape[i]);
         bytes = elements * ((t.dtype.bits * t.dtype.lanes + 7) / 8);
@@ -73,7 +75,8 @@ std::unique_ptr<Pinned> Pinned::of(const py::object& object, std::uint64_t page,
     } else if (PyObject_CheckBuffer(object.ptr())) {
         if (PyObject_GetBuffer(object.ptr(), &p->view_, PyBUF_WRITABLE | PyBUF_STRIDES | PyBUF_FORMAT) != 0) {
             PyErr_Clear();
-            throw std::invalid_argument(what + ": the buffer is not writable: the NIC writes the region's bytes (receives, reads)");
+            throw std::invalid_argument(
+                what + ": the buffer is not writable: the NIC writes the region's bytes (receives, reads)");
         }
         p->has_view_ = true;
         if (!PyBuffer_IsContiguous(&p->view_, 'C')) {
@@ -82,7 +85,8 @@ std::unique_ptr<Pinned> Pinned::of(const py::object& object, std::uint64_t page,
                 shape += (i ? ", " : "") + std::to_string(p->view_.shape[i]);
                 strides += (i ? ", " : "") + std::to_string(p->view_.strides[i]);
             }
-            throw std::invalid_argument(what + ": the buffer is not contiguous: shape " + shape + "), strides " + strides + ") (in bytes)");
+            throw std::invalid_argument(what + ": the buffer is not contiguous: shape " + shape + "), strides " +
+                                        strides + ") (in bytes)");
         }
         bytes = static_cast<std::uint64_t>(p->view_.len);
         data = static_cast<std::byte*>(p->view_.buf);
@@ -93,8 +97,9 @@ std::unique_ptr<Pinned> Pinned::of(const py::object& object, std::uint64_t page,
     if (bytes == 0) throw std::invalid_argument(what + ": the object holds 0 bytes");
     const auto address = reinterpret_cast<std::uintptr_t>(data);
     if (page != 0 && address % page != 0)
-        throw std::invalid_argument(what + ": its " + std::to_string(bytes) + " bytes start at " + hex(address) + ", not on a " +
-                                    std::to_string(page) + "-byte page (misaligned by " + std::to_string(address % page) + " bytes)");
+        throw std::invalid_argument(what + ": its " + std::to_string(bytes) + " bytes start at " + hex(address) +
+                                    ", not on a " + std::to_string(page) + "-byte page (misaligned by " +
+                                    std::to_string(address % page) + " bytes)");
     p->bytes_ = std::span<std::byte>(data, bytes);
     return p;
 }

@@ -37,7 +37,8 @@ Result<std::optional<std::uint32_t>> find_extended(const Bytes& c, std::uint16_t
     std::uint32_t at = config::extended_first;
     for (unsigned left = config::extended_limit; left > 0; --left) {
         if (!c.has(at, 4))
-            return fail(fmt::format("config ends at byte {:#x}, before the extended capability at {:#x}", c.size(), at));
+            return fail(
+                fmt::format("config ends at byte {:#x}, before the extended capability at {:#x}", c.size(), at));
         const std::uint32_t header = c.u32(at);
         if (header == 0 || header == 0xffffffff) return std::optional<std::uint32_t>{};
         if (config::extended_id.of(header) == id) return std::optional<std::uint32_t>{at};
@@ -52,8 +53,8 @@ Result<std::optional<std::uint32_t>> find_extended(const Bytes& c, std::uint16_t
 Result<Header> parse_header(std::span<const std::uint8_t> bytes) {
     const Bytes c(bytes);
     if (c.size() < config::unprivileged_bytes)
-        return fail(fmt::format("config has {} bytes, fewer than the {} of its header", c.size(),
-                                config::unprivileged_bytes));
+        return fail(
+            fmt::format("config has {} bytes, fewer than the {} of its header", c.size(), config::unprivileged_bytes));
     Header h;
     h.vendor = c.u16(config::vendor_id);
     h.device = c.u16(config::device_id);
@@ -70,7 +71,7 @@ Result<Header> parse_header(std::span<const std::uint8_t> bytes) {
     if (c.size() < config::legacy_bytes) return h;
     h.capabilities_read = true;
     if (const auto express = find_capability([&](std::uint32_t offset, unsigned width) { return c.get(offset, width); },
-                                               config::capability_pci_express)) {
+                                             config::capability_pci_express)) {
         if (c.has(*express + config::express_flags, 2)) {
             const auto flags = c.u16(*express + config::express_flags);
             h.port_type = static_cast<PortType>(config::express_port_type.of(flags));

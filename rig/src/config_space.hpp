@@ -20,7 +20,7 @@ struct Header {
     std::uint32_t class_code = 0;  // 24 bits
     std::uint8_t layout = 0;       // config::header_type0 or header_type1
     bool multifunction = false;
-    std::uint32_t readable = 0;    // bytes the file gave: 64 without CAP_SYS_ADMIN
+    std::uint32_t readable = 0;  // bytes the file gave: 64 without CAP_SYS_ADMIN
     // Whether the capability lists could be read (readable >= 256); where not, port_type
     // and acs_control are unknown rather than absent.
     bool capabilities_read = false;

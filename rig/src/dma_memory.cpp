@@ -27,8 +27,9 @@ Result<DmaMemory> DmaMemory::map(vfio::Kernel& kernel, std::uint64_t bytes, std:
     if (va) flags |= MAP_FIXED;
     auto* at = va ? reinterpret_cast<std::byte*>(*va) : nullptr;
     auto p = kernel.mmap(at, bytes, PROT_READ | PROT_WRITE, flags, -1, 0);
-    if (!p) return fail(what, ": cannot map ", text::bytes(bytes), " of memory", va ? " at " + text::hex(*va) : "",
-                        ": ", vfio::errno_text(p.error()));
+    if (!p)
+        return fail(what, ": cannot map ", text::bytes(bytes), " of memory", va ? " at " + text::hex(*va) : "", ": ",
+                    vfio::errno_text(p.error()));
     DmaMemory m;
     m.kernel_ = &kernel;
     m.base_ = *p;
@@ -38,7 +39,9 @@ Result<DmaMemory> DmaMemory::map(vfio::Kernel& kernel, std::uint64_t bytes, std:
 }
 
 DmaMemory::DmaMemory(DmaMemory&& other) noexcept
-    : kernel_(other.kernel_), base_(std::exchange(other.base_, nullptr)), bytes_(other.bytes_),
+    : kernel_(other.kernel_),
+      base_(std::exchange(other.base_, nullptr)),
+      bytes_(other.bytes_),
       reserved_(other.reserved_) {}
 
 DmaMemory& DmaMemory::operator=(DmaMemory&& other) noexcept {
@@ -77,13 +80,15 @@ Result<std::vector<Run>> physical_runs(vfio::Kernel& kernel, std::uintptr_t addr
         std::array<std::byte, 8> entry{};
         auto n = kernel.pread(owned.get(), entry, va / page * sizeof entry);
         if (!n || *n != entry.size())
-            return fail("cannot read ", file, " at the page of ", text::hex(va), n ? "" : ": " + vfio::errno_text(n.error()));
+            return fail("cannot read ", file, " at the page of ", text::hex(va),
+                        n ? "" : ": " + vfio::errno_text(n.error()));
         const auto word = wire::load<std::uint64_t>(entry);
         const std::uint64_t frame = word & pagemap_frame_mask;
         if (!(word & pagemap_present)) return fail(file, ": the page at ", text::hex(va), " is not present");
         if (frame == 0)
-            return fail(file, " hides physical addresses from this process: reaching physical memory without an "
-                              "IOMMU needs CAP_SYS_ADMIN");
+            return fail(file,
+                        " hides physical addresses from this process: reaching physical memory without an "
+                        "IOMMU needs CAP_SYS_ADMIN");
         const DmaAddress physical{frame * page};
         if (!runs.empty() && runs.back().address + runs.back().bytes == physical) runs.back().bytes += page;
         else runs.push_back({physical, page});

@@ -201,16 +201,15 @@ State::~State() {
         try {
             release();
             return;
-        } catch (...) {
-        }
+        } catch (...) {}
     }
 }
 
 Result<Function> Function::take(const Machine& machine, std::string_view bus) {
-    if (!is_address(bus)) throw std::invalid_argument("Function::take: \"" + std::string(bus) + "\" is not a bus address");
+    if (!is_address(bus))
+        throw std::invalid_argument("Function::take: \"" + std::string(bus) + "\" is not a bus address");
     const auto& ops = machine.ops();
-    if (!ops)
-        return fail(bus, ": the machine is a sysfs tree (Machine::at) and its functions cannot be taken");
+    if (!ops) return fail(bus, ": the machine is a sysfs tree (Machine::at) and its functions cannot be taken");
     auto taken = ops->take(bus);
     if (!taken) return std::unexpected(std::move(taken).error());
     auto state = std::make_shared<State>(machine, std::string(bus), std::move(*taken));
@@ -421,7 +420,8 @@ void Function::unpin(const void* address, std::uint64_t bytes) const {
     s.ops->unpin(at, bytes);
 }
 
-Result<Run> Function::map_peer(std::string_view provider, unsigned bar, std::uint64_t offset, std::uint64_t bytes) const {
+Result<Run> Function::map_peer(std::string_view provider, unsigned bar, std::uint64_t offset,
+                               std::uint64_t bytes) const {
     State& s = *state_;
     if (!is_address(provider)) s.refuse("map_peer of \"" + std::string(provider) + "\", which is not a bus address");
     if (provider == s.bus) s.refuse("map_peer of its own BAR");

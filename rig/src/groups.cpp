@@ -34,7 +34,8 @@ Result<std::optional<IommuGroup>> iommu_group(const Machine& machine, std::strin
     if (!number) return std::optional<IommuGroup>();
     IommuGroup group{*number, {}};
     for (const FunctionFiles& f : *files)
-        if (f.iommu_group == number) group.members.push_back({f.id.bus, f.driver, (f.id.class_code >> 8) == bridge_class});
+        if (f.iommu_group == number)
+            group.members.push_back({f.id.bus, f.driver, (f.id.class_code >> 8) == bridge_class});
     return std::optional<IommuGroup>(std::move(group));
 }
 
@@ -48,14 +49,16 @@ std::string not_viable(const IommuGroup& group, std::string_view bus) {
         text += sep + blockers[i].bus + " in it is bound to the driver " + *blockers[i].driver;
         remedy += sep + blockers[i].bus + " from " + *blockers[i].driver;
     }
-    return text + "; VFIO takes a function only where every function of its group is bound to vfio-pci, to no driver, "
-                  "or is a bridge: unbind " + remedy + " (or bind " + (blockers.size() == 1 ? "it" : "them") + " to vfio-pci)";
+    return text +
+           "; VFIO takes a function only where every function of its group is bound to vfio-pci, to no driver, "
+           "or is a bridge: unbind " +
+           remedy + " (or bind " + (blockers.size() == 1 ? "it" : "them") + " to vfio-pci)";
 }
 
 std::string direct_behind_iommu(const Machine& machine, const Route& route, bool client_behind_iommu) {
     if (route.verdict != Verdict::Direct || !client_behind_iommu) return {};
-    std::string text = "behind an IOMMU this direct route means no ACS isolates " + route.client + " from " + route.provider +
-                       ", so they share an IOMMU group";
+    std::string text = "behind an IOMMU this direct route means no ACS isolates " + route.client + " from " +
+                       route.provider + ", so they share an IOMMU group";
     std::optional<std::string> driver;
     if (auto group = iommu_group(machine, route.client); group && *group) {
         for (const GroupMember& m : (*group)->members)

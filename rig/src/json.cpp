@@ -61,14 +61,16 @@ nlohmann::json nics_json(const std::vector<Pairing>& pairs) {
     for (const Pairing& p : pairs) {
         auto ranked = nlohmann::json::array();
         for (const RankedNic& n : p.ranked)
-            ranked.push_back({{"nic", n.nic},
-                              {"forwards", n.forwards},
-                              {"distance", n.distance ? nlohmann::json(to_string(*n.distance)) : nlohmann::json()},
-                              {"numa", to_string(n.numa)},
-                              {"bottleneck_bytes_per_second",
-                               n.bottleneck_bytes_per_second ? nlohmann::json(*n.bottleneck_bytes_per_second) : nlohmann::json()},
-                              {"tie", n.tie}});
-        list.push_back({{"gpu", p.gpu}, {"ranked", ranked}, {"paired", p.nic ? nlohmann::json(*p.nic) : nlohmann::json()}});
+            ranked.push_back(
+                {{"nic", n.nic},
+                 {"forwards", n.forwards},
+                 {"distance", n.distance ? nlohmann::json(to_string(*n.distance)) : nlohmann::json()},
+                 {"numa", to_string(n.numa)},
+                 {"bottleneck_bytes_per_second",
+                  n.bottleneck_bytes_per_second ? nlohmann::json(*n.bottleneck_bytes_per_second) : nlohmann::json()},
+                 {"tie", n.tie}});
+        list.push_back(
+            {{"gpu", p.gpu}, {"ranked", ranked}, {"paired", p.nic ? nlohmann::json(*p.nic) : nlohmann::json()}});
     }
     return list;
 }

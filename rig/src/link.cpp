@@ -72,7 +72,9 @@ std::optional<LinkState> RouteLink::capable() const {
 namespace {
 
 // Whether a link at `status` runs below `can`, in speed or in width.
-bool below(const LinkState& status, const LinkState& can) { return status.speed < can.speed || status.width < can.width; }
+bool below(const LinkState& status, const LinkState& can) {
+    return status.speed < can.speed || status.width < can.width;
+}
 
 }  // namespace
 
@@ -88,8 +90,7 @@ std::string to_string(const LinkState& s) { return fmt::format("{} x{}", to_stri
 std::string describe(const Link& link) {
     if (!link.status) return "unknown";
     std::string out = to_string(*link.status);
-    if (link.capability && below(*link.status, *link.capability))
-        out += " (can " + to_string(*link.capability) + ")";
+    if (link.capability && below(*link.status, *link.capability)) out += " (can " + to_string(*link.capability) + ")";
     return out;
 }
 

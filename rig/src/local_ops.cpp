@@ -71,8 +71,15 @@ public:
     LocalFunction(std::shared_ptr<Kernel> kernel, std::string bus, std::uint64_t page, vfio::Fd lock,
                   std::unique_ptr<vfio::IoSpace> space, std::unique_ptr<vfio::Device> device,
                   std::array<std::optional<Bar>, 6> bars, std::shared_ptr<Held> held, fs::path root)
-        : kernel_(std::move(kernel)), bus_(std::move(bus)), page_(page), lock_(std::move(lock)),
-          space_(std::move(space)), device_(std::move(device)), bars_(bars), held_(std::move(held)), root_(std::move(root)) {
+        : kernel_(std::move(kernel)),
+          bus_(std::move(bus)),
+          page_(page),
+          lock_(std::move(lock)),
+          space_(std::move(space)),
+          device_(std::move(device)),
+          bars_(bars),
+          held_(std::move(held)),
+          root_(std::move(root)) {
         for (const auto& range : space_->ranges()) iovas_.add(range.start, range.end);
         std::lock_guard hold(held_->mutex);
         held_->devices[bus_] = device_;
@@ -105,7 +112,9 @@ public:
     // A BAR stays mapped until release: windows are views of the one mapping.
     void unmap(const Window&) override {}
 
-    bool interrupt(unsigned vector, std::chrono::nanoseconds timeout) override { return device_->wait(vector, timeout); }
+    bool interrupt(unsigned vector, std::chrono::nanoseconds timeout) override {
+        return device_->wait(vector, timeout);
+    }
     Result<void> reset() override { return device_->reset(); }
     Result<void> forget() override { return {}; }
 
@@ -145,7 +154,8 @@ public:
         give_back(a);
     }
 
-    Result<std::optional<std::vector<Run>>> pin(std::uint64_t below, std::uintptr_t address, std::uint64_t bytes) override {
+    Result<std::optional<std::vector<Run>>> pin(std::uint64_t below, std::uintptr_t address,
+                                                std::uint64_t bytes) override {
         std::lock_guard lock(mutex_);
         if (addressing() == Addressing::Physical) {
             // Function let through only memory alloc_dma gave: its runs, cut to the range.
@@ -184,7 +194,8 @@ public:
         const std::string provider(provider_view);
         const std::string what = text::bytes(bytes) + " of " + provider + " BAR" + std::to_string(bar);
         if (addressing() == Addressing::Physical)
-            return fail(bus_, ": cannot map ", what, " into its IOMMU domain: it has none (VFIO's no-IOMMU mode); it "
+            return fail(bus_, ": cannot map ", what,
+                        " into its IOMMU domain: it has none (VFIO's no-IOMMU mode); it "
                         "reaches the BAR at its bus address");
         auto iova = iovas_.allocate(bytes, page_, below);
         if (!iova) return std::optional<DmaAddress>();
@@ -218,7 +229,7 @@ public:
             bus_master_off_ = after != 0xffff && !(after & config::command_bus_master);
             bus_master_checked_ = true;
         }
-        device_->close();  // windows: the BAR mappings; and the interrupts and device fd
+        device_->close();                    // windows: the BAR mappings; and the interrupts and device fd
         if (!bus_master_off_) return false;  // the device may still write the memory: keep it
         while (!pins_.empty()) {
             Pinned p = pins_.back();
@@ -277,8 +288,8 @@ private:
         const auto& b = (*bars)[bar];
         if (!b) return fail(provider, " has no memory BAR", std::to_string(bar));
         if (offset > b->bytes || bytes > b->bytes - offset)
-            return fail("bytes [", text::hex(offset), ", ", text::hex(offset + bytes), ") lie outside ", provider, " BAR",
-                        std::to_string(bar), " (", text::bytes(b->bytes), ")");
+            return fail("bytes [", text::hex(offset), ", ", text::hex(offset + bytes), ") lie outside ", provider,
+                        " BAR", std::to_string(bar), " (", text::bytes(b->bytes), ")");
         Peer peer;
         peer.iova = iova;
         peer.bytes = bytes;
@@ -286,9 +297,13 @@ private:
         if (!space_->maps_bar_mappings()) {
             // iommufd: the dma-buf way alone.
             if (!device)
-                return fail("iommufd maps a peer BAR only as a dma-buf its VFIO device exports (IOMMU_IOAS_MAP_FILE, "
-                            "Linux 6.19), and this process does not hold ", provider, " through VFIO (IOMMU_IOAS_MAP "
-                            "pins pages, which a BAR mapping has none of): take ", provider, " first");
+                return fail(
+                    "iommufd maps a peer BAR only as a dma-buf its VFIO device exports (IOMMU_IOAS_MAP_FILE, "
+                    "Linux 6.19), and this process does not hold ",
+                    provider,
+                    " through VFIO (IOMMU_IOAS_MAP "
+                    "pins pages, which a BAR mapping has none of): take ",
+                    provider, " first");
             auto buf = vfio::export_dmabuf(*kernel_, device->fd(), provider, bar, offset, bytes);
             if (!buf) return fail("the dma-buf way: ", buf.error());
             if (auto mapped = space_->map_file(iova, buf->get(), bytes); !mapped)
@@ -304,8 +319,9 @@ private:
             auto window = device->map(bar, offset, bytes);
             if (!window) return fail(way, ": ", window.error());
             if (!window->is_mapped())
-                return fail(way, ": the range cannot be mapped into the process (an MSI-X table or a region VFIO "
-                                 "does not let the process mmap)");
+                return fail(way,
+                            ": the range cannot be mapped into the process (an MSI-X table or a region VFIO "
+                            "does not let the process mmap)");
             va = window->data();
             peer.window = std::move(*window);
             peer.provider = device;
@@ -412,8 +428,9 @@ public:
         if (!lock) return std::unexpected(std::move(lock).error());
         const bool iommufd = vfio::iommufd_present(*kernel_, paths_);
         if (!iommufd && !kernel_->exists(paths_.dev("/dev/vfio/vfio")))
-            return fail(bus, ": VFIO is not available: there is no /dev/vfio/vfio or /dev/iommu (the kernel lacks "
-                             "CONFIG_VFIO, or vfio-pci is not loaded)");
+            return fail(bus,
+                        ": VFIO is not available: there is no /dev/vfio/vfio or /dev/iommu (the kernel lacks "
+                        "CONFIG_VFIO, or vfio-pci is not loaded)");
         if (!driver) return fail(bus, " is bound to no driver; to take it, bind vfio-pci");
 
         auto opened = open(bus, *dir, iommufd);
@@ -443,8 +460,9 @@ private:
         auto group = vfio::iommu_group(dir, bus);
         if (!group) return std::unexpected(std::move(group).error());
         if (!*group)
-            return fail(bus, ": has no IOMMU group: the machine has no IOMMU and VFIO's no-IOMMU mode is off "
-                             "(enable_unsafe_noiommu_mode)");
+            return fail(bus,
+                        ": has no IOMMU group: the machine has no IOMMU and VFIO's no-IOMMU mode is off "
+                        "(enable_unsafe_noiommu_mode)");
         return vfio::open_container(*kernel_, paths_, bus, **group, vfio::is_noiommu(root_, **group), blocked(bus));
     }
 

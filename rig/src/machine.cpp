@@ -32,7 +32,8 @@ std::uint64_t system_page() { return static_cast<std::uint64_t>(::sysconf(_SC_PA
 }  // namespace
 
 Machine Machine::local() {
-    static const auto state = std::make_shared<const State>(State{State::Kind::Local, std::nullopt, local_ops(), fs::path("/")});
+    static const auto state =
+        std::make_shared<const State>(State{State::Kind::Local, std::nullopt, local_ops(), fs::path("/")});
     return Machine(state);
 }
 
@@ -43,7 +44,8 @@ Machine Machine::at(std::filesystem::path root) {
 Machine Machine::make(std::string name, std::shared_ptr<Ops> ops, std::optional<std::filesystem::path> sysfs) {
     if (!ops) throw std::invalid_argument("Machine::make(\"" + name + "\"): no operations");
     if (sysfs) sysfs = normal_root(*sysfs);
-    return Machine(std::make_shared<const State>(State{State::Kind::Transport, std::move(name), std::move(ops), std::move(sysfs)}));
+    return Machine(std::make_shared<const State>(
+        State{State::Kind::Transport, std::move(name), std::move(ops), std::move(sysfs)}));
 }
 
 std::optional<std::string> Machine::name() const { return state_->name; }
@@ -81,8 +83,8 @@ Result<std::vector<Id>> Machine::functions() const {
 Result<void> Machine::reserve(std::uintptr_t base, std::uint64_t bytes) const {
     const std::uint64_t size = page();
     if (bytes == 0 || size == 0 || base % size != 0 || bytes % size != 0 || base + bytes < base)
-        throw std::invalid_argument(fmt::format("reserve: {} bytes at {} is not a range of whole {}-byte pages", bytes,
-                                                text::hex(base), size));
+        throw std::invalid_argument(
+            fmt::format("reserve: {} bytes at {} is not a range of whole {}-byte pages", bytes, text::hex(base), size));
     if (state_->kind != State::Kind::Transport) return reserve_addresses(base, bytes);
     if (auto why = state_->ops->failed()) return fail(*why);
     return state_->ops->reserve(base, bytes);

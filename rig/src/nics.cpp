@@ -56,7 +56,11 @@ std::string why_of(const RankedNic& n, std::optional<int> gpu_numa) {
 
 std::string ordinal(std::size_t i) {
     const std::size_t n = i + 1;
-    const char* suffix = (n % 100 >= 11 && n % 100 <= 13) ? "th" : n % 10 == 1 ? "st" : n % 10 == 2 ? "nd" : n % 10 == 3 ? "rd" : "th";
+    const char* suffix = (n % 100 >= 11 && n % 100 <= 13) ? "th"
+                         : n % 10 == 1                    ? "st"
+                         : n % 10 == 2                    ? "nd"
+                         : n % 10 == 3                    ? "rd"
+                                                          : "th";
     return std::to_string(n) + suffix;
 }
 
@@ -92,7 +96,8 @@ std::vector<RankedNic> rank_nics(const Routes& routes, std::size_t function) {
     out.reserve(ranked.size());
     for (auto& [address, n] : ranked) out.push_back(std::move(n));
     for (std::size_t i = 0; i < out.size(); ++i)
-        out[i].tie = (i > 0 && key(out[i - 1]) == key(out[i])) || (i + 1 < out.size() && key(out[i + 1]) == key(out[i]));
+        out[i].tie =
+            (i > 0 && key(out[i - 1]) == key(out[i])) || (i + 1 < out.size() && key(out[i + 1]) == key(out[i]));
     return out;
 }
 
@@ -120,7 +125,8 @@ Result<std::vector<Override>> parse_overrides(std::string_view text) {
         const auto gpu = equals == std::string_view::npos ? std::nullopt : normalize_address(entry.substr(0, equals));
         const auto nic = equals == std::string_view::npos ? std::nullopt : normalize_address(entry.substr(equals + 1));
         if (!gpu || !nic)
-            return fail("\"", std::string(entry), "\" is no GPU=NIC pair of bus addresses (as 0000:1b:00.0=0000:1c:00.0)");
+            return fail("\"", std::string(entry),
+                        "\" is no GPU=NIC pair of bus addresses (as 0000:1b:00.0=0000:1c:00.0)");
         out.push_back({*gpu, *nic});
     }
     return out;
@@ -135,9 +141,11 @@ Result<std::vector<Pairing>> pair_nics(const Routes& routes, std::span<const Ove
         const auto nic = routes.find(o.nic);
         if (!nic) return fail("override ", o.gpu, "=", o.nic, ": the machine has no function ", o.nic);
         if (kind_of(ids[*nic]) != Kind::Nic)
-            return fail("override ", o.gpu, "=", o.nic, ": ", o.nic,
-                        fmt::format(" is no NIC: class {:#08x} ({})", ids[*nic].class_code, class_name(ids[*nic].class_code)));
-        if (!pinned.emplace(*gpu, *nic).second) return fail("override ", o.gpu, "=", o.nic, ": ", o.gpu, " is pinned twice");
+            return fail(
+                "override ", o.gpu, "=", o.nic, ": ", o.nic,
+                fmt::format(" is no NIC: class {:#08x} ({})", ids[*nic].class_code, class_name(ids[*nic].class_code)));
+        if (!pinned.emplace(*gpu, *nic).second)
+            return fail("override ", o.gpu, "=", o.nic, ": ", o.gpu, " is pinned twice");
     }
     std::vector<std::size_t> functions;  // the GPUs and the pinned functions, in bus order
     for (std::size_t i = 0; i < ids.size(); ++i)
@@ -176,8 +184,8 @@ Result<std::vector<Pairing>> pair_nics(const Routes& routes, std::span<const Ove
             if (nics.size() == 1) p.why = "its first";
             else if (members.size() == 1) p.why = fmt::format("its first, in bus order of {} tied", nics.size());
             else
-                p.why = fmt::format("spread: the {} of {} GPUs that rank the same {} NICs first takes the {}", ordinal(i),
-                                    members.size(), nics.size(), ordinal(i % nics.size()));
+                p.why = fmt::format("spread: the {} of {} GPUs that rank the same {} NICs first takes the {}",
+                                    ordinal(i), members.size(), nics.size(), ordinal(i % nics.size()));
         }
     return out;
 }

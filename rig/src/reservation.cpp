@@ -71,8 +71,8 @@ void insert_merged(std::map<std::uintptr_t, std::uintptr_t>& ranges, std::uintpt
 Result<void> reserve_addresses(std::uintptr_t base, std::uint64_t bytes) {
     const auto page = static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE));
     if (bytes == 0 || base % page != 0 || bytes % page != 0 || base + bytes < base)
-        throw std::invalid_argument(fmt::format("reserve: {} bytes at {} is not a range of whole {}-byte pages",
-                                                bytes, text::hex(base), page));
+        throw std::invalid_argument(
+            fmt::format("reserve: {} bytes at {} is not a range of whole {}-byte pages", bytes, text::hex(base), page));
     const std::uintptr_t end = base + bytes;
     Registry& r = registry();
     std::lock_guard lock(r.mutex);
@@ -82,15 +82,16 @@ Result<void> reserve_addresses(std::uintptr_t base, std::uint64_t bytes) {
     };
     for (const auto& [b, e] : gaps(r.ranges, base, end)) {
         void* want = reinterpret_cast<void*>(b);
-        void* got = ::mmap(want, e - b, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED_NOREPLACE, -1, 0);
+        void* got =
+            ::mmap(want, e - b, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED_NOREPLACE, -1, 0);
         if (got == MAP_FAILED) {
             const int error = errno;
             undo();
             if (error == EEXIST)
                 return fail("reserve ", range_text(base, end), ": ", range_text(b, e),
                             " is in use by another mapping of this process");
-            return fail("reserve ", range_text(base, end), ": mmap of ", range_text(b, e), " failed: ",
-                        std::strerror(error));
+            return fail("reserve ", range_text(base, end), ": mmap of ", range_text(b, e),
+                        " failed: ", std::strerror(error));
         }
         if (got != want) {
             ::munmap(got, e - b);

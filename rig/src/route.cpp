@@ -133,17 +133,17 @@ HostBridgeAnswer host_bridge_allowed(const Way& way, bool same_host_bridge) {
     const Node& device = **first;
     const auto address = BusAddress::parse(device.bus);
     const bool at_zero = address && address->device == 0 && address->function == 0;
-    const bool root_port = device.header.capabilities_read
-                               ? device.header.port_type == config::PortType::RootPort
-                               : (device.header.class_code >> 8) == 0x0604;
+    const bool root_port = device.header.capabilities_read ? device.header.port_type == config::PortType::RootPort
+                                                           : (device.header.class_code >> 8) == 0x0604;
     if (!at_zero && !root_port)
-        return {false, fmt::format("{} has no representative: its first device {} ({}) is neither at 00.0 nor a root port",
-                                   name, device.bus, ids(device))};
+        return {false,
+                fmt::format("{} has no representative: its first device {} ({}) is neither at 00.0 nor a root port",
+                            name, device.bus, ids(device))};
     for (const Allowed& entry : allow_list) {
         if (entry.vendor != device.header.vendor || (entry.device && *entry.device != device.header.device)) continue;
         if (entry.same_host_bridge_only && !same_host_bridge)
-            return {false, fmt::format("{}'s first device {} ({}, {}) is allowed only within its own host bridge",
-                                       name, device.bus, ids(device), entry.what)};
+            return {false, fmt::format("{}'s first device {} ({}, {}) is allowed only within its own host bridge", name,
+                                       device.bus, ids(device), entry.what)};
         return {true, fmt::format("{}'s first device {} ({}, {}) is in the allow-list", name, device.bus, ids(device),
                                   entry.what)};
     }
@@ -171,8 +171,9 @@ bool root_complex_allows(std::uint32_t provider, std::uint32_t client, const Rul
 void root_complex_rule(Route& r, const Way& provider, const Way& client, const RuleInputs& in) {
     const sysfs::Cpu& cpu = in.cpu;
     if (!cpu.error.empty()) r.cpu = "unknown (" + cpu.error + ")";
-    else r.cpu = (cpu.vendor.empty() ? std::string("no vendor_id") : cpu.vendor) +
-                 (cpu.family ? fmt::format(" family {:#x}", *cpu.family) : std::string(" without a cpu family"));
+    else
+        r.cpu = (cpu.vendor.empty() ? std::string("no vendor_id") : cpu.vendor) +
+                (cpu.family ? fmt::format(" family {:#x}", *cpu.family) : std::string(" without a cpu family"));
     if (in.cpu_rule) {
         r.cpu_rule = true;
         r.verdict = Verdict::ThroughHostBridge;
@@ -213,7 +214,9 @@ struct Legs {
     std::vector<Step> provider_steps, client_steps;
     Leg provider, client;
     Legs(const Way& p, const Way& c)
-        : provider_steps(steps_of(p)), client_steps(steps_of(c)), provider{provider_steps, p.host_bridge_id},
+        : provider_steps(steps_of(p)),
+          client_steps(steps_of(c)),
+          provider{provider_steps, p.host_bridge_id},
           client{client_steps, c.host_bridge_id} {}
 };
 
@@ -224,7 +227,8 @@ std::uint32_t number(std::span<Way* const> ways) {
     for (Way* way : ways) {
         if (!way) continue;
         way->host_bridge_id =
-            host_bridges.emplace(way->host_bridge_dir.native(), static_cast<std::uint32_t>(host_bridges.size())).first->second;
+            host_bridges.emplace(way->host_bridge_dir.native(), static_cast<std::uint32_t>(host_bridges.size()))
+                .first->second;
         for (Node& node : way->nodes)
             node.id = nodes.emplace(node.dir.native(), static_cast<std::uint32_t>(nodes.size())).first->second;
     }
@@ -234,11 +238,13 @@ std::uint32_t number(std::span<Way* const> ways) {
 std::vector<Step> steps_of(const Way& way) {
     std::vector<Step> steps;
     steps.reserve(way.nodes.size());
-    for (const Node& node : way.nodes) steps.push_back({node.id, node.header.capabilities_read, node.header.redirects()});
+    for (const Node& node : way.nodes)
+        steps.push_back({node.id, node.header.capabilities_read, node.header.redirects()});
     return steps;
 }
 
-RuleInputs rule_inputs(const std::filesystem::path& root, std::span<const Way* const> ways, std::uint32_t host_bridges) {
+RuleInputs rule_inputs(const std::filesystem::path& root, std::span<const Way* const> ways,
+                       std::uint32_t host_bridges) {
     RuleInputs in;
     in.cpu = sysfs::read_cpu(root);
     in.cpu_rule = cpu_rule_applies(in.cpu);
@@ -259,7 +265,8 @@ Answer answer(const Leg& provider, const Leg& client, const RuleInputs& in) {
         bool clear = true;
         for (std::size_t i = 0; i <= common->provider; ++i)
             clear = clear && provider.steps[i].read && !provider.steps[i].redirects;
-        for (std::size_t j = 0; j < common->client; ++j) clear = clear && client.steps[j].read && !client.steps[j].redirects;
+        for (std::size_t j = 0; j < common->client; ++j)
+            clear = clear && client.steps[j].read && !client.steps[j].redirects;
         if (clear) return {Verdict::Direct, distance};
     }
     const bool allowed = root_complex_allows(provider.host_bridge, client.host_bridge, in);
@@ -342,19 +349,19 @@ std::string explain_links(const Route& r) {
     std::string out = "  links:\n";
     for (const RouteLink& l : r.links) {
         out += fmt::format("    {} - {}: {}", l.function, l.port, state(l.status));
-        if (const auto can = l.capable(); can && *can != l.status) out += fmt::format(" (both ends can {})", to_string(*can));
+        if (const auto can = l.capable(); can && *can != l.status)
+            out += fmt::format(" (both ends can {})", to_string(*can));
         out += "\n";
     }
     if (r.bottleneck)
         out += fmt::format("  bottleneck: {}, {} bytes/s each way\n", to_string(*r.bottleneck),
                            bytes_per_second(*r.bottleneck));
-    else
-        out += "  bottleneck: unknown (a link's status is unread)\n";
+    else out += "  bottleneck: unknown (a link's status is unread)\n";
     for (const RouteLink& l : r.downtrained())
-        out += fmt::format("  warning: {} is downtrained: LnkSta {}, LnkCap {}{}\n", l.function, state(l.status),
-                           state(l.capability),
-                           l.port_capability ? fmt::format(" (port {} LnkCap {})", l.port, to_string(*l.port_capability))
-                                             : std::string());
+        out += fmt::format(
+            "  warning: {} is downtrained: LnkSta {}, LnkCap {}{}\n", l.function, state(l.status), state(l.capability),
+            l.port_capability ? fmt::format(" (port {} LnkCap {})", l.port, to_string(*l.port_capability))
+                              : std::string());
     return out;
 }
 
@@ -444,12 +451,14 @@ std::string Route::explain() const {
     else out += ", no common upstream bridge: the requests cross the root complex\n";
     if (common) {
         if (!acs_read)
-            out += "  ACS: configuration space past 64 bytes is unreadable (no CAP_SYS_ADMIN), so the root complex's "
-                   "rule alone decides\n";
+            out +=
+                "  ACS: configuration space past 64 bytes is unreadable (no CAP_SYS_ADMIN), so the root complex's "
+                "rule alone decides\n";
         if (!redirects.empty()) {
             std::string list, names;
             for (const Redirect& r : redirects) {
-                list += fmt::format("\n    {} ACSCtl {} ({})", r.bus, text::hex(r.control, 4), redirect_bits(r.control));
+                list +=
+                    fmt::format("\n    {} ACSCtl {} ({})", r.bus, text::hex(r.control, 4), redirect_bits(r.control));
                 names += (names.empty() ? "" : ";") + r.bus;
             }
             out += "  ACS redirects the requests to the root complex at:" + list +

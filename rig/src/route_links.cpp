@@ -72,7 +72,8 @@ std::optional<std::uint64_t> Route::bottleneck_bytes_per_second() const {
 
 std::vector<RouteLink> Route::downtrained() const {
     std::vector<RouteLink> out;
-    std::copy_if(links.begin(), links.end(), std::back_inserter(out), [](const RouteLink& l) { return l.downtrained(); });
+    std::copy_if(links.begin(), links.end(), std::back_inserter(out),
+                 [](const RouteLink& l) { return l.downtrained(); });
     return out;
 }
 

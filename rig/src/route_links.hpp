@@ -20,7 +20,7 @@ namespace rig::pci {
 // Sets r.links and r.bottleneck: the provider's links up to its node `provider_top`
 // (the common node; nullopt: all of its way), then the client's links from `client_top`
 // down.
-void add_links(Route& r, const sysfs::Way& provider, std::optional<std::size_t> provider_top,
-               const sysfs::Way& client, std::optional<std::size_t> client_top);
+void add_links(Route& r, const sysfs::Way& provider, std::optional<std::size_t> provider_top, const sysfs::Way& client,
+               std::optional<std::size_t> client_top);
 
 }  // namespace rig::pci

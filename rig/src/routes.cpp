@@ -48,7 +48,8 @@ struct Routes::State {
 
 Result<Routes> Routes::read(const Machine& machine) {
     if (!machine.root())
-        return fail(machine.name().value_or("machine"), ": the transport sent no sysfs files, so every function is unread");
+        return fail(machine.name().value_or("machine"),
+                    ": the transport sent no sysfs files, so every function is unread");
     auto ids = machine.functions();
     if (!ids) return std::unexpected(std::move(ids).error());
     auto state = std::make_shared<State>();

@@ -21,8 +21,7 @@ using files::make_link;
 using files::write_file;
 
 Result<fs::path> sysfs_root(const Machine& machine) {
-    if (!machine.root())
-        return fail(machine.name().value_or("machine"), ": the transport sent no sysfs files to read");
+    if (!machine.root()) return fail(machine.name().value_or("machine"), ": the transport sent no sysfs files to read");
     return *machine.root();
 }
 
@@ -34,9 +33,6 @@ std::optional<fs::path> physfn_dir(const fs::path& root, const fs::path& dir) {
     if (!pf) return std::nullopt;
     return *pf;
 }
-
-
-
 
 // A link of `dir` (driver, iommu_group) copied as a link to an empty directory of the
 // same name below `to` (sys/bus/pci/drivers, sys/kernel/iommu_groups).
@@ -63,7 +59,9 @@ Result<void> copy_node(const fs::path& root, const fs::path& out, const fs::path
         if (auto r = write_file(out / rel / name, *text); !r) return r;
     }
     if (auto config = sysfs::read_config(dir))
-        if (auto r = write_file(out / rel / "config", std::string_view(reinterpret_cast<const char*>(config->data()), config->size())); !r)
+        if (auto r = write_file(out / rel / "config",
+                                std::string_view(reinterpret_cast<const char*>(config->data()), config->size()));
+            !r)
             return r;
     if (auto r = copy_named_link(dir, out, rel, "driver", "sys/bus/pci/drivers"); !r) return r;
     if (auto r = copy_named_link(dir, out, rel, "iommu_group", "sys/kernel/iommu_groups"); !r) return r;
@@ -82,7 +80,8 @@ Result<void> copy_node(const fs::path& root, const fs::path& out, const fs::path
 // VF's PF and the directories above that, and for each host bridge directory on the way
 // its devices on its root bus (Linux's pci_host_bridge_dev() reads the first of them).
 // `copied` holds the directories copied so far (bridges are shared by every function below).
-Result<void> copy_way(const fs::path& root, const fs::path& out, const fs::path& dir, std::set<fs::path>& copied, int depth = 0) {
+Result<void> copy_way(const fs::path& root, const fs::path& out, const fs::path& dir, std::set<fs::path>& copied,
+                      int depth = 0) {
     const auto once = [&](const fs::path& node) -> Result<void> {
         if (!copied.insert(node).second) return {};
         return copy_node(root, out, node);
@@ -188,7 +187,8 @@ Result<void> snapshot(const Machine& machine, const fs::path& out) {
         auto dir = sysfs::function_dir(*root, bus);
         if (!dir) continue;  // no function: none in the copy either
         if (auto r = copy_way(*root, out, *dir, copied); !r) return r;
-        if (auto r = make_link(out, fs::path("sys/bus/pci/devices") / bus, dir->lexically_relative(*root)); !r) return r;
+        if (auto r = make_link(out, fs::path("sys/bus/pci/devices") / bus, dir->lexically_relative(*root)); !r)
+            return r;
     }
     const sysfs::Cpu cpu = sysfs::read_cpu(*root);
     std::string cpuinfo = "processor\t: 0\n";

@@ -80,7 +80,8 @@ Result<std::string> read_file(const fs::path& file, std::size_t max, Longer long
     const int fd = ::open(file.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0) {
         if (errno == ELOOP)
-            return fail(file.string(), ": is a symbolic link, not a file (sysfs attributes are files; a link may leave the root)");
+            return fail(file.string(),
+                        ": is a symbolic link, not a file (sysfs attributes are files; a link may leave the root)");
         return fail(file.string(), ": cannot open: ", std::strerror(errno));
     }
     struct Closer {
@@ -113,7 +114,10 @@ Result<std::uint32_t> read_hex(const fs::path& file, std::uint32_t max) {
     if (!text) return std::unexpected(std::move(text).error());
     std::string_view s = *text;
     if (!s.empty() && s.back() == '\n') s.remove_suffix(1);
-    const auto malformed = [&] { return fail(file.string(), ": \"", std::string(s.substr(0, 32)), "\" is not a number up to ", fmt::format("{:#x}", max)); };
+    const auto malformed = [&] {
+        return fail(file.string(), ": \"", std::string(s.substr(0, 32)), "\" is not a number up to ",
+                    fmt::format("{:#x}", max));
+    };
     if (s.size() < 3 || s.size() > 10 || s[0] != '0' || s[1] != 'x') return malformed();
     std::uint64_t value = 0;
     for (char c : s.substr(2)) {
@@ -161,7 +165,8 @@ Result<fs::path> function_dir(const fs::path& root, std::string_view bus) {
     const fs::path entry = devices_dir(root) / std::string(bus);
     std::error_code ec;
     if (const auto status = fs::symlink_status(entry, ec); !ec && fs::exists(status) && !fs::is_symlink(status))
-        return fail(std::string(bus), ": ", entry.string(), " is not a symbolic link (sysfs links each function to its directory)");
+        return fail(std::string(bus), ": ", entry.string(),
+                    " is not a symbolic link (sysfs links each function to its directory)");
     auto dir = resolve(root, fs::path("sys/bus/pci/devices") / std::string(bus));
     if (!dir) return fail(std::string(bus), ": no such function (", dir.error(), ")");
     if (!fs::is_directory(*dir, ec)) return fail(std::string(bus), ": ", dir->string(), " is not a directory");
@@ -185,8 +190,8 @@ Result<std::vector<Id>> functions(const fs::path& root) {
         auto device = read_hex(*function / "device", 0xffff);
         auto class_code = read_hex(*function / "class", 0xffffff);
         if (!vendor || !device || !class_code) continue;  // being removed, or malformed: left out
-        found.emplace_back(*address, Id{name, static_cast<std::uint16_t>(*vendor), static_cast<std::uint16_t>(*device),
-                                         *class_code});
+        found.emplace_back(
+            *address, Id{name, static_cast<std::uint16_t>(*vendor), static_cast<std::uint16_t>(*device), *class_code});
     }
     if (ec) return fail(dir.string(), ": cannot list: ", why(ec));
     std::sort(found.begin(), found.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
@@ -268,7 +273,8 @@ Result<Way> read_way(const fs::path& root, std::string_view bus) {
     if (fs::is_symlink(fs::symlink_status(*dir / "physfn", ec))) {
         auto pf = resolve(root, dir->lexically_relative(root) / "physfn");
         if (!pf) return fail(std::string(bus), ": its physfn link: ", pf.error());
-        if (!fs::is_directory(*pf, ec)) return fail(std::string(bus), ": its physfn link names no directory (", pf->string(), ")");
+        if (!fs::is_directory(*pf, ec))
+            return fail(std::string(bus), ": its physfn link names no directory (", pf->string(), ")");
         from = *pf;
         // SR-IOV 1.1 §3.5: a VF's link registers are reserved; it uses its PF's link.
         if (auto pf_node = read_node(*pf, pf->filename().string())) {

@@ -118,11 +118,11 @@ Result<std::optional<Node>> first_device(const fs::path& host_bridge_dir);
 
 // The boot CPU as /proc/cpuinfo's first processor block gives it (resolved inside root).
 struct Cpu {
-    std::string vendor;             // vendor_id: "AuthenticAMD", "GenuineIntel", "HygonGenuine"; empty if absent
-    std::optional<unsigned> family; // "cpu family", decimal in the file
-    std::optional<unsigned> model;  // "model", decimal
-    std::string model_name;         // "model name"; empty if absent
-    std::string error;              // why it could not be read, if it could not
+    std::string vendor;              // vendor_id: "AuthenticAMD", "GenuineIntel", "HygonGenuine"; empty if absent
+    std::optional<unsigned> family;  // "cpu family", decimal in the file
+    std::optional<unsigned> model;   // "model", decimal
+    std::string model_name;          // "model name"; empty if absent
+    std::string error;               // why it could not be read, if it could not
 };
 Cpu read_cpu(const fs::path& root);
 

@@ -32,7 +32,10 @@ std::uint64_t exclusive_end(std::uint64_t last) {
 class Container final : public IoSpace {
 public:
     Container(Kernel& kernel, std::string bus, Fd container, Fd group, bool noiommu)
-        : kernel_(kernel), bus_(std::move(bus)), container_(std::move(container)), group_(std::move(group)),
+        : kernel_(kernel),
+          bus_(std::move(bus)),
+          container_(std::move(container)),
+          group_(std::move(group)),
           noiommu_(noiommu) {}
     ~Container() override {
         // The group leaves its container before either closes (vfio.rst).
@@ -79,8 +82,8 @@ public:
         request.size = bytes;
         auto r = kernel_.ioctl(container_.get(), VFIO_IOMMU_MAP_DMA, &request);
         if (!r)
-            return fail(bus_, ": VFIO_IOMMU_MAP_DMA of ", text::bytes(bytes), " at IOVA ", text::hex(iova), " failed: ",
-                        errno_text(r.error()));
+            return fail(bus_, ": VFIO_IOMMU_MAP_DMA of ", text::bytes(bytes), " at IOVA ", text::hex(iova),
+                        " failed: ", errno_text(r.error()));
         return {};
     }
 
@@ -116,8 +119,8 @@ private:
 
 }  // namespace
 
-Result<Opened> open_container(Kernel& kernel, const Paths& paths, const std::string& bus, unsigned group,
-                              bool noiommu, const std::string& blocked) {
+Result<Opened> open_container(Kernel& kernel, const Paths& paths, const std::string& bus, unsigned group, bool noiommu,
+                              const std::string& blocked) {
     const std::string container_path = paths.dev("/dev/vfio/vfio");
     auto container = kernel.open(container_path, O_RDWR);
     if (!container) {
@@ -132,7 +135,8 @@ Result<Opened> open_container(Kernel& kernel, const Paths& paths, const std::str
         return fail(bus, ": ", container_path, " speaks VFIO API version ", version ? std::to_string(*version) : "?",
                     ", not ", std::to_string(VFIO_API_VERSION));
 
-    const std::string group_path = paths.dev("/dev/vfio/" + std::string(noiommu ? "noiommu-" : "") + std::to_string(group));
+    const std::string group_path =
+        paths.dev("/dev/vfio/" + std::string(noiommu ? "noiommu-" : "") + std::to_string(group));
     auto group_open = kernel.open(group_path, O_RDWR);
     if (!group_open) {
         if (group_open.error() == EBUSY)

@@ -101,8 +101,7 @@ Result<RegionInfo> region_info(Kernel& kernel, int device, unsigned index, const
     return region;
 }
 
-std::vector<Area> mappable_areas(const RegionInfo& region, const std::optional<MsixTable>& table,
-                                 std::uint64_t page) {
+std::vector<Area> mappable_areas(const RegionInfo& region, const std::optional<MsixTable>& table, std::uint64_t page) {
     if (!(region.flags & VFIO_REGION_INFO_FLAG_MMAP) || region.bytes == 0) return {};
     std::vector<Area> areas;
     const auto whole_pages = [&](Area a) {
@@ -145,7 +144,8 @@ Result<std::unique_ptr<Device>> Device::open(std::shared_ptr<Kernel> kernel, Fd 
     std::memcpy(&answer, info->data(), sizeof answer);
     if (!(answer.flags & VFIO_DEVICE_FLAGS_PCI)) return fail(b, ": the VFIO device is not a vfio-pci device");
     if (answer.num_regions <= VFIO_PCI_CONFIG_REGION_INDEX)
-        return fail(b, ": the VFIO device has ", std::to_string(answer.num_regions), " regions, no configuration region");
+        return fail(b, ": the VFIO device has ", std::to_string(answer.num_regions),
+                    " regions, no configuration region");
     device->flags_ = answer.flags;
 
     for (unsigned i = 0; i < device->bars_.size(); ++i) {
@@ -168,8 +168,8 @@ Result<std::unique_ptr<Device>> Device::open(std::shared_ptr<Kernel> kernel, Fd 
         const std::uint32_t table = device->config(*msix + config::msix_table, 4);
         if (control != 0xffff) {
             device->vectors_ = static_cast<unsigned>(config::msix_table_size.of(control)) + 1;
-            device->msix_ = MsixTable{static_cast<unsigned>(config::msix_bir.of(table)), table & config::msix_offset_mask,
-                                      device->vectors_ * config::msix_entry_bytes};
+            device->msix_ = MsixTable{static_cast<unsigned>(config::msix_bir.of(table)),
+                                      table & config::msix_offset_mask, device->vectors_ * config::msix_entry_bytes};
         }
     }
     return device;
@@ -190,11 +190,14 @@ Result<void> Device::set_config(std::uint32_t offset, unsigned bytes, std::uint3
     std::array<std::byte, 4> buffer{};
     wire::store(std::span(buffer), value);
     if (shared_->closed) return fail(bus_, ": configuration write after the device was closed");
-    auto n = kernel_->pwrite(shared_->fd.get(), std::span<const std::byte>(buffer).first(bytes), config_.offset + offset);
-    if (!n) return fail(bus_, ": configuration write of ", std::to_string(bytes), " bytes at ", text::hex(offset),
-                        " failed: ", errno_text(n.error()));
-    if (*n != bytes) return fail(bus_, ": configuration write at ", text::hex(offset), " moved ", std::to_string(*n),
-                                 " of ", std::to_string(bytes), " bytes");
+    auto n =
+        kernel_->pwrite(shared_->fd.get(), std::span<const std::byte>(buffer).first(bytes), config_.offset + offset);
+    if (!n)
+        return fail(bus_, ": configuration write of ", std::to_string(bytes), " bytes at ", text::hex(offset),
+                    " failed: ", errno_text(n.error()));
+    if (*n != bytes)
+        return fail(bus_, ": configuration write at ", text::hex(offset), " moved ", std::to_string(*n), " of ",
+                    std::to_string(bytes), " bytes");
     return {};
 }
 
@@ -211,15 +214,18 @@ Result<Window> Device::map(unsigned bar, std::uint64_t offset, std::uint64_t byt
         auto& mapped = mapped_[bar];
         if (!mapped) {
             // Reserve the whole BAR's range, then map each area over it.
-            auto reservation = kernel_->mmap(nullptr, region.bytes, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-            if (!reservation) return fail(name, ": cannot reserve ", text::bytes(region.bytes), " of addresses: ",
-                                          errno_text(reservation.error()));
+            auto reservation =
+                kernel_->mmap(nullptr, region.bytes, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+            if (!reservation)
+                return fail(name, ": cannot reserve ", text::bytes(region.bytes),
+                            " of addresses: ", errno_text(reservation.error()));
             Mapped m{Mapping(*kernel_, *reservation, region.bytes), {}};
             for (const Area& a : areas) {
                 auto p = kernel_->mmap(*reservation + a.offset, a.bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED,
                                        shared_->fd.get(), region.offset + a.offset);
-                if (!p) return fail(name, ": mmap of ", text::bytes(a.bytes), " at ", text::hex(a.offset), " failed: ",
-                                    errno_text(p.error()));
+                if (!p)
+                    return fail(name, ": mmap of ", text::bytes(a.bytes), " at ", text::hex(a.offset),
+                                " failed: ", errno_text(p.error()));
                 m.areas.push_back(a);
             }
             mapped = std::move(m);
@@ -262,8 +268,9 @@ Result<void> Device::arm_interrupts() {
     header.count = vectors_;
     std::memcpy(set.data(), &header, sizeof header);
     auto r = kernel_->ioctl(shared_->fd.get(), VFIO_DEVICE_SET_IRQS, set.data());
-    if (!r) return fail(bus_, ": VFIO_DEVICE_SET_IRQS of ", std::to_string(vectors_), " MSI-X vectors failed: ",
-                        errno_text(r.error()));
+    if (!r)
+        return fail(bus_, ": VFIO_DEVICE_SET_IRQS of ", std::to_string(vectors_),
+                    " MSI-X vectors failed: ", errno_text(r.error()));
     eventfds_ = std::move(fds);
     return {};
 }

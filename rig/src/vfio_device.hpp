@@ -43,11 +43,11 @@ struct Area {
 // What VFIO_DEVICE_GET_REGION_INFO says of a region.
 struct RegionInfo {
     unsigned index = 0;
-    std::uint32_t flags = 0;            // VFIO_REGION_INFO_FLAG_*
-    std::uint64_t bytes = 0;            // 0: the function does not implement it
-    std::uint64_t offset = 0;           // where the region lies in the device fd
+    std::uint32_t flags = 0;                  // VFIO_REGION_INFO_FLAG_*
+    std::uint64_t bytes = 0;                  // 0: the function does not implement it
+    std::uint64_t offset = 0;                 // where the region lies in the device fd
     std::optional<std::vector<Area>> sparse;  // VFIO_REGION_INFO_CAP_SPARSE_MMAP's areas
-    bool msix_mappable = false;         // VFIO_REGION_INFO_CAP_MSIX_MAPPABLE
+    bool msix_mappable = false;               // VFIO_REGION_INFO_CAP_MSIX_MAPPABLE
 };
 
 // Region `index` of the device, with the argsz retry. Error naming `bus`, the region and
@@ -65,8 +65,7 @@ struct MsixTable {
 // none where the region cannot be mmap'd; the sparse areas where the kernel gave them;
 // else the whole region less the pages that hold `table` where it lies in this BAR and
 // the kernel did not say MSI-X is mappable.
-std::vector<Area> mappable_areas(const RegionInfo& region, const std::optional<MsixTable>& table,
-                                 std::uint64_t page);
+std::vector<Area> mappable_areas(const RegionInfo& region, const std::optional<MsixTable>& table, std::uint64_t page);
 
 struct DeviceFd;  // the fd and whether it is closed, shared with remote windows
 
@@ -113,8 +112,8 @@ public:
 
 private:
     struct Mapped {
-        Mapping reservation;       // the BAR's range, with its areas mapped over it
-        std::vector<Area> areas;   // the areas mapped
+        Mapping reservation;      // the BAR's range, with its areas mapped over it
+        std::vector<Area> areas;  // the areas mapped
     };
     Device() = default;
 

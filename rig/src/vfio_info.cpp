@@ -18,8 +18,8 @@ std::uint32_t argsz_of(std::span<const std::byte> bytes) { return wire::load<std
 
 }  // namespace
 
-Result<std::vector<std::byte>> get_info(Kernel& kernel, int fd, unsigned long request,
-                                        std::span<const std::byte> query, const std::string& what) {
+Result<std::vector<std::byte>> get_info(Kernel& kernel, int fd, unsigned long request, std::span<const std::byte> query,
+                                        const std::string& what) {
     std::vector<std::byte> buffer(query.begin(), query.end());
     for (int attempt = 0; attempt < max_tries; ++attempt) {
         const std::uint32_t given = static_cast<std::uint32_t>(buffer.size());

@@ -23,8 +23,8 @@ namespace rig::pci::vfio {
 // argsz) and, while the kernel raises argsz, again with a buffer of the size it asks
 // (at most 64 KiB, at most 4 tries). The answer's bytes, argsz long. Error naming `what`
 // and the errno.
-Result<std::vector<std::byte>> get_info(Kernel& kernel, int fd, unsigned long request,
-                                        std::span<const std::byte> query, const std::string& what);
+Result<std::vector<std::byte>> get_info(Kernel& kernel, int fd, unsigned long request, std::span<const std::byte> query,
+                                        const std::string& what);
 
 // One capability of a chain: its id and version, and its bytes from its header on
 // (header included) to the end of the buffer.

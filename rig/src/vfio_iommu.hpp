@@ -67,8 +67,8 @@ struct Paths {
 // (EBUSY), the group is not viable, the IOMMU type is unsupported. `blocked` is what
 // sysfs says keeps the group from VFIO (groups.hpp not_viable(); empty: nothing), given
 // with the kernel's refusal of the group so that it names the functions and drivers.
-Result<Opened> open_container(Kernel& kernel, const Paths& paths, const std::string& bus, unsigned group,
-                              bool noiommu, const std::string& blocked = {});
+Result<Opened> open_container(Kernel& kernel, const Paths& paths, const std::string& bus, unsigned group, bool noiommu,
+                              const std::string& blocked = {});
 
 // Whether this build and machine can take the iommufd way: the ABI is known (always: the
 // few structs are defined here where <linux/iommufd.h> lacks them) and /dev/iommu exists.

@@ -64,8 +64,8 @@ public:
         request.iova = iova;
         auto r = kernel_.ioctl(iommufd_.get(), abi::ioas_map, &request);
         if (!r)
-            return fail(bus_, ": IOMMU_IOAS_MAP of ", text::bytes(bytes), " at IOVA ", text::hex(iova), " failed: ",
-                        errno_text(r.error()));
+            return fail(bus_, ": IOMMU_IOAS_MAP of ", text::bytes(bytes), " at IOVA ", text::hex(iova),
+                        " failed: ", errno_text(r.error()));
         return {};
     }
 
@@ -81,13 +81,12 @@ public:
         auto r = kernel_.ioctl(iommufd_.get(), abi::ioas_map_file, &request);
         if (!r) {
             const int e = r.error();
-            if (e == ENOTTY)
-                return fail(bus_, ": the kernel has no IOMMU_IOAS_MAP_FILE (Linux 6.13): ", errno_text(e));
+            if (e == ENOTTY) return fail(bus_, ": the kernel has no IOMMU_IOAS_MAP_FILE (Linux 6.13): ", errno_text(e));
             if (e == EINVAL || e == ENODEV || e == EOPNOTSUPP || e == EBADF)
                 return fail(bus_, ": IOMMU_IOAS_MAP_FILE of ", text::bytes(bytes), " at IOVA ", text::hex(iova),
                             " refused the dma-buf (iommufd maps dma-bufs only from Linux 6.19): ", errno_text(e));
-            return fail(bus_, ": IOMMU_IOAS_MAP_FILE of ", text::bytes(bytes), " at IOVA ", text::hex(iova), " failed: ",
-                        errno_text(e));
+            return fail(bus_, ": IOMMU_IOAS_MAP_FILE of ", text::bytes(bytes), " at IOVA ", text::hex(iova),
+                        " failed: ", errno_text(e));
         }
         return {};
     }
@@ -101,8 +100,8 @@ public:
         request.length = bytes;
         auto r = kernel_.ioctl(iommufd_.get(), abi::ioas_unmap, &request);
         if (!r)
-            return fail(bus_, ": IOMMU_IOAS_UNMAP of ", text::bytes(bytes), " at IOVA ", text::hex(iova), " failed: ",
-                        errno_text(r.error()));
+            return fail(bus_, ": IOMMU_IOAS_UNMAP of ", text::bytes(bytes), " at IOVA ", text::hex(iova),
+                        " failed: ", errno_text(r.error()));
         return {};
     }
 

@@ -35,16 +35,16 @@ Result<Fd> export_dmabuf(Kernel& kernel, int device_fd, const std::string& provi
     const std::string what = provider + " BAR" + std::to_string(bar);
     if (!fd) {
         if (fd.error() == ENOTTY || fd.error() == EINVAL)
-            return fail("the kernel has no VFIO dma-buf export of ", what, " (VFIO_DEVICE_FEATURE_DMA_BUF, Linux 6.19): ",
-                        errno_text(fd.error()));
+            return fail("the kernel has no VFIO dma-buf export of ", what,
+                        " (VFIO_DEVICE_FEATURE_DMA_BUF, Linux 6.19): ", errno_text(fd.error()));
         return fail("VFIO_DEVICE_FEATURE_DMA_BUF of ", text::bytes(bytes), " at ", text::hex(offset), " of ", what,
                     " failed: ", errno_text(fd.error()));
     }
     return Fd(kernel, *fd);
 }
 
-Result<Mapping> map_resource(Kernel& kernel, const std::filesystem::path& root, const std::string& provider, unsigned bar,
-                             std::uint64_t offset, std::uint64_t bytes) {
+Result<Mapping> map_resource(Kernel& kernel, const std::filesystem::path& root, const std::string& provider,
+                             unsigned bar, std::uint64_t offset, std::uint64_t bytes) {
     const std::string file = (root / "sys/bus/pci/devices" / provider / ("resource" + std::to_string(bar))).string();
     auto fd = kernel.open(file, O_RDWR | O_CLOEXEC);
     if (!fd) {
@@ -59,7 +59,8 @@ Result<Mapping> map_resource(Kernel& kernel, const std::filesystem::path& root, 
     Fd owned(kernel, *fd);
     auto at = kernel.mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, owned.get(), offset);
     if (!at)
-        return fail("mmap of ", text::bytes(bytes), " at ", text::hex(offset), " of ", file, " failed: ", errno_text(at.error()),
+        return fail("mmap of ", text::bytes(bytes), " at ", text::hex(offset), " of ", file,
+                    " failed: ", errno_text(at.error()),
                     at.error() == EPERM ? " (a kernel locked down refuses it: LOCKDOWN_PCI_ACCESS)" : "");
     return Mapping(kernel, *at, bytes);  // the mapping outlives the file descriptor
 }

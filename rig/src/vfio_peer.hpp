@@ -65,7 +65,7 @@ Result<Fd> export_dmabuf(Kernel& kernel, int device_fd, const std::string& provi
 // `bar` through sysfs `resource<bar>` under `root`. Error naming the file: it needs root
 // (EACCES, EPERM: also a kernel locked down), it does not exist (no such BAR or not a
 // memory BAR), or mmap refused.
-Result<Mapping> map_resource(Kernel& kernel, const std::filesystem::path& root, const std::string& provider, unsigned bar,
-                             std::uint64_t offset, std::uint64_t bytes);
+Result<Mapping> map_resource(Kernel& kernel, const std::filesystem::path& root, const std::string& provider,
+                             unsigned bar, std::uint64_t offset, std::uint64_t bytes);
 
 }  // namespace rig::pci::vfio

@@ -61,8 +61,9 @@ Result<std::array<std::optional<Bar>, 6>> read_bars(const fs::path& dir) {
         std::uint64_t start = 0, end = 0, flags = 0;
         std::istringstream fields(line);
         fields >> std::hex >> start >> end >> flags;
-        if (!fields) return fail((dir / "resource").string(), ": line ", std::to_string(i + 1), " \"", line,
-                                 "\" is not three hexadecimal numbers");
+        if (!fields)
+            return fail((dir / "resource").string(), ": line ", std::to_string(i + 1), " \"", line,
+                        "\" is not three hexadecimal numbers");
         if (end <= start || (flags & ioresource_io) || !(flags & ioresource_mem)) continue;
         bars[i] = Bar{DmaAddress{start}, end - start + 1, (flags & ioresource_prefetch) != 0};
     }

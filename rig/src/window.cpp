@@ -35,7 +35,8 @@ void store_ordered(std::byte* p, T value, std::memory_order order) {
 }  // namespace
 
 Window Window::mapped(std::byte* base, std::uint64_t bytes) {
-    if (base == nullptr && bytes != 0) throw std::invalid_argument("Window::mapped: null base for " + text::bytes(bytes));
+    if (base == nullptr && bytes != 0)
+        throw std::invalid_argument("Window::mapped: null base for " + text::bytes(bytes));
     Window w;
     w.base_ = base;
     w.bytes_ = bytes;
@@ -52,8 +53,8 @@ Window Window::remote(std::shared_ptr<Transport> transport, std::uint64_t addres
 }
 
 // The message of a refused access, built only on the way to the throw.
-[[noreturn, gnu::cold, gnu::noinline]] static void refuse_access(std::uint64_t offset, std::uint64_t bytes, unsigned align,
-                                                          std::uint64_t window_bytes) {
+[[noreturn, gnu::cold, gnu::noinline]] static void refuse_access(std::uint64_t offset, std::uint64_t bytes,
+                                                                 unsigned align, std::uint64_t window_bytes) {
     if (offset > window_bytes || bytes > window_bytes - offset)
         throw std::invalid_argument("window access of " + text::bytes(bytes) + " at offset " + text::hex(offset) +
                                     " is outside the window of " + text::bytes(window_bytes));

@@ -60,11 +60,11 @@ namespace rig::detail {
 // generation goes up each time the hold a node is (first hold or share) is given back, and
 // survives the pool: a Hold naming the node with an older generation is stale.
 struct alignas(64) Block {
-    std::uint64_t start = 0;       // first address
-    std::uint64_t bytes = 0;       // > 0 for a block; 0 for a share
-    Block* before = nullptr;       // the block just below, or null at the space's base
-    Block* after = nullptr;        // the block just above, or null at the space's end
-    Block* prev = nullptr;         // free list or holder's ring, as above
+    std::uint64_t start = 0;  // first address
+    std::uint64_t bytes = 0;  // > 0 for a block; 0 for a share
+    Block* before = nullptr;  // the block just below, or null at the space's base
+    Block* after = nullptr;   // the block just above, or null at the space's end
+    Block* prev = nullptr;    // free list or holder's ring, as above
     Block* next = nullptr;
     std::uint64_t holds = 0;       // holds on the range; 0: the block is free
     std::uint64_t generation = 0;  // of the hold this node is
@@ -100,7 +100,7 @@ public:
     static bool splits_low(const Block& block, std::uint64_t n, std::uint64_t align) {
         return (block.start & (align - 1)) == 0 && block.bytes > n;
     }
-    Block* split_low(Block* block, std::uint64_t n);  // precondition: splits_low
+    Block* split_low(Block* block, std::uint64_t n);                   // precondition: splits_low
     Block* carve(Block* block, std::uint64_t n, std::uint64_t align);  // any block find gives
 
     // Makes a held block free, merged with its free neighbours. Precondition: its last
@@ -122,8 +122,8 @@ private:
     void link_above(Block* below, Block* block);
 
     Blocks pool_;
-    std::uint64_t nonempty_ = 0;              // bit c: lists_[c] is not empty
-    std::array<Block*, 64> lists_{};          // class c: free blocks of [2^c, 2^(c+1)) bytes
+    std::uint64_t nonempty_ = 0;      // bit c: lists_[c] is not empty
+    std::array<Block*, 64> lists_{};  // class c: free blocks of [2^c, 2^(c+1)) bytes
     Block* first_ = nullptr;
 };
 

@@ -39,8 +39,8 @@
 namespace rig {
 
 using detail::Block;
-using detail::Books;
 using detail::Blocks;
+using detail::Books;
 using detail::Fits;
 using detail::Membership;
 using detail::SpaceState;
@@ -73,7 +73,8 @@ namespace {
 }
 
 // Under the space's lock: free's step, for the hold (life, node, generation).
-[[gnu::always_inline]] inline void give_back_if_live(SpaceState& state, std::uint64_t life, Block* node, std::uint64_t generation) {
+[[gnu::always_inline]] inline void give_back_if_live(SpaceState& state, std::uint64_t life, Block* node,
+                                                     std::uint64_t generation) {
     if (state.life == life && node->generation == generation) give_back(*state.books, node);
 }
 
@@ -99,7 +100,9 @@ bool give_back_one(Membership& membership) {
 
 // alloc's std::invalid_argument, out of the hot path.
 [[noreturn, gnu::cold, gnu::noinline]] void reject(std::int64_t n, std::int64_t align) {
-    if (n <= 0) throw std::invalid_argument("rig::alloc: " + std::to_string(n) + " addresses asked; the count must be positive");
+    if (n <= 0)
+        throw std::invalid_argument("rig::alloc: " + std::to_string(n) +
+                                    " addresses asked; the count must be positive");
     throw std::invalid_argument("rig::alloc: alignment " + std::to_string(align) + " is not a positive power of two");
 }
 
@@ -228,8 +231,7 @@ void drop_owner(SpaceState& space) {
 HolderState::~HolderState() {
     Membership* membership = memberships.load(std::memory_order_acquire);
     while (membership != nullptr) {
-        while (give_back_one(*membership)) {
-        }
+        while (give_back_one(*membership)) {}
         drop_owner(*membership->space);
         delete std::exchange(membership, membership->next);
     }
@@ -270,7 +272,8 @@ Space::Space(std::int64_t base, std::int64_t bytes, std::shared_ptr<detail::Faul
     if (bytes < 0) throw std::invalid_argument("rig::Space: length " + std::to_string(bytes) + " is negative");
     if (bytes > std::numeric_limits<std::int64_t>::max() - base)
         throw std::invalid_argument("rig::Space: base " + text::hex(static_cast<std::uint64_t>(base)) + " + length " +
-                                    text::hex(static_cast<std::uint64_t>(bytes)) + " overflows a 64-bit signed address");
+                                    text::hex(static_cast<std::uint64_t>(bytes)) +
+                                    " overflows a 64-bit signed address");
 }
 
 Space::~Space() {
@@ -278,7 +281,8 @@ Space::~Space() {
 }
 
 inline SpaceState& Space::state() {
-    if (SpaceState* made = published_.load(std::memory_order_acquire)) [[likely]] return *made;
+    if (SpaceState* made = published_.load(std::memory_order_acquire)) [[likely]]
+        return *made;
     return make_state();
 }
 
@@ -295,7 +299,8 @@ inline SpaceState& Space::state() {
 
 std::optional<Hold> alloc(Space& space, const Holder& holder, std::int64_t n, std::int64_t align) {
     const auto align_bits = static_cast<std::uint64_t>(align);
-    if (n <= 0 || align <= 0 || (align_bits & (align_bits - 1)) != 0) [[unlikely]] reject(n, align);
+    if (n <= 0 || align <= 0 || (align_bits & (align_bits - 1)) != 0) [[unlikely]]
+        reject(n, align);
     if (n > space.length()) return std::nullopt;
     const auto bytes = static_cast<std::uint64_t>(n);
     const std::uint64_t aligned_to = std::max(align_bits, std::bit_floor(bytes));
@@ -322,7 +327,8 @@ std::optional<Hold> alloc(Space& space, const Holder& holder, std::int64_t n, st
 }
 
 std::int64_t address(const Hold& hold) {
-    if (hold.space_ == nullptr) throw std::invalid_argument("rig::address: the Hold names no range (default-constructed)");
+    if (hold.space_ == nullptr)
+        throw std::invalid_argument("rig::address: the Hold names no range (default-constructed)");
     return hold.address_;
 }
 
@@ -331,7 +337,7 @@ std::optional<Hold> share(const Holder& holder, const Hold& hold) {
     SpaceState& state = *hold.space_;
     Membership* membership = holder.state_->in(state, hold.life_);
     if (membership == nullptr) return std::nullopt;  // the space died
-    state.lock.lock();  // by hand, as in alloc
+    state.lock.lock();                               // by hand, as in alloc
     if (state.life != hold.life_) {
         state.lock.unlock();
         return std::nullopt;

@@ -42,7 +42,8 @@ namespace rig::detail {
 class SpinLock {
 public:
     void lock() {
-        if (!try_lock()) [[unlikely]] wait();
+        if (!try_lock()) [[unlikely]]
+            wait();
     }
     bool try_lock() { return !locked_.exchange(true, std::memory_order_acquire); }
     void unlock() { locked_.store(false, std::memory_order_release); }
@@ -69,7 +70,8 @@ struct Books {
 
     // The test's fault at `step`, if the space has one (space_testing.hpp).
     void at(testing::SpaceStep step) const {
-        if (faults) [[unlikely]] faults->at(step);
+        if (faults) [[unlikely]]
+            faults->at(step);
     }
     // Every heap allocation of a live space and its holders' records goes through here.
     template <class T, class... Args>
@@ -84,8 +86,8 @@ struct Books {
 
 struct SpaceState {
     SpinLock lock;
-    std::uint64_t life = 0;        // guarded by lock; goes up when the space dies
-    std::int64_t owners = 0;       // guarded by lock: the Space, and each Membership
+    std::uint64_t life = 0;   // guarded by lock; goes up when the space dies
+    std::int64_t owners = 0;  // guarded by lock: the Space, and each Membership
     SpaceState* next_cached = nullptr;
     // Guarded by lock; engaged while the space lives. On cache lines of its own: the
     // lock's line is the one other threads spin on.

@@ -26,7 +26,8 @@ struct SpaceAccess {
         std::lock_guard lock(shell->lock);
         const Fits& fits = shell->books->fits;
         for (const Block* block = fits.first(); block != nullptr; block = block->after) {
-            if (block->after != nullptr && (block->after->before != block || block->after->start != block->start + block->bytes))
+            if (block->after != nullptr &&
+                (block->after->before != block || block->after->start != block->start + block->bytes))
                 throw std::logic_error("rig::testing::free_ranges: the blocks do not tile the space");
             if (block->holds == 0)
                 ranges.push_back({static_cast<std::int64_t>(block->start), static_cast<std::int64_t>(block->bytes)});
@@ -46,7 +47,8 @@ struct SpaceAccess {
                 agrees = block->holds == 0 && fits::class_of(block->bytes) == c && ++listed <= free_blocks &&
                          (block == head || block->prev->next == block);
             }
-            if (!agrees) throw std::logic_error("rig::testing::free_ranges: free list " + std::to_string(c) + " is wrong");
+            if (!agrees)
+                throw std::logic_error("rig::testing::free_ranges: free list " + std::to_string(c) + " is wrong");
         }
         if (listed != free_blocks) throw std::logic_error("rig::testing::free_ranges: a free block is in no free list");
     }

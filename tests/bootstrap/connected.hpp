@@ -14,7 +14,7 @@ namespace rig::test {
 
 struct Connected {
     bootstrap::Stream client, server;  // client connected to server's listener
-    std::uint16_t port = 0;             // the listener's
+    std::uint16_t port = 0;            // the listener's
 };
 
 inline Connected connected(const std::string& host = "127.0.0.1") {

@@ -29,19 +29,21 @@ std::string payload_of(const Message& message) {
 }
 
 TEST(Messages, HelloCarriesRoleAndJob) {
-    EXPECT_EQ(payload_of(Hello{Role::Sender, {268435456, 1048576, 16, Mode::Read, Choice::Auto}, std::nullopt}),
-              R"({"job":{"choice":"auto","chunk":1048576,"depth":16,"mode":"read","size":268435456},"role":"sender","type":"hello"})");
+    EXPECT_EQ(
+        payload_of(Hello{Role::Sender, {268435456, 1048576, 16, Mode::Read, Choice::Auto}, std::nullopt}),
+        R"({"job":{"choice":"auto","chunk":1048576,"depth":16,"mode":"read","size":268435456},"role":"sender","type":"hello"})");
 }
 
 TEST(Messages, HelloCarriesTheCablePortWhereItHasOne) {
-    EXPECT_EQ(payload_of(Hello{Role::Receiver, {4096, 4096, 1, Mode::SendRecv, Choice::P2p}, 18515}),
-              R"({"cable_port":18515,"job":{"choice":"p2p","chunk":4096,"depth":1,"mode":"send","size":4096},"role":"receiver",)"
-              R"("type":"hello"})");
+    EXPECT_EQ(
+        payload_of(Hello{Role::Receiver, {4096, 4096, 1, Mode::SendRecv, Choice::P2p}, 18515}),
+        R"({"cable_port":18515,"job":{"choice":"p2p","chunk":4096,"depth":1,"mode":"send","size":4096},"role":"receiver",)"
+        R"("type":"hello"})");
 }
 
 TEST(Messages, QueuePairCarriesTheEndpointInTextAndTheReadDepths) {
-    const bnxt::Endpoint endpoint{0x000011, 0x00a1b2, bnxt::ipv4_gid(10, 77, 0, 2), {0x52, 0x54, 0x00, 0x00, 0x00, 0x02},
-                                  bnxt::Mtu::Mtu1024};
+    const bnxt::Endpoint endpoint{
+        0x000011, 0x00a1b2, bnxt::ipv4_gid(10, 77, 0, 2), {0x52, 0x54, 0x00, 0x00, 0x00, 0x02}, bnxt::Mtu::Mtu1024};
     EXPECT_EQ(payload_of(QueuePair{endpoint, 128, 16}),
               R"({"gid":"::ffff:10.77.0.2","mac":"52:54:00:00:00:02","max_qp_init_rd_atom":16,"max_qp_rd_atom":128,)"
               R"("mtu":1024,"psn":41394,"qpn":17,"type":"queue_pair"})");
@@ -59,7 +61,8 @@ TEST(Messages, CountsAndOutcomeAndErrorAreFlat) {
     EXPECT_EQ(payload_of(Consumed{Path::Bounce, 2}), R"({"chunks":2,"path":"bounce","type":"consumed"})");
     EXPECT_EQ(payload_of(Outcome{Path::P2p, 1024, 0xffff'ffff'ffff'ffff, ""}),
               R"({"bytes":1024,"checksum":18446744073709551615,"failed":"","path":"p2p","type":"outcome"})");
-    EXPECT_EQ(payload_of(Failure{"machine 2: \"quoted\"\n"}), R"({"message":"machine 2: \"quoted\"\n","type":"error"})");
+    EXPECT_EQ(payload_of(Failure{"machine 2: \"quoted\"\n"}),
+              R"({"message":"machine 2: \"quoted\"\n","type":"error"})");
 }
 
 TEST(Messages, BytesThatAreNotUtf8AreReplacedNotThrown) {
@@ -81,7 +84,8 @@ TEST(Messages, EqualJobsHaveNoDifferences) {
 TEST(Messages, DifferingJobsNameEachField) {
     const Job here{1048576, 65536, 8, Mode::SendRecv, Choice::Both};
     const Job there{2097152, 65536, 8, Mode::Read, Choice::P2p};
-    EXPECT_EQ(differences(here, there), "size 1048576 here, 2097152 there; mode send here, read there; choice both here, p2p there");
+    EXPECT_EQ(differences(here, there),
+              "size 1048576 here, 2097152 there; mode send here, read there; choice both here, p2p there");
 }
 
 }  // namespace

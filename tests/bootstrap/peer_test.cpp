@@ -28,8 +28,7 @@ std::atomic<std::size_t> largest{0};
 void* operator new(std::size_t bytes) {
     if (watching.load(std::memory_order_relaxed)) {
         std::size_t seen = largest.load(std::memory_order_relaxed);
-        while (bytes > seen && !largest.compare_exchange_weak(seen, bytes)) {
-        }
+        while (bytes > seen && !largest.compare_exchange_weak(seen, bytes)) {}
     }
     if (void* p = std::malloc(bytes == 0 ? 1 : bytes)) return p;
     throw std::bad_alloc();
@@ -80,8 +79,10 @@ struct BadPeer : testing::Test {
 };
 
 TEST_F(BadPeer, WrongMagicIsNotTheProtocol) {
-    EXPECT_EQ(receive_hello_error("GET / HTTP/1.1\r\n\r\n"),
-              at() + ": does not speak rig's bootstrap protocol: a message starts with 0x47455420, not 0x52494742 (\"RIGB\")");
+    EXPECT_EQ(
+        receive_hello_error("GET / HTTP/1.1\r\n\r\n"),
+        at() +
+            ": does not speak rig's bootstrap protocol: a message starts with 0x47455420, not 0x52494742 (\"RIGB\")");
 }
 
 TEST_F(BadPeer, OtherVersionIsRefused) {
@@ -134,7 +135,8 @@ TEST_F(BadPeer, StallingBeforeTheHeaderTimesOut) {
 TEST_F(BadPeer, StallingMidHeaderTimesOut) {
     Peer quick = with(50ms);
     put(c.client, std::string_view("RIGB\0", 5));
-    EXPECT_EQ(quick.receive<Hello>().error(), at() + ": only 5 of the 12 bytes of the header of \"hello\" arrived within 50 ms");
+    EXPECT_EQ(quick.receive<Hello>().error(),
+              at() + ": only 5 of the 12 bytes of the header of \"hello\" arrived within 50 ms");
 }
 
 TEST_F(BadPeer, StallingMidPayloadTimesOut) {
@@ -154,7 +156,8 @@ TEST_F(BadPeer, EmptyPayloadIsNotJson) {
 }
 
 TEST_F(BadPeer, JsonThatIsNotAnObjectIsRefused) {
-    EXPECT_EQ(receive_hello_error(frame("[1,2]")), at() + ": sent JSON that is not an object: [1,2], where \"hello\" was expected");
+    EXPECT_EQ(receive_hello_error(frame("[1,2]")),
+              at() + ": sent JSON that is not an object: [1,2], where \"hello\" was expected");
 }
 
 TEST_F(BadPeer, ObjectWithoutATypeIsRefused) {
@@ -168,7 +171,8 @@ TEST_F(BadPeer, UnknownTypeIsRefused) {
 }
 
 TEST_F(BadPeer, AnotherMessageThanTheExpectedOneIsRefused) {
-    EXPECT_EQ(receive_hello_error(frame(R"({"type":"ready","path":"p2p"})")), at() + ": sent \"ready\", where \"hello\" was expected");
+    EXPECT_EQ(receive_hello_error(frame(R"({"type":"ready","path":"p2p"})")),
+              at() + ": sent \"ready\", where \"hello\" was expected");
 }
 
 TEST_F(BadPeer, FailureFromThePeerIsItsMessage) {
@@ -179,7 +183,8 @@ TEST_F(BadPeer, FailureFromThePeerIsItsMessage) {
 TEST_F(BadPeer, LongValuesAreQuotedCut) {
     const std::string role(1000, 'x');
     EXPECT_EQ(receive_hello_error(frame(R"({"type":"hello","role":")" + role + "\"}")),
-              at() + ": in the \"hello\" message, \"role\" is \"" + std::string(60, 'x') + "..., not \"sender\" or \"receiver\"");
+              at() + ": in the \"hello\" message, \"role\" is \"" + std::string(60, 'x') +
+                  "..., not \"sender\" or \"receiver\"");
 }
 
 TEST_F(BadPeer, ConnectionIsClosedAndNoDescriptorLeftAfterAnError) {
@@ -203,13 +208,15 @@ TEST_F(BadPeer, ConnectionIsClosedAndNoDescriptorLeftAfterAnError) {
         auto n = other.client.read_some(out, 1s, "the close");
         ASSERT_TRUE(n) << n.error();
         EXPECT_EQ(*n, 0u);  // the peer saw the connection end
-        const std::string first = "sent something that is not JSON (parse error at byte 2), where \"hello\" was expected";
+        const std::string first =
+            "sent something that is not JSON (parse error at byte 2), where \"hello\" was expected";
         EXPECT_EQ(victim.error(), at + ": " + first);
         EXPECT_EQ(victim.send(Failure{"bad hello"}).error(),
                   at + ": not sending the \"error\" message: the connection was closed after an error: " + first);
         EXPECT_EQ(victim.receive<QueuePair>().error(),
                   at + ": no \"queue_pair\": the connection was closed after an error: " + first);
-        EXPECT_EQ(victim.poll(0ms).error(), at + ": no next message: the connection was closed after an error: " + first);
+        EXPECT_EQ(victim.poll(0ms).error(),
+                  at + ": no next message: the connection was closed after an error: " + first);
     }
     EXPECT_EQ(count_fds(), before);
 }
@@ -232,7 +239,8 @@ TEST_F(BadPeer, FailureFromThePeerClosesTheConnectionToo) {
 
 TEST_F(BadPeer, ClosedByTheCallerRefusesLaterCalls) {
     peer.close();
-    EXPECT_EQ(peer.send(Ready{Path::P2p}).error(), at() + ": not sending the \"ready\" message: the connection is closed");
+    EXPECT_EQ(peer.send(Ready{Path::P2p}).error(),
+              at() + ": not sending the \"ready\" message: the connection is closed");
     EXPECT_EQ(peer.error(), "");
 }
 
@@ -246,40 +254,58 @@ struct FieldCase {
 
 const FieldCase field_cases[] = {
     {"HelloWithoutJob", R"({"type":"hello","role":"sender"})", "hello", R"(the "hello" message has no field "job")"},
-    {"JobWithoutDepth", R"({"type":"hello","role":"sender","job":{"size":1,"chunk":1,"mode":"send","choice":"both"}})", "hello",
-     R"(the "hello" message has no field "job.depth")"},
-    {"JobNotAnObject", R"({"type":"hello","role":"sender","job":3})", "hello", R"(in the "hello" message, "job" is 3, not an object)"},
-    {"DepthZero", R"({"type":"hello","role":"sender","job":{"size":1,"chunk":1,"depth":0,"mode":"send","choice":"both"}})",
-     "hello", R"(in the "hello" message, "job.depth" is 0, below 1)"},
-    {"UnknownRole", R"({"type":"hello","role":"boss"})", "hello", R"(in the "hello" message, "role" is "boss", not "sender" or "receiver")"},
-    {"UnknownChoice", R"({"type":"hello","role":"sender","job":{"size":1,"chunk":1,"depth":1,"mode":"send","choice":"all"}})",
-     "hello", R"(in the "hello" message, "job.choice" is "all", not one of "both", "auto", "p2p", "bounce")"},
-    {"QpnAsString", R"({"type":"queue_pair","qpn":"17"})", "queue_pair", R"(in the "queue_pair" message, "qpn" is "17", not an unsigned integer)"},
-    {"QpnNegative", R"({"type":"queue_pair","qpn":-1})", "queue_pair", R"(in the "queue_pair" message, "qpn" is -1, not an unsigned integer)"},
-    {"QpnFractional", R"({"type":"queue_pair","qpn":1.5})", "queue_pair", R"(in the "queue_pair" message, "qpn" is 1.5, not an unsigned integer)"},
-    {"QpnAbove24Bits", R"({"type":"queue_pair","qpn":16777216})", "queue_pair", R"(in the "queue_pair" message, "qpn" is 16777216, above 16777215)"},
+    {"JobWithoutDepth", R"({"type":"hello","role":"sender","job":{"size":1,"chunk":1,"mode":"send","choice":"both"}})",
+     "hello", R"(the "hello" message has no field "job.depth")"},
+    {"JobNotAnObject", R"({"type":"hello","role":"sender","job":3})", "hello",
+     R"(in the "hello" message, "job" is 3, not an object)"},
+    {"DepthZero",
+     R"({"type":"hello","role":"sender","job":{"size":1,"chunk":1,"depth":0,"mode":"send","choice":"both"}})", "hello",
+     R"(in the "hello" message, "job.depth" is 0, below 1)"},
+    {"UnknownRole", R"({"type":"hello","role":"boss"})", "hello",
+     R"(in the "hello" message, "role" is "boss", not "sender" or "receiver")"},
+    {"UnknownChoice",
+     R"({"type":"hello","role":"sender","job":{"size":1,"chunk":1,"depth":1,"mode":"send","choice":"all"}})", "hello",
+     R"(in the "hello" message, "job.choice" is "all", not one of "both", "auto", "p2p", "bounce")"},
+    {"QpnAsString", R"({"type":"queue_pair","qpn":"17"})", "queue_pair",
+     R"(in the "queue_pair" message, "qpn" is "17", not an unsigned integer)"},
+    {"QpnNegative", R"({"type":"queue_pair","qpn":-1})", "queue_pair",
+     R"(in the "queue_pair" message, "qpn" is -1, not an unsigned integer)"},
+    {"QpnFractional", R"({"type":"queue_pair","qpn":1.5})", "queue_pair",
+     R"(in the "queue_pair" message, "qpn" is 1.5, not an unsigned integer)"},
+    {"QpnAbove24Bits", R"({"type":"queue_pair","qpn":16777216})", "queue_pair",
+     R"(in the "queue_pair" message, "qpn" is 16777216, above 16777215)"},
     {"GidNotIpv6", R"({"type":"queue_pair","qpn":17,"psn":1,"gid":"10.77.0.2"})", "queue_pair",
      R"(in the "queue_pair" message, "gid" is "10.77.0.2", not an IPv6 address)"},
-    {"MacShort", R"({"type":"queue_pair","qpn":17,"psn":1,"gid":"::ffff:10.77.0.2","mac":"52:54:00:00:00"})", "queue_pair",
+    {"MacShort", R"({"type":"queue_pair","qpn":17,"psn":1,"gid":"::ffff:10.77.0.2","mac":"52:54:00:00:00"})",
+     "queue_pair",
      R"(in the "queue_pair" message, "mac" is "52:54:00:00:00", not a MAC address like "02:00:00:00:00:01")"},
-    {"MacNotHex", R"({"type":"queue_pair","qpn":17,"psn":1,"gid":"::ffff:10.77.0.2","mac":"52:54:00:00:00:0g"})", "queue_pair",
+    {"MacNotHex", R"({"type":"queue_pair","qpn":17,"psn":1,"gid":"::ffff:10.77.0.2","mac":"52:54:00:00:00:0g"})",
+     "queue_pair",
      R"(in the "queue_pair" message, "mac" is "52:54:00:00:00:0g", not a MAC address like "02:00:00:00:00:01")"},
-    {"MtuNotAnIbMtu", R"({"type":"queue_pair","qpn":17,"psn":1,"gid":"::ffff:10.77.0.2","mac":"52:54:00:00:00:02","mtu":1500})",
+    {"MtuNotAnIbMtu",
+     R"({"type":"queue_pair","qpn":17,"psn":1,"gid":"::ffff:10.77.0.2","mac":"52:54:00:00:00:02","mtu":1500})",
      "queue_pair", R"(in the "queue_pair" message, "mtu" is 1500, not 256, 512, 1024, 2048 or 4096)"},
-    {"OpenedNotABoolean", R"({"type":"path","path":"p2p","opened":"yes"})", "path", R"(in the "path" message, "opened" is "yes", not true or false)"},
-    {"RegionNotAnObject", R"({"type":"path","path":"p2p","opened":true,"reason":"","regions":[{"address":0,"rkey":1,"bytes":1},7]})",
-     "path", R"(in the "path" message, "regions[1]" is 7, not an object)"},
-    {"RkeyAbove32Bits", R"({"type":"path","path":"p2p","opened":true,"reason":"","regions":[{"address":0,"rkey":4294967296,"bytes":1}]})",
+    {"OpenedNotABoolean", R"({"type":"path","path":"p2p","opened":"yes"})", "path",
+     R"(in the "path" message, "opened" is "yes", not true or false)"},
+    {"RegionNotAnObject",
+     R"({"type":"path","path":"p2p","opened":true,"reason":"","regions":[{"address":0,"rkey":1,"bytes":1},7]})", "path",
+     R"(in the "path" message, "regions[1]" is 7, not an object)"},
+    {"RkeyAbove32Bits",
+     R"({"type":"path","path":"p2p","opened":true,"reason":"","regions":[{"address":0,"rkey":4294967296,"bytes":1}]})",
      "path", R"(in the "path" message, "regions[0].rkey" is 4294967296, above 4294967295)"},
-    {"RegionWithoutBytes", R"({"type":"path","path":"p2p","opened":true,"reason":"","regions":[{"address":0,"rkey":1}]})", "path",
+    {"RegionWithoutBytes",
+     R"({"type":"path","path":"p2p","opened":true,"reason":"","regions":[{"address":0,"rkey":1}]})", "path",
      R"(the "path" message has no field "regions[0].bytes")"},
     {"ChecksumAbove64Bits", R"({"type":"outcome","path":"p2p","bytes":1,"checksum":18446744073709551616})", "outcome",
      R"(in the "outcome" message, "checksum" is 1.8446744073709552e+19, not an unsigned integer)"},
-    {"CablePortZero", R"({"type":"hello","role":"sender","job":{"size":1,"chunk":1,"depth":1,"mode":"send","choice":"both"},"cable_port":0})",
+    {"CablePortZero",
+     R"({"type":"hello","role":"sender","job":{"size":1,"chunk":1,"depth":1,"mode":"send","choice":"both"},"cable_port":0})",
      "hello", R"(in the "hello" message, "cable_port" is 0, below 1)"},
-    {"CablePortAbove16Bits", R"({"type":"hello","role":"sender","job":{"size":1,"chunk":1,"depth":1,"mode":"send","choice":"both"},"cable_port":65536})",
+    {"CablePortAbove16Bits",
+     R"({"type":"hello","role":"sender","job":{"size":1,"chunk":1,"depth":1,"mode":"send","choice":"both"},"cable_port":65536})",
      "hello", R"(in the "hello" message, "cable_port" is 65536, above 65535)"},
-    {"CablePortAsString", R"({"type":"hello","role":"sender","job":{"size":1,"chunk":1,"depth":1,"mode":"send","choice":"both"},"cable_port":"4791"})",
+    {"CablePortAsString",
+     R"({"type":"hello","role":"sender","job":{"size":1,"chunk":1,"depth":1,"mode":"send","choice":"both"},"cable_port":"4791"})",
      "hello", R"(in the "hello" message, "cable_port" is "4791", not an unsigned integer)"},
     {"ErrorWithoutMessage", R"({"type":"error"})", "hello", R"(the "error" message has no field "message")"},
 };
@@ -305,7 +331,8 @@ TEST(Peer, SendWritesTheHeaderThenTheJson) {
     auto c = connected();
     Peer peer{std::move(c.client), 1s};
     ASSERT_TRUE(peer.send(Ready{Path::P2p}));
-    const std::string expected = std::string("RIGB\x00\x00\x00\x01\x00\x00\x00\x1d", 12) + R"({"path":"p2p","type":"ready"})";
+    const std::string expected =
+        std::string("RIGB\x00\x00\x00\x01\x00\x00\x00\x1d", 12) + R"({"path":"p2p","type":"ready"})";
     std::string got(expected.size(), '\0');
     ASSERT_TRUE(c.server.read(std::as_writable_bytes(std::span(got)), 1s, "the frame"));
     EXPECT_EQ(got, expected);
@@ -336,12 +363,15 @@ TEST(Peer, PollReturnsNothingUntilAMessageArrives) {
 TEST(Peer, EveryMessageArrivesAsSent) {
     auto c = connected();
     Peer a{std::move(c.client), 1s}, b{std::move(c.server), 1s};
-    bnxt::Endpoint endpoint{0x2464c3, 0xabcdef, bnxt::ipv4_gid(10, 77, 0, 2), {0x52, 0x54, 0, 0, 0, 2}, bnxt::Mtu::Mtu4096};
+    bnxt::Endpoint endpoint{
+        0x2464c3, 0xabcdef, bnxt::ipv4_gid(10, 77, 0, 2), {0x52, 0x54, 0, 0, 0, 2}, bnxt::Mtu::Mtu4096};
     const std::vector<Message> messages = {
         Hello{Role::Receiver, {1 << 30, 1 << 20, 16, Mode::Read, Choice::Auto}, std::nullopt},
         Hello{Role::Sender, {4096, 4096, 1, Mode::SendRecv, Choice::Both}, 40312},
         QueuePair{endpoint, 128, 16},
-        PathOpen{Path::Bounce, true, "GPU copy engine to host memory",
+        PathOpen{Path::Bounce,
+                 true,
+                 "GPU copy engine to host memory",
                  {{{0xffff'8000'0000'0000, 0x1234'5678}, 1 << 20}, {{4096, 7}, 1}}},
         PathOpen{Path::P2p, false, "machine 1: distance 4, does not forward: ACS redirects at 0000:40:01.0", {}},
         Ready{Path::Bounce},
@@ -365,8 +395,10 @@ TEST(Peer, WholeExchangeOfAReadJobRunsInOrder) {
     auto listener = Listener::listen({"127.0.0.1", 0});
     ASSERT_TRUE(listener) << listener.error();
     const Job job{8 << 20, 1 << 20, 4, Mode::Read, Choice::Both};
-    const QueuePair receiver_qp{{0x11, 0x00a1b2, bnxt::ipv4_gid(10, 77, 0, 2), {0x52, 0x54, 0, 0, 0, 2}, bnxt::Mtu::Mtu1024}, 128, 128};
-    const QueuePair sender_qp{{0x2, 0x123456, bnxt::ipv4_gid(10, 77, 0, 1), {0x02, 0, 0, 0, 0, 1}, bnxt::Mtu::Mtu4096}, 16, 16};
+    const QueuePair receiver_qp{
+        {0x11, 0x00a1b2, bnxt::ipv4_gid(10, 77, 0, 2), {0x52, 0x54, 0, 0, 0, 2}, bnxt::Mtu::Mtu1024}, 128, 128};
+    const QueuePair sender_qp{
+        {0x2, 0x123456, bnxt::ipv4_gid(10, 77, 0, 1), {0x02, 0, 0, 0, 0, 1}, bnxt::Mtu::Mtu4096}, 16, 16};
     const RemoteRegion gpu{{0x1'0000'0000, 0x100}, 8 << 20}, slots{{0x7f00'0000'0000, 0x200}, 4 << 20};
     std::vector<std::string> seen;  // by the receiver, in order
 
@@ -387,7 +419,8 @@ TEST(Peer, WholeExchangeOfAReadJobRunsInOrder) {
             auto open = sender.receive<PathOpen>();
             ASSERT_TRUE(open) << open.error();
             ASSERT_EQ(open->regions.size(), 1u);
-            seen.push_back("path " + std::string(to_string(open->path)) + " rkey " + std::to_string(open->regions[0].remote.rkey));
+            seen.push_back("path " + std::string(to_string(open->path)) + " rkey " +
+                           std::to_string(open->regions[0].remote.rkey));
             ASSERT_TRUE(sender.send(PathOpen{path, true, "receiver ready", {}}));
             for (std::uint64_t read = 0; path == Path::Bounce && read < 8;) {
                 auto staged = sender.receive<Staged>();
@@ -435,7 +468,8 @@ TEST(Peer, WholeExchangeOfAReadJobRunsInOrder) {
         }
     }  // the sender closes
     receiver.join();
-    EXPECT_THAT(seen, testing::ElementsAre("hello sender", "path p2p rkey 256", "path bounce rkey 512", "staged 4", "staged 8"));
+    EXPECT_THAT(seen, testing::ElementsAre("hello sender", "path p2p rkey 256", "path bounce rkey 512", "staged 4",
+                                           "staged 8"));
 }
 
 }  // namespace

@@ -18,7 +18,6 @@ using test::connected;
 using test::put;
 using test::text_of;
 
-
 TEST(Address, HostAndPortParse) {
     EXPECT_EQ(*parse_address("10.0.0.1:18515"), (Address{"10.0.0.1", 18515}));
     EXPECT_EQ(*parse_address("gpu-host-2:7"), (Address{"gpu-host-2", 7}));
@@ -76,7 +75,8 @@ TEST(Stream, PeerClosingBeforeAnyByteIsAnError) {
     auto c = connected();
     c.client.close();
     std::array<std::byte, 8> out;
-    EXPECT_EQ(c.server.read(out, 1s, "the test record").error(), c.server.peer() + ": closed the connection before the test record");
+    EXPECT_EQ(c.server.read(out, 1s, "the test record").error(),
+              c.server.peer() + ": closed the connection before the test record");
     auto n = c.server.read_some(out, 1s, "the test record");
     ASSERT_TRUE(n) << n.error();
     EXPECT_EQ(*n, 0u);
@@ -85,7 +85,8 @@ TEST(Stream, PeerClosingBeforeAnyByteIsAnError) {
 TEST(Stream, StalledPeerIsAnErrorAfterTheTimeout) {
     auto c = connected();
     std::array<std::byte, 8> out;
-    EXPECT_EQ(c.server.read(out, 30ms, "the test record").error(), c.server.peer() + ": the test record did not arrive within 30 ms");
+    EXPECT_EQ(c.server.read(out, 30ms, "the test record").error(),
+              c.server.peer() + ": the test record did not arrive within 30 ms");
     put(c.client, "abc");
     EXPECT_EQ(c.server.read(out, 30ms, "the test record").error(),
               c.server.peer() + ": only 3 of the 8 bytes of the test record arrived within 30 ms");

@@ -54,7 +54,8 @@ void plan(sim::testing::Faults& faults, const std::uint8_t* data, std::size_t ch
         [bytes, next](std::span<std::byte, 32> cqe) {
             const std::uint8_t* chunk = bytes->data() + 33 * (*next)++;
             for (std::size_t i = 0; i < 32; ++i)
-                cqe[i] = chunk[0] & 1 ? static_cast<std::byte>(chunk[1 + i]) : cqe[i] ^ static_cast<std::byte>(chunk[1 + i]);
+                cqe[i] =
+                    chunk[0] & 1 ? static_cast<std::byte>(chunk[1 + i]) : cqe[i] ^ static_cast<std::byte>(chunk[1 + i]);
         },
         static_cast<unsigned>(chunks));
 }
@@ -75,8 +76,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     plan(w.b.faults, data + 1 + 33 * to_a, chunks - to_a);
 
     std::set<std::uint64_t> posted_a{1, 2, 3}, posted_b{101, 102};
-    if (!qb->post(Recv{.region = &*w.rb, .bytes = 4096, .id = 101}) || !qb->post(Recv{.region = &*w.rb, .offset = 4096, .bytes = 4096, .id = 102})) __builtin_trap();
-    if (!qa->post(Send{.region = &*w.ra, .bytes = 64, .id = 1}) || !qa->post(Send{.region = &*w.ra, .offset = 64, .bytes = 2000, .id = 2}) || !qa->post(Read{.region = &*w.ra, .offset = 4096, .bytes = 1000, .remote = w.rb->remote(0), .id = 3}))
+    if (!qb->post(Recv{.region = &*w.rb, .bytes = 4096, .id = 101}) ||
+        !qb->post(Recv{.region = &*w.rb, .offset = 4096, .bytes = 4096, .id = 102}))
+        __builtin_trap();
+    if (!qa->post(Send{.region = &*w.ra, .bytes = 64, .id = 1}) ||
+        !qa->post(Send{.region = &*w.ra, .offset = 64, .bytes = 2000, .id = 2}) ||
+        !qa->post(Read{.region = &*w.ra, .offset = 4096, .bytes = 1000, .remote = w.rb->remote(0), .id = 3}))
         __builtin_trap();
     for (auto [cq, posted] : {std::pair{&*ca, &posted_a}, std::pair{&*cb, &posted_b}}) {
         std::array<Completion, 8> out;

@@ -41,7 +41,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     m.faults.tamper([&plan, &seen](Written what, std::span<std::byte> bytes) {
         const unsigned n = seen[static_cast<std::size_t>(what)]++;
         for (const Corruption& c : plan)
-            if (c.what == what && c.nth == n && !bytes.empty()) bytes[c.at % bytes.size()] ^= static_cast<std::byte>(c.value);
+            if (c.what == what && c.nth == n && !bytes.empty())
+                bytes[c.at % bytes.size()] ^= static_cast<std::byte>(c.value);
     });
     Options o = stepped_options(m);
     o.command_timeout = std::chrono::milliseconds(50);
@@ -59,15 +60,15 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
             auto b = Qp::create(*nic, *cq, *cq, {depth, depth});
             auto region = Region::host(*nic, 8192);
             if (a && b && region && a->connect(b->endpoint()) && b->connect(a->endpoint())) {
-                if (b->post(Recv{.region = &*region, .offset = 4096, .bytes = 4096, .id = 2}) && a->post(Send{.region = &*region, .bytes = 100, .id = 1})) {
+                if (b->post(Recv{.region = &*region, .offset = 4096, .bytes = 4096, .id = 2}) &&
+                    a->post(Send{.region = &*region, .bytes = 100, .id = 1})) {
                     std::array<Completion, 4> out;
                     for (int round = 0; round < 10; ++round)
                         if (auto got = cq->wait(out, std::chrono::milliseconds(5)); !got) break;
                 }
             }
         }
-    } catch (const std::invalid_argument&) {
-    }
+    } catch (const std::invalid_argument&) {}
     (void)nic->close();
     return 0;
 }

@@ -58,9 +58,11 @@ void write(const fs::path& file, const std::string& bytes) {
 
 // One change, from 5 bytes, to the tree at `root` whose functions are `buses`.
 void change(const fs::path& root, const std::vector<std::string>& buses, const std::uint8_t* op) {
-    static const char* const files[] = {"vendor", "device", "class", "config", "numa_node", "physfn", "driver", "iommu_group"};
-    static const char* const targets[] = {"/proc/self/status", "/dev/zero", "..", "config", "/", "../../../../../../../../etc/hostname",
-                                          "/sys/devices", "vendor"};
+    static const char* const files[] = {"vendor",    "device", "class",  "config",
+                                        "numa_node", "physfn", "driver", "iommu_group"};
+    static const char* const targets[] = {
+        "/proc/self/status", "/dev/zero", "..", "config", "/", "../../../../../../../../etc/hostname",
+        "/sys/devices",      "vendor"};
     std::error_code ec;
     const std::string& bus = buses[op[1] % buses.size()];
     const fs::path entry = root / "sys/bus/pci/devices" / bus;
@@ -82,7 +84,10 @@ void change(const fs::path& root, const std::vector<std::string>& buses, const s
         break;
     }
     case 1: fs::resize_file(dir / "config", (a | b << 8) % 4200, ec); break;
-    case 2: write(dir / files[a % 3], std::string("0x") + "0123456789abcdefx\n "[b % 19] + "0123456789abcdef\n"[c % 17] + "\n"); break;
+    case 2:
+        write(dir / files[a % 3],
+              std::string("0x") + "0123456789abcdefx\n "[b % 19] + "0123456789abcdef\n"[c % 17] + "\n");
+        break;
     case 3: write(dir / files[a % 5], std::string{static_cast<char>(b), static_cast<char>(c)}); break;
     case 4:
         fs::remove(file, ec);
@@ -92,7 +97,8 @@ void change(const fs::path& root, const std::vector<std::string>& buses, const s
         fs::remove(entry, ec);
         if (b % 3 == 0) {
             fs::create_directory(entry, ec);
-            for (const char* name : {"vendor", "device", "class", "config"}) fs::copy_file(dir / name, entry / name, ec);
+            for (const char* name : {"vendor", "device", "class", "config"})
+                fs::copy_file(dir / name, entry / name, ec);
         } else if (b % 3 == 1) {
             fs::create_symlink("../../../devices/pci0000:00/0000:00:1f.7", entry, ec);
         } else {
@@ -101,8 +107,9 @@ void change(const fs::path& root, const std::vector<std::string>& buses, const s
         break;
     case 6:
         fs::remove(dir / "physfn", ec);
-        fs::create_symlink(b % 2 ? fs::path("../nowhere") : fs::canonical(root / "sys/bus/pci/devices" / buses[c % buses.size()], ec),
-                           dir / "physfn", ec);
+        fs::create_symlink(
+            b % 2 ? fs::path("../nowhere") : fs::canonical(root / "sys/bus/pci/devices" / buses[c % buses.size()], ec),
+            dir / "physfn", ec);
         break;
     case 7:
         fs::remove(file, ec);
@@ -118,7 +125,8 @@ void change(const fs::path& root, const std::vector<std::string>& buses, const s
     }
     default: {  // a stray device directory beside the first device of a root bus
         fs::path host = dir;
-        while (!host.empty() && host.filename().string().rfind("pci", 0) != 0 && host != root) host = host.parent_path();
+        while (!host.empty() && host.filename().string().rfind("pci", 0) != 0 && host != root)
+            host = host.parent_path();
         if (host == root || host.empty()) break;
         const fs::path stray = host / (host.filename().string().substr(3) + ":" + "0123456789abcdef"[b % 16] + "0.0");
         fs::create_directories(stray, ec);
@@ -129,8 +137,8 @@ void change(const fs::path& root, const std::vector<std::string>& buses, const s
 }
 
 bool same(const rig::pci::Route& x, const rig::pci::Route& y) {
-    return x.verdict == y.verdict && x.distance == y.distance && x.forwards() == y.forwards() && x.cpu_rule == y.cpu_rule &&
-           x.redirects.size() == y.redirects.size();
+    return x.verdict == y.verdict && x.distance == y.distance && x.forwards() == y.forwards() &&
+           x.cpu_rule == y.cpu_rule && x.redirects.size() == y.redirects.size();
 }
 
 }  // namespace
@@ -162,8 +170,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         for (std::size_t i = 0; i < files->size(); ++i) {
             const auto &x = (*files)[i], &y = (*files_copy)[i];
             if (x.id.bus != y.id.bus || x.id.class_code != y.id.class_code || x.host_bridge != y.host_bridge ||
-                x.upstream != y.upstream || x.driver != y.driver || x.iommu_group != y.iommu_group || x.physfn != y.physfn ||
-                x.numa_node != y.numa_node || x.buses != y.buses || x.config != y.config || x.unread.empty() != y.unread.empty())
+                x.upstream != y.upstream || x.driver != y.driver || x.iommu_group != y.iommu_group ||
+                x.physfn != y.physfn || x.numa_node != y.numa_node || x.buses != y.buses || x.config != y.config ||
+                x.unread.empty() != y.unread.empty())
                 __builtin_trap();
         }
     }
@@ -171,7 +180,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     // pair, as tests/pci/snapshot_test.cpp checks, costs seconds an input here).
     for (std::size_t i = 0; i <= buses.size(); ++i) {
         const std::size_t from = i < buses.size() ? i : data[0] / 8 % buses.size();
-        const std::string &p = buses[from], &c = buses[(from + 1 + (i < buses.size() ? 0 : data[size - 1])) % buses.size()];
+        const std::string &p = buses[from],
+                          &c = buses[(from + 1 + (i < buses.size() ? 0 : data[size - 1])) % buses.size()];
         if (!same(tree.route(p, c), copied.route(p, c))) __builtin_trap();
     }
     return 0;

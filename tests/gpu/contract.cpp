@@ -84,7 +84,7 @@ TEST_P(Contract, PeerMapsTheMemoryAtTheSameAddress) {
     const auto bytes = random_bytes(64 * KiB, 1);
     must(a.upload(owned, 0, bytes));
     EXPECT_EQ(must(b.checksum(mapped)), reference::checksum(bytes));  // b reads a's bytes
-    must(b.fill(mapped, 100, 1000, 9));                                // b writes them
+    must(b.fill(mapped, 100, 1000, 9));                               // b writes them
     auto expected = bytes;
     reference::fill(std::span(expected).subspan(100, 1000), 9);
     EXPECT_EQ(download(a, owned, 0, 64 * KiB), expected);
@@ -339,7 +339,7 @@ TEST_P(Contract, RangesOutsideTheMemoryAndEmptyAllocationsThrow) {
     std::vector<std::byte> out(11);
     EXPECT_THROW((void)g.download(m, 4096, out), std::invalid_argument);  // 1 byte past the end
     EXPECT_THROW((void)g.fill(m, 4096 + 10, 1, 0), std::invalid_argument);
-    EXPECT_THROW((void)g.checksum(m, ~0ull, 2), std::invalid_argument);   // offset + n wraps
+    EXPECT_THROW((void)g.checksum(m, ~0ull, 2), std::invalid_argument);  // offset + n wraps
     EXPECT_THROW((void)m.runs(0, 0), std::invalid_argument);
     EXPECT_THROW((void)m.runs(4096, 11), std::invalid_argument);
     const HostBuffer host = platform->host(g, 4096);

@@ -22,7 +22,9 @@ constexpr std::uint64_t MiB = 1024 * 1024, GiB = 1024 * MiB, TiB = 1024 * GiB;
 
 // The NVIDIA Space of these tests: 4 TiB from 96 TiB on, below where Linux places mmaps
 // on x86-64 (just under 128 TiB) and above the heap.
-std::shared_ptr<Space> nvidia_space() { return std::make_shared<Space>(std::int64_t{0x6000'0000'0000}, std::int64_t(4 * TiB)); }
+std::shared_ptr<Space> nvidia_space() {
+    return std::make_shared<Space>(std::int64_t{0x6000'0000'0000}, std::int64_t(4 * TiB));
+}
 
 Gpu open_or_skip(int index, std::shared_ptr<Space> space) {
     const auto n = cuda::count();
@@ -45,7 +47,8 @@ private:
     ProcessMemory process_;
 };
 
-INSTANTIATE_TEST_SUITE_P(Cuda, Contract, ::testing::Values(Backend{"cuda", [] { return std::make_unique<CudaPlatform>(); }}));
+INSTANTIATE_TEST_SUITE_P(Cuda, Contract,
+                         ::testing::Values(Backend{"cuda", [] { return std::make_unique<CudaPlatform>(); }}));
 
 TEST(Cuda, NoDriverGivesACleanErrorNotALoaderFailure) {
     const auto n = cuda::count();

@@ -22,7 +22,9 @@ constexpr std::uint64_t MiB = 1024 * 1024, GiB = 1024 * MiB, TiB = 1024 * GiB;
 
 // The AMD Space of these tests: 4 TiB from 96 TiB on, inside the low half of a GFX9+
 // GPU virtual address space (48 bits).
-std::shared_ptr<Space> amd_space() { return std::make_shared<Space>(std::int64_t{0x6000'0000'0000}, std::int64_t(4 * TiB)); }
+std::shared_ptr<Space> amd_space() {
+    return std::make_shared<Space>(std::int64_t{0x6000'0000'0000}, std::int64_t(4 * TiB));
+}
 
 Gpu open_or_skip(int index, std::shared_ptr<Space> space) {
     const auto n = hip::count();
@@ -57,7 +59,8 @@ private:
     ProcessMemory process_;
 };
 
-INSTANTIATE_TEST_SUITE_P(Hip, Contract, ::testing::Values(Backend{"hip", [] { return std::make_unique<HipPlatform>(); }}));
+INSTANTIATE_TEST_SUITE_P(Hip, Contract,
+                         ::testing::Values(Backend{"hip", [] { return std::make_unique<HipPlatform>(); }}));
 
 TEST(Hip, NoDriverGivesACleanError) {
     const auto n = hip::count();

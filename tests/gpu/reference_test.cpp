@@ -24,7 +24,8 @@ TEST(Reference, FillWritesSplitMix64WordsLittleEndian) {
     // SplitMix64 from seed 0 begins 0xe220a8397b1dcdaf, 0x6e789e6aa1b965f4.
     const std::array<unsigned, 16> expected{0xaf, 0xcd, 0x1d, 0x7b, 0x39, 0xa8, 0x20, 0xe2,
                                             0xf4, 0x65, 0xb9, 0xa1, 0x6a, 0x9e, 0x78, 0x6e};
-    for (std::size_t i = 0; i < expected.size(); ++i) EXPECT_EQ(std::to_integer<unsigned>(bytes[i]), expected[i]) << "byte " << i;
+    for (std::size_t i = 0; i < expected.size(); ++i)
+        EXPECT_EQ(std::to_integer<unsigned>(bytes[i]), expected[i]) << "byte " << i;
 }
 
 TEST(Reference, FillCutsTheLastWordAtTheEnd) {

@@ -40,13 +40,15 @@ using rig::sim::Topology;
 
 constexpr std::uint64_t KiB = 1024, MiB = 1024 * KiB, GiB = 1024 * MiB;
 
-std::shared_ptr<Space> sim_space() { return std::make_shared<Space>(std::int64_t{0x10'0000'0000}, std::int64_t{1} << 40); }
+std::shared_ptr<Space> sim_space() {
+    return std::make_shared<Space>(std::int64_t{0x10'0000'0000}, std::int64_t{1} << 40);
+}
 
 struct Options {
-    sim::ModelConfig gpu;                 // both GPUs'
-    bool gpu_behind_iommu = false;        // GPU 0 in an IOMMU group of its own
-    bool split_host_bridges = false;      // the GPUs below two root ports of an Intel host bridge
-    bool engine_behind_iommu = false;     // the DMA engine in an IOMMU group of its own, as a NIC VFIO took
+    sim::ModelConfig gpu;              // both GPUs'
+    bool gpu_behind_iommu = false;     // GPU 0 in an IOMMU group of its own
+    bool split_host_bridges = false;   // the GPUs below two root ports of an Intel host bridge
+    bool engine_behind_iommu = false;  // the DMA engine in an IOMMU group of its own, as a NIC VFIO took
 };
 
 // The machine of this file, its GPUs' and the engine's bus addresses.
@@ -63,7 +65,8 @@ Bench build(const Options& options = {}) {
     Topology t(options.split_host_bridges ? rig::sim::Cpu::intel() : rig::sim::Cpu::amd());
     const auto hb = t.host_bridge(0, 0);
     // Broadwell-EP (8086:6f00) is not on Linux's P2P allow-list (docs/p2pdma.md §3).
-    t.add(hb, Spec::root_complex(options.split_host_bridges ? 0x8086 : 0x1022, options.split_host_bridges ? 0x6f00 : 0x1480));
+    t.add(hb, Spec::root_complex(options.split_host_bridges ? 0x8086 : 0x1022,
+                                 options.split_host_bridges ? 0x6f00 : 0x1480));
     auto gpu0 = rig::sim::endpoint_spec(0, 0, model0->identity());
     if (options.gpu_behind_iommu) gpu0.iommu_group = 3;
     const auto gpu1 = rig::sim::endpoint_spec(0, 0, model1->identity());
@@ -82,7 +85,8 @@ Bench build(const Options& options = {}) {
               t.add(t.add(up, Spec::downstream_port(1, 0x10b5, 0x9797)), gpu1),
               t.add(t.add(up, Spec::downstream_port(2, 0x10b5, 0x9797)), dma)};
     }
-    Bench bench{must(rig::sim::System::build("sim0", t, {{t.bus(at[0]), model0}, {t.bus(at[1]), model1}, {t.bus(at[2]), engine}})),
+    Bench bench{must(rig::sim::System::build("sim0", t,
+                                             {{t.bus(at[0]), model0}, {t.bus(at[1]), model1}, {t.bus(at[2]), engine}})),
                 {t.bus(at[0]), t.bus(at[1])},
                 t.bus(at[2])};
     return bench;
@@ -134,7 +138,8 @@ public:
     SimPlatform() : bench_(build()), engine_(bench_) {}
     std::shared_ptr<Space> space() override { return sim_space(); }
     Gpu gpu(int index, std::shared_ptr<Space> space) override {
-        return must(sim::open(bench_.system.machine(), bench_.gpus.at(static_cast<std::size_t>(index)), std::move(space)));
+        return must(
+            sim::open(bench_.system.machine(), bench_.gpus.at(static_cast<std::size_t>(index)), std::move(space)));
     }
     HostBuffer host(const Gpu&, std::uint64_t bytes) override {
         dma_.push_back(engine_.host(bytes));
@@ -149,7 +154,8 @@ private:
     std::vector<pci::Dma> dma_;
 };
 
-INSTANTIATE_TEST_SUITE_P(Sim, Contract, ::testing::Values(Backend{"sim", [] { return std::make_unique<SimPlatform>(); }}));
+INSTANTIATE_TEST_SUITE_P(Sim, Contract,
+                         ::testing::Values(Backend{"sim", [] { return std::make_unique<SimPlatform>(); }}));
 
 std::vector<std::byte> download(const Gpu& g, const Memory& m, std::uint64_t offset, std::uint64_t n) {
     std::vector<std::byte> out(n);
@@ -168,8 +174,11 @@ std::vector<std::byte> filled(std::size_t n, std::uint64_t seed) {
 struct Fragmented {
     explicit Fragmented(const Bench& bench)
         : gpu(must(sim::open(bench.system.machine(), bench.gpus[0], sim_space()))),
-          a(must(gpu.alloc(1 * MiB))), b(must(gpu.alloc(1 * MiB))), c(must(gpu.alloc(61 * MiB))),
-          hole(must(b.runs())), last(must(c.runs())) {
+          a(must(gpu.alloc(1 * MiB))),
+          b(must(gpu.alloc(1 * MiB))),
+          c(must(gpu.alloc(61 * MiB))),
+          hole(must(b.runs())),
+          last(must(c.runs())) {
         must(gpu.free(b));
     }
     Gpu gpu;
@@ -216,7 +225,8 @@ TEST(SimGpu, AFragmentedAllocationHasOneRunPerExtentInOrder) {
     EXPECT_EQ(download(g, m, 1 * MiB - 50'000, bytes.size()), bytes);
     EXPECT_EQ(must(g.checksum(m, 1 * MiB - 50'000, bytes.size())), reference::checksum(bytes));
     const Runs across = must(m.runs(1 * MiB - 4096, 8192));
-    EXPECT_EQ(across.runs, (std::vector<pci::Run>{{f.hole.runs[0].address + (1 * MiB - 4096), 4096}, {runs.runs[1].address, 4096}}));
+    EXPECT_EQ(across.runs,
+              (std::vector<pci::Run>{{f.hole.runs[0].address + (1 * MiB - 4096), 4096}, {runs.runs[1].address, 4096}}));
 }
 
 TEST(SimGpu, ASubRangeRegisteredByTheNicGetsExactlyItsBytes) {
@@ -279,10 +289,11 @@ TEST(SimGpu, MemoryPastASmallBarHasNoRunsAndSaysBothSizesAndWhatIsFree) {
     const Memory m = must(g.alloc(128 * MiB));  // from 16 MiB of VRAM on: 48 MiB behind the BAR, 80 MiB past it
     const auto r = m.runs();
     ASSERT_FALSE(r);
-    EXPECT_EQ(r.error(), bench.gpus[0] + " (rig sim GPU): bytes [0x3000000, 0x8000000) of the 128 MiB at " +
-                             text::hex(static_cast<std::uint64_t>(m.address())) +
-                             " lie outside BAR2, so no NIC can reach them: BAR2 is 64 MiB of the GPU's 256 MiB of memory, with "
-                             "0 bytes of it free");
+    EXPECT_EQ(r.error(),
+              bench.gpus[0] + " (rig sim GPU): bytes [0x3000000, 0x8000000) of the 128 MiB at " +
+                  text::hex(static_cast<std::uint64_t>(m.address())) +
+                  " lie outside BAR2, so no NIC can reach them: BAR2 is 64 MiB of the GPU's 256 MiB of memory, with "
+                  "0 bytes of it free");
     EXPECT_TRUE(m.runs(0, 48 * MiB)) << "the part behind the BAR has runs";
     const auto past = m.runs(100 * MiB, 4096);
     ASSERT_FALSE(past);
@@ -318,7 +329,8 @@ TEST(SimGpu, PointerOfMemoryInPiecesOrPastTheBarIsAnErrorNamingTheGpuAndTheSize)
     const Memory m = must(f.gpu.alloc(2 * MiB));  // the 1 MiB hole and the last MiB
     const auto r = m.pointer();
     ASSERT_FALSE(r);
-    EXPECT_EQ(r.error(), bench.gpus[0] + " (rig sim GPU): its 2 MiB at " + text::hex(static_cast<std::uint64_t>(m.address())) +
+    EXPECT_EQ(r.error(), bench.gpus[0] + " (rig sim GPU): its 2 MiB at " +
+                             text::hex(static_cast<std::uint64_t>(m.address())) +
                              " lie in 2 pieces of VRAM, which the process sees as no one range");
     Options options;
     options.gpu.memory_bytes = 4 * MiB;
@@ -374,9 +386,11 @@ TEST(SimGpu, FreeOfMemoryWhoseRunsAreClaimedIsRefusedNamingTheClaimAndTheRange) 
     const std::uint64_t first = part.runs[0].address.value;
     const auto refused = g.free(m);
     ASSERT_FALSE(refused);
-    EXPECT_EQ(refused.error(), bench.gpus[0] + " (rig sim GPU): cannot free the 1 MiB at " + text::hex(static_cast<std::uint64_t>(m.address())) +
-                                   ": the device region of 64 KiB of NIC 0000:09:00.0 covers bus addresses [" + text::hex(first) + ", " +
-                                   text::hex(first + 64 * KiB) + ") of it, which the NIC may still write; deregister the region first");
+    EXPECT_EQ(refused.error(), bench.gpus[0] + " (rig sim GPU): cannot free the 1 MiB at " +
+                                   text::hex(static_cast<std::uint64_t>(m.address())) +
+                                   ": the device region of 64 KiB of NIC 0000:09:00.0 covers bus addresses [" +
+                                   text::hex(first) + ", " + text::hex(first + 64 * KiB) +
+                                   ") of it, which the NIC may still write; deregister the region first");
     must(g.fill(m, 5));  // still allocated
     claim.drop();
     must(g.free(m));
@@ -405,7 +419,8 @@ TEST(SimGpu, CloseWhileAClaimCoversMemoryIsRefusedAndFreesNothing) {
     pci::Claim claim = claim_runs(bench, must(covered.runs()), "the device region of 128 KiB of NIC 0000:09:00.0");
     const auto refused = g.close();
     ASSERT_FALSE(refused);
-    EXPECT_NE(refused.error().find(": cannot free the 128 KiB at " + text::hex(static_cast<std::uint64_t>(covered.address())) +
+    EXPECT_NE(refused.error().find(": cannot free the 128 KiB at " +
+                                   text::hex(static_cast<std::uint64_t>(covered.address())) +
                                    ": the device region of 128 KiB of NIC 0000:09:00.0 covers bus addresses"),
               std::string::npos)
         << refused.error();
@@ -426,7 +441,8 @@ TEST(SimGpu, FreeOrCloseOfHostMemoryWhosePagesAreClaimedIsRefused) {
     pci::Claim claim = pci::process_claims().claim({&span, 1}, "the pages region of 4 KiB of NIC 0000:09:00.0");
     const auto refused = g.free(host);
     ASSERT_FALSE(refused);
-    EXPECT_EQ(refused.error(), bench.gpus[0] + " (rig sim GPU): cannot free the host memory of 16 KiB at " + text::hex(first) +
+    EXPECT_EQ(refused.error(), bench.gpus[0] + " (rig sim GPU): cannot free the host memory of 16 KiB at " +
+                                   text::hex(first) +
                                    ": the pages region of 4 KiB of NIC 0000:09:00.0 covers process addresses [" +
                                    text::hex(first + 4 * KiB) + ", " + text::hex(first + 8 * KiB) +
                                    ") of it, which the NIC may still write; deregister the region first");
@@ -532,7 +548,8 @@ TEST(SimGpu, HostMemoryTheMachineCannotGiveNamesTheGpuAndTheSize) {
     faults.fail_at(rig::sim::Operation::AllocDma, "the transport fell over", bench.gpus[0]);
     const auto host = g.host(64 * KiB);
     ASSERT_FALSE(host);
-    EXPECT_EQ(host.error().rfind(bench.gpus[0] + " (rig sim GPU): no host memory of 64 KiB for its copy engine: ", 0), 0u)
+    EXPECT_EQ(host.error().rfind(bench.gpus[0] + " (rig sim GPU): no host memory of 64 KiB for its copy engine: ", 0),
+              0u)
         << host.error();
     EXPECT_NE(host.error().find("the transport fell over"), std::string::npos) << host.error();
 }
@@ -612,12 +629,12 @@ TEST(SimGpuModel, VramIsNotCommittedUntilTouched) {
 // The model through its registers alone (registers.hpp), as a driver sees it.
 class Registers : public ::testing::Test {
 protected:
-    Registers()
-        : bench(build()), function(must(pci::Function::take(bench.system.machine(), bench.gpus[0]))) {
+    Registers() : bench(build()), function(must(pci::Function::take(bench.system.machine(), bench.gpus[0]))) {
         function.set_memory_space(true);
         registers = must(function.map(sim::reg::register_bar, 0, sim::reg::register_bar_bytes));
     }
-    std::uint64_t store(std::uint64_t index, std::uint64_t va, std::uint64_t bytes, std::uint64_t target, sim::reg::SegmentKind kind) {
+    std::uint64_t store(std::uint64_t index, std::uint64_t va, std::uint64_t bytes, std::uint64_t target,
+                        sim::reg::SegmentKind kind) {
         registers.write64(sim::reg::seg_va, va);
         registers.write64(sim::reg::seg_bytes, bytes);
         registers.write64(sim::reg::seg_target, target);

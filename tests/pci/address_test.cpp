@@ -72,7 +72,7 @@ TEST(BusAddress, MalformedFormsAreNotAddresses) {
         "0000:41:00.8",       // function 8
         "0000-41-00.0",       // wrong separators
         "0000:41:00:0",
-        "0000:4g:00.0",       // not hexadecimal
+        "0000:4g:00.0",  // not hexadecimal
         "0x00:41:00.0",
     };
     for (const auto& s : bad) {
@@ -82,16 +82,17 @@ TEST(BusAddress, MalformedFormsAreNotAddresses) {
 }
 
 TEST(BusAddress, GoodFormsAreAddresses) {
-    for (const char* s : {"0000:00:00.0", "0000:ff:1f.7", "10000:e1:00.0", "abcd:00:02.0"}) EXPECT_TRUE(is_address(s)) << s;
+    for (const char* s : {"0000:00:00.0", "0000:ff:1f.7", "10000:e1:00.0", "abcd:00:02.0"})
+        EXPECT_TRUE(is_address(s)) << s;
 }
 
 TEST(CompareAddress, OrdersPoolByNumbersNotText) {
-    std::vector<std::string> pool = {"10000:00:00.0", "2000:00:00.0", "0000:41:00.0", "0000:05:00.0", "0000:05:00.1",
-                                     "0000:05:1f.0", "0001:00:00.0", "10000:e1:00.0", "0000:05:02.0", "ffff:ff:1f.7",
-                                     "20000:00:00.0", "0000:40:00.0"};
+    std::vector<std::string> pool = {"10000:00:00.0", "2000:00:00.0", "0000:41:00.0",  "0000:05:00.0",
+                                     "0000:05:00.1",  "0000:05:1f.0", "0001:00:00.0",  "10000:e1:00.0",
+                                     "0000:05:02.0",  "ffff:ff:1f.7", "20000:00:00.0", "0000:40:00.0"};
     std::sort(pool.begin(), pool.end(), [](const auto& a, const auto& b) { return compare_address(a, b) < 0; });
-    const std::vector<std::string> expected = {"0000:05:00.0", "0000:05:00.1", "0000:05:02.0", "0000:05:1f.0",
-                                               "0000:40:00.0", "0000:41:00.0", "0001:00:00.0", "2000:00:00.0",
+    const std::vector<std::string> expected = {"0000:05:00.0", "0000:05:00.1",  "0000:05:02.0",  "0000:05:1f.0",
+                                               "0000:40:00.0", "0000:41:00.0",  "0001:00:00.0",  "2000:00:00.0",
                                                "ffff:ff:1f.7", "10000:00:00.0", "10000:e1:00.0", "20000:00:00.0"};
     EXPECT_EQ(pool, expected);
 }

@@ -163,11 +163,11 @@ TEST(BugB05, FlatTreeOnAmdZenGuestForwardsByTheCpuRule) {
 
 // B07 (T): GPUs whose class is VGA or 3D controller, not only processing accelerator.
 TEST(BugB07, GpusAreToldByVendorAndAnyGpuClass) {
-    EXPECT_TRUE(is_gpu(Id{"0000:03:00.0", 0x1002, 0x7448, 0x030000}));  // AMD workstation: VGA
-    EXPECT_TRUE(is_gpu(Id{"0000:04:00.0", 0x10de, 0x26b9, 0x030200}));  // NVIDIA: 3D controller
-    EXPECT_TRUE(is_gpu(Id{"0000:05:00.0", 0x1002, 0x740f, 0x038000}));  // AMD Instinct: other display
-    EXPECT_TRUE(is_gpu(Id{"0000:06:00.0", 0x1002, 0x74a1, 0x120000}));  // processing accelerator
-    EXPECT_TRUE(is_gpu(Id{"0000:07:00.0", 0x1d94, 0x55b7, 0x038000}));  // Hygon DCU
+    EXPECT_TRUE(is_gpu(Id{"0000:03:00.0", 0x1002, 0x7448, 0x030000}));   // AMD workstation: VGA
+    EXPECT_TRUE(is_gpu(Id{"0000:04:00.0", 0x10de, 0x26b9, 0x030200}));   // NVIDIA: 3D controller
+    EXPECT_TRUE(is_gpu(Id{"0000:05:00.0", 0x1002, 0x740f, 0x038000}));   // AMD Instinct: other display
+    EXPECT_TRUE(is_gpu(Id{"0000:06:00.0", 0x1002, 0x74a1, 0x120000}));   // processing accelerator
+    EXPECT_TRUE(is_gpu(Id{"0000:07:00.0", 0x1d94, 0x55b7, 0x038000}));   // Hygon DCU
     EXPECT_FALSE(is_gpu(Id{"0000:08:00.0", 0x14e4, 0x1750, 0x020000}));  // a NIC
     EXPECT_FALSE(is_gpu(Id{"0000:09:00.0", 0x1234, 0x1111, 0x030000}));  // QEMU's VGA: no GPU vendor
     EXPECT_FALSE(is_gpu(Id{"0000:0a:00.0", 0x10de, 0x10f1, 0x040300}));  // a GPU's audio function
@@ -208,7 +208,8 @@ TEST(BugB09, NicCannotReachTheGpuBelowTheOtherSwitch) {
     for (const std::uint8_t port : {std::uint8_t{2}, std::uint8_t{3}}) {
         const auto usp = t.add(t.add(h, Spec::root_port(port, 0, 0x8086, 0x6f04)), Spec::upstream_port(0x10b5, 0x8747));
         t.add(t.add(usp, Spec::downstream_port(8, 0x10b5, 0x8747, 0)), Spec::endpoint(0, 0, 0x10de, 0x1db4, 0x030200));
-        t.add(t.add(usp, Spec::downstream_port(0x10, 0x10b5, 0x8747, 0)), Spec::endpoint(0, 0, 0x15b3, 0x1017, 0x020000));
+        t.add(t.add(usp, Spec::downstream_port(0x10, 0x10b5, 0x8747, 0)),
+              Spec::endpoint(0, 0, 0x15b3, 0x1017, 0x020000));
     }
     // S0: GPU0 03:00.0, NIC0 04:00.0; S1: GPU1 07:00.0, NIC1 08:00.0.
     const Tree tree(t);

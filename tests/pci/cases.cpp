@@ -19,14 +19,14 @@ Topology dgx_a100(std::optional<std::uint16_t> acs) {
     const auto h0 = t.host_bridge(0, 0x00);
     t.add(h0, Spec::root_complex(0x1022, 0x1480));
     auto rp = Spec::root_port(1, 1, 0x1022, 0x1483, acs);
-    const auto port = t.add(h0, rp);                                  // [01]
-    const auto outer = t.add(port, Spec::upstream_port(0x1000, 0xc010));  // 01:00.0 [02]
+    const auto port = t.add(h0, rp);                                                 // [01]
+    const auto outer = t.add(port, Spec::upstream_port(0x1000, 0xc010));             // 01:00.0 [02]
     const auto d_gpu = t.add(outer, Spec::downstream_port(0, 0x1000, 0xc010, acs));  // 02:00.0 [03]
-    const auto sw1 = t.add(d_gpu, Spec::upstream_port(0x1000, 0xc010));            // 03:00.0 [04]
-    const auto d1 = t.add(sw1, Spec::downstream_port(0, 0x1000, 0xc010, acs));      // 04:00.0 [05]
-    const auto sw2 = t.add(d1, Spec::upstream_port(0x1000, 0xc010));                // 05:00.0 [06]
-    const auto d2 = t.add(sw2, Spec::downstream_port(0, 0x1000, 0xc010, acs));      // 06:00.0 [07]
-    t.add(d2, Spec::endpoint(0, 0, 0x10de, 0x20b0, 0x030200));                      // GPU0 07:00.0
+    const auto sw1 = t.add(d_gpu, Spec::upstream_port(0x1000, 0xc010));              // 03:00.0 [04]
+    const auto d1 = t.add(sw1, Spec::downstream_port(0, 0x1000, 0xc010, acs));       // 04:00.0 [05]
+    const auto sw2 = t.add(d1, Spec::upstream_port(0x1000, 0xc010));                 // 05:00.0 [06]
+    const auto d2 = t.add(sw2, Spec::downstream_port(0, 0x1000, 0xc010, acs));       // 06:00.0 [07]
+    t.add(d2, Spec::endpoint(0, 0, 0x10de, 0x20b0, 0x030200));                       // GPU0 07:00.0
     auto d_nic = Spec::downstream_port(4, 0x1000, 0xc010, acs);
     d_nic.secondary = 0x0a;
     const auto sib = t.add(t.add(outer, d_nic), Spec::upstream_port(0x1000, 0xc010));  // 0a:00.0 [0b]
@@ -35,8 +35,8 @@ Topology dgx_a100(std::optional<std::uint16_t> acs) {
     const auto h6 = t.host_bridge(0, 0x60);
     t.add(h6, Spec::root_complex(0x1022, 0x1480));
     const auto rp6 = t.add(h6, Spec::root_port(3, 1, 0x1022, 0x1483, acs));  // [61]
-    t.add(rp6, Spec::endpoint(0, 0, 0x15b3, 0x101b, 0x020700));               // mlx5_4 61:00.0
-    t.add(rp6, Spec::endpoint(0, 1, 0x15b3, 0x101b, 0x020700));               // mlx5_5 61:00.1
+    t.add(rp6, Spec::endpoint(0, 0, 0x15b3, 0x101b, 0x020700));              // mlx5_4 61:00.0
+    t.add(rp6, Spec::endpoint(0, 1, 0x15b3, 0x101b, 0x020700));              // mlx5_5 61:00.1
     return t;
 }
 
@@ -59,7 +59,8 @@ Topology h100_nine_nics(Cpu cpu) {
     }
     const auto h = t.host_bridge(0, 0xe0);
     t.add(h, Spec::root_complex(0x8086, 0x09a2));
-    t.add(t.add(h, Spec::root_port(1, 0, 0x8086, 0x352a)), with_numa(Spec::endpoint(0, 0, 0x15b3, 0x1017, 0x020000), -1));
+    t.add(t.add(h, Spec::root_port(1, 0, 0x8086, 0x352a)),
+          with_numa(Spec::endpoint(0, 0, 0x15b3, 0x1017, 0x020000), -1));
     return t;
 }
 
@@ -70,8 +71,8 @@ Topology v100_sriov(std::uint16_t host_device, std::optional<std::uint16_t> acs,
     const auto h = t.host_bridge(0, 0x58);
     auto rp = Spec::root_port(0, 0, 0x8086, host_device);
     rp.acs_control = acs;
-    const auto port = t.add(h, rp);                                         // 58:00.0 [59]
-    const auto usp = t.add(port, Spec::upstream_port(0x10b5, 0x9765));      // 59:00.0 [5a]
+    const auto port = t.add(h, rp);                                     // 58:00.0 [59]
+    const auto usp = t.add(port, Spec::upstream_port(0x10b5, 0x9765));  // 59:00.0 [5a]
     auto dn = Spec::downstream_port(4, 0x10b5, 0x9765, acs);
     dn.secondary = 0x5b;
     const auto d_nic = t.add(usp, dn);
@@ -81,8 +82,8 @@ Topology v100_sriov(std::uint16_t host_device, std::optional<std::uint16_t> acs,
     auto g2 = Spec::downstream_port(0x0c, 0x10b5, 0x9765, acs);
     g2.secondary = 0x60;
     g2.subordinate = 0x63;
-    t.add(t.add(usp, g1), Spec::endpoint(0, 0, 0x10de, 0x1db6, 0x030200));  // 5c:00.0
-    t.add(t.add(usp, g2), Spec::endpoint(0, 0, 0x10de, 0x1db6, 0x030200));  // 60:00.0
+    t.add(t.add(usp, g1), Spec::endpoint(0, 0, 0x10de, 0x1db6, 0x030200));         // 5c:00.0
+    t.add(t.add(usp, g2), Spec::endpoint(0, 0, 0x10de, 0x1db6, 0x030200));         // 60:00.0
     const auto pf = t.add(d_nic, Spec::endpoint(0, 0, 0x15b3, 0x1017, 0x020000));  // 5b:00.0
     const std::pair<std::uint8_t, std::uint8_t> vfs[] = {{3, 4}, {3, 5}, {3, 6}, {3, 7}, {4, 0}, {4, 1}};
     for (const auto& [device, function] : vfs) {
@@ -102,10 +103,12 @@ Topology q35(Cpu cpu) {
     // Root ports 01.0-02.3 on buses 01-0c: virtio and XHCI below 01.0-01.3, GPUs below
     // 01.4-02.3 (buses 05-0c); NICs from 02.4 (bus 0d).
     for (int slot = 0; slot < 12; ++slot) {
-        auto rp = Spec::root_port(static_cast<std::uint8_t>(1 + slot / 8), static_cast<std::uint8_t>(slot % 8), 0x1b36, 0x000c);
+        auto rp = Spec::root_port(static_cast<std::uint8_t>(1 + slot / 8), static_cast<std::uint8_t>(slot % 8), 0x1b36,
+                                  0x000c);
         rp.secondary = static_cast<std::uint8_t>(slot + 1);
         const auto port = t.add(h, rp);
-        t.add(port, slot < 4 ? Spec::endpoint(0, 0, 0x1af4, 0x1041, 0x020000) : Spec::endpoint(0, 0, 0x10de, 0x2335, 0x030200));
+        t.add(port, slot < 4 ? Spec::endpoint(0, 0, 0x1af4, 0x1041, 0x020000)
+                             : Spec::endpoint(0, 0, 0x10de, 0x2335, 0x030200));
     }
     auto rp = Spec::root_port(2, 4, 0x1b36, 0x000c);  // 02.4: the first ConnectX-7
     rp.secondary = 0x0d;
@@ -141,16 +144,20 @@ Topology k80_haswell(std::optional<std::uint16_t> acs) {
     auto r0 = Spec::root_port(2, 0, 0x8086, 0x2f04);
     r0.secondary = 0x03;
     const auto a = t.add(t.add(h0, r0), Spec::upstream_port(0x10b5, 0x8747));  // 03:00.0 [04]
-    t.add(t.add(a, Spec::downstream_port(0x08, 0x10b5, 0x8747, acs)), Spec::endpoint(0, 0, 0x10de, 0x102d, 0x030200));  // 05
-    t.add(t.add(a, Spec::downstream_port(0x10, 0x10b5, 0x8747, acs)), Spec::endpoint(0, 0, 0x10de, 0x102d, 0x030200));  // 06
+    t.add(t.add(a, Spec::downstream_port(0x08, 0x10b5, 0x8747, acs)),
+          Spec::endpoint(0, 0, 0x10de, 0x102d, 0x030200));  // 05
+    t.add(t.add(a, Spec::downstream_port(0x10, 0x10b5, 0x8747, acs)),
+          Spec::endpoint(0, 0, 0x10de, 0x102d, 0x030200));  // 06
     const auto h1 = t.host_bridge(0, 0x80);
     t.add(h1, Spec::root_complex(0x8086, 0x2f01));
     for (const std::uint8_t usp_bus : {std::uint8_t{0x82}, std::uint8_t{0x86}}) {
         auto rp = Spec::root_port(usp_bus == 0x82 ? 2 : 3, 0, 0x8086, 0x2f04);
         rp.secondary = usp_bus;
         const auto usp = t.add(t.add(h1, rp), Spec::upstream_port(0x10b5, 0x8747));
-        t.add(t.add(usp, Spec::downstream_port(0x08, 0x10b5, 0x8747, acs)), Spec::endpoint(0, 0, 0x10de, 0x102d, 0x030200));
-        t.add(t.add(usp, Spec::downstream_port(0x10, 0x10b5, 0x8747, acs)), Spec::endpoint(0, 0, 0x10de, 0x102d, 0x030200));
+        t.add(t.add(usp, Spec::downstream_port(0x08, 0x10b5, 0x8747, acs)),
+              Spec::endpoint(0, 0, 0x10de, 0x102d, 0x030200));
+        t.add(t.add(usp, Spec::downstream_port(0x10, 0x10b5, 0x8747, acs)),
+              Spec::endpoint(0, 0, 0x10de, 0x102d, 0x030200));
     }
     return t;
 }
@@ -161,7 +168,9 @@ Hygon hygon_dcus(int acs_on) {
     Topology& t = h.t;
     const auto hb = t.host_bridge(0, 0x30);
     t.add(hb, Spec::root_complex(0x1d94, 0x1450));
-    const auto acs = [&](int index) { return acs_on == index ? std::optional<std::uint16_t>(0x001d) : std::optional<std::uint16_t>(0); };
+    const auto acs = [&](int index) {
+        return acs_on == index ? std::optional<std::uint16_t>(0x001d) : std::optional<std::uint16_t>(0);
+    };
     auto rp = Spec::root_port(1, 1, 0x1d94, 0x1453);
     rp.secondary = 0x31;
     const auto outer = t.add(t.add(hb, rp), Spec::upstream_port(0x1000, 0xc010));  // 31:00.0 [32]
@@ -206,9 +215,11 @@ Topology eight_gpus(std::uint16_t first, std::uint16_t second, std::optional<std
         const auto h = t.host_bridge(0, root);
         t.add(h, Spec::root_complex(0x8086, id));
         for (const std::uint8_t slot : {std::uint8_t{2}, std::uint8_t{3}}) {
-            const auto usp = t.add(t.add(h, Spec::root_port(slot, 0, 0x8086, 0x6f04)), Spec::upstream_port(0x10b5, 0x8747));
+            const auto usp =
+                t.add(t.add(h, Spec::root_port(slot, 0, 0x8086, 0x6f04)), Spec::upstream_port(0x10b5, 0x8747));
             for (const std::uint8_t port : {std::uint8_t{8}, std::uint8_t{0x10}})
-                t.add(t.add(usp, Spec::downstream_port(port, 0x10b5, 0x8747, acs)), Spec::endpoint(0, 0, 0x10de, 0x1b06, 0x030000));
+                t.add(t.add(usp, Spec::downstream_port(port, 0x10b5, 0x8747, acs)),
+                      Spec::endpoint(0, 0, 0x10de, 0x1b06, 0x030000));
         }
     }
     return t;
@@ -274,7 +285,8 @@ Topology mi50_epyc() {
 }
 
 std::vector<Case> all() {
-    const Spec gpu = Spec::endpoint(0, 0, 0x10de, 0x20b0, 0x030200), ib = Spec::endpoint(0, 0, 0x15b3, 0x101c, 0x020700);
+    const Spec gpu = Spec::endpoint(0, 0, 0x10de, 0x20b0, 0x030200),
+               ib = Spec::endpoint(0, 0, 0x15b3, 0x101c, 0x020700);
     std::vector<Case> cases;
     cases.push_back({"01-dgx-a100-nccl-xml", dgx_a100(0x001d)});
     cases.push_back({"03-h100-9nic-mgmt-nic-sys", h100_nine_nics(Cpu::intel(0x8f))});

@@ -17,15 +17,15 @@ namespace rig::test::cases {
 
 sim::Spec with_numa(sim::Spec s, int node);
 
-sim::Topology dgx_a100(std::optional<std::uint16_t> acs);          // 01
-sim::Topology h100_nine_nics(sim::Cpu cpu);                        // 03
+sim::Topology dgx_a100(std::optional<std::uint16_t> acs);  // 01
+sim::Topology h100_nine_nics(sim::Cpu cpu);                // 03
 sim::Topology v100_sriov(std::uint16_t host_device, std::optional<std::uint16_t> acs,
-                         std::optional<std::uint16_t> vf_acs);     // 05
-sim::Topology rtx5880_amd();                                       // 07
-sim::Topology wrx80();                                             // 09
-sim::Topology q35(sim::Cpu cpu);                                   // 11
+                         std::optional<std::uint16_t> vf_acs);                                        // 05
+sim::Topology rtx5880_amd();                                                                          // 07
+sim::Topology wrx80();                                                                                // 09
+sim::Topology q35(sim::Cpu cpu);                                                                      // 11
 sim::Topology hyperv(sim::Cpu cpu, const std::vector<std::pair<std::uint32_t, sim::Spec>>& devices);  // 13
-sim::Topology k80_haswell(std::optional<std::uint16_t> acs);       // 15
+sim::Topology k80_haswell(std::optional<std::uint16_t> acs);                                          // 15
 
 // 17: the topology and the nodes whose ACS one variant turns on.
 struct Hygon {
@@ -36,7 +36,7 @@ struct Hygon {
 Hygon hygon_dcus(int acs_on);
 
 sim::Topology eight_gpus(std::uint16_t first, std::uint16_t second, std::optional<std::uint16_t> acs);  // 19
-sim::Topology mi50_epyc();                                         // 21
+sim::Topology mi50_epyc();                                                                              // 21
 
 // One machine of each case file, named for its file ("01-dgx-a100"), as the file
 // describes it (ACS as its dumps show, its own CPU).

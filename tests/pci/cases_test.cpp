@@ -112,10 +112,14 @@ TEST(Case03H100NineNics, SwitchPairAndEveryCrossHostBridgePairForward) {
 
 TEST(Case03H100NineNics, EachGpuPairsWithTheNicOfItsSwitchAndNeverTheManagementNic) {
     // GPUi (rr+3:00.0) with the NIC of its rail (rr+4:00.0); NIC0 e1:00.0 (NUMA -1) never.
-    check_pairs(h100_nine_nics(Cpu::intel(0x8f)),
-                {{"0000:18:00.0", "0000:19:00.0"}, {"0000:3a:00.0", "0000:3b:00.0"}, {"0000:4b:00.0", "0000:4c:00.0"},
-                 {"0000:5c:00.0", "0000:5d:00.0"}, {"0000:9a:00.0", "0000:9b:00.0"}, {"0000:bb:00.0", "0000:bc:00.0"},
-                 {"0000:cc:00.0", "0000:cd:00.0"}, {"0000:dd:00.0", "0000:de:00.0"}});
+    check_pairs(h100_nine_nics(Cpu::intel(0x8f)), {{"0000:18:00.0", "0000:19:00.0"},
+                                                   {"0000:3a:00.0", "0000:3b:00.0"},
+                                                   {"0000:4b:00.0", "0000:4c:00.0"},
+                                                   {"0000:5c:00.0", "0000:5d:00.0"},
+                                                   {"0000:9a:00.0", "0000:9b:00.0"},
+                                                   {"0000:bb:00.0", "0000:bc:00.0"},
+                                                   {"0000:cc:00.0", "0000:cd:00.0"},
+                                                   {"0000:dd:00.0", "0000:de:00.0"}});
     const Tree tree(h100_nine_nics(Cpu::intel(0x8f)));
     const auto routes = Routes::read(tree.machine());
     ASSERT_TRUE(routes);
@@ -162,7 +166,8 @@ TEST(Case05V100Sriov, BroadwellForwardsOnlyWithoutRedirect) {
 
 TEST(Case05V100Sriov, TheTwoGpusAreSpreadOverThePfAndItsFirstVf) {
     // The PF and its six VFs share one link below the GPUs' switch: seven NICs that tie.
-    check_pairs(v100_sriov(0x2030, 0x001d, std::nullopt), {{"0000:5c:00.0", "0000:5b:00.0"}, {"0000:60:00.0", "0000:5b:03.4"}});
+    check_pairs(v100_sriov(0x2030, 0x001d, std::nullopt),
+                {{"0000:5c:00.0", "0000:5b:00.0"}, {"0000:60:00.0", "0000:5b:03.4"}});
 }
 
 TEST(Case05V100Sriov, VfClimbsFromThePfsPortAndCommonNodesAreAsDerived) {
@@ -232,7 +237,8 @@ TEST(Case11H200Q35, AmdModelGuestForwardsEveryPair) {
 
 // 13: AzureHyperV (cases.cpp draws the machine).
 TEST(Case13AzureHyperV, Ndv4AmdGuestForwardsEveryPair) {
-    const Spec gpu = Spec::endpoint(0, 0, 0x10de, 0x20b0, 0x030200), ib = Spec::endpoint(0, 0, 0x15b3, 0x101c, 0x020700);
+    const Spec gpu = Spec::endpoint(0, 0, 0x10de, 0x20b0, 0x030200),
+               ib = Spec::endpoint(0, 0, 0x15b3, 0x101c, 0x020700);
     const Topology t = hyperv(Cpu::amd(23), {{0x0003, gpu}, {0x0103, ib}, {0x000b, gpu}});
     check(t, {
                  {"0003:00:00.0", "0103:00:00.0", Distance::System, true, true},
@@ -248,13 +254,15 @@ TEST(Case13AzureHyperV, Ndv4AmdGuestForwardsEveryPair) {
 }
 
 TEST(Case13AzureHyperV, BothGpusOfTheirOwnDomainsPairWithTheOneInfinibandNic) {
-    const Spec gpu = Spec::endpoint(0, 0, 0x10de, 0x20b0, 0x030200), ib = Spec::endpoint(0, 0, 0x15b3, 0x101c, 0x020700);
+    const Spec gpu = Spec::endpoint(0, 0, 0x10de, 0x20b0, 0x030200),
+               ib = Spec::endpoint(0, 0, 0x15b3, 0x101c, 0x020700);
     check_pairs(hyperv(Cpu::amd(23), {{0x0003, gpu}, {0x0103, ib}, {0x000b, gpu}}),
                 {{"0003:00:00.0", "0103:00:00.0"}, {"000b:00:00.0", "0103:00:00.0"}});
 }
 
 TEST(Case13AzureHyperV, Ndv2IntelGuestRefusesEveryPair) {
-    const Spec gpu = Spec::endpoint(0, 0, 0x10de, 0x1db5, 0x030200), ib = Spec::endpoint(0, 0, 0x15b3, 0x101c, 0x020700);
+    const Spec gpu = Spec::endpoint(0, 0, 0x10de, 0x1db5, 0x030200),
+               ib = Spec::endpoint(0, 0, 0x15b3, 0x101c, 0x020700);
     const Topology t = hyperv(Cpu::intel(85), {{0x0001, gpu}, {0x0101, ib}, {0x0002, gpu}});
     check(t, {
                  {"0001:00:00.0", "0101:00:00.0", Distance::System, false, false},
@@ -307,11 +315,12 @@ TEST(Case17HygonDcu, EachCheckedNodeRedirectsAndTheBridgeAboveDoesNot) {
 
 // GPU0 03:00.0, GPU1 04:00.0 (first switch), GPU2 07:00.0 (second switch), GPU4 83:00.0.
 TEST(Case19EightGpus, BroadwellForwardsOnlyBelowASwitchWithoutRedirect) {
-    check(eight_gpus(0x6f00, 0x6f00, std::nullopt), {
-                                                        {"0000:03:00.0", "0000:04:00.0", Distance::Switch, true, false},
-                                                        {"0000:03:00.0", "0000:07:00.0", Distance::Bridge, false, false},
-                                                        {"0000:03:00.0", "0000:83:00.0", Distance::System, false, false},
-                                                    });
+    check(eight_gpus(0x6f00, 0x6f00, std::nullopt),
+          {
+              {"0000:03:00.0", "0000:04:00.0", Distance::Switch, true, false},
+              {"0000:03:00.0", "0000:07:00.0", Distance::Bridge, false, false},
+              {"0000:03:00.0", "0000:83:00.0", Distance::System, false, false},
+          });
     check(eight_gpus(0x6f00, 0x6f00, 0x001d), {{"0000:03:00.0", "0000:04:00.0", Distance::Switch, false, false}});
 }
 

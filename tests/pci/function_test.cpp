@@ -41,7 +41,8 @@ public:
         return r_->get(offset, bytes);
     }
     void set_config(std::uint32_t offset, unsigned bytes, std::uint32_t value) override {
-        r_->log.push_back("set_config " + std::to_string(offset) + " " + std::to_string(bytes) + " " + std::to_string(value));
+        r_->log.push_back("set_config " + std::to_string(offset) + " " + std::to_string(bytes) + " " +
+                          std::to_string(value));
         r_->put(offset, bytes, value);
     }
     std::optional<Bar> bar(unsigned index) override {
@@ -54,16 +55,19 @@ public:
     bool interrupt(unsigned, std::chrono::nanoseconds) override { return false; }
     Result<void> reset() override { return {}; }
     Result<void> forget() override { return {}; }
-    Result<std::optional<Dma>> alloc_dma(Contiguity, std::optional<std::uintptr_t>, std::uint64_t, std::uint64_t) override {
+    Result<std::optional<Dma>> alloc_dma(Contiguity, std::optional<std::uintptr_t>, std::uint64_t,
+                                         std::uint64_t) override {
         return fail("unused");
     }
     void free_dma(const Window&) override {}
-    Result<std::optional<std::vector<Run>>> pin(std::uint64_t, std::uintptr_t, std::uint64_t) override { return fail("unused"); }
+    Result<std::optional<std::vector<Run>>> pin(std::uint64_t, std::uintptr_t, std::uint64_t) override {
+        return fail("unused");
+    }
     void unpin(std::uintptr_t, std::uint64_t) override {}
     Result<std::optional<DmaAddress>> map_peer(std::string_view provider, unsigned bar, std::uint64_t offset,
                                                std::uint64_t bytes, std::uint64_t below) override {
-        r_->log.push_back("map_peer " + std::string(provider) + " " + std::to_string(bar) + " " + std::to_string(offset) +
-                          " " + std::to_string(bytes) + " " + std::to_string(below));
+        r_->log.push_back("map_peer " + std::string(provider) + " " + std::to_string(bar) + " " +
+                          std::to_string(offset) + " " + std::to_string(bytes) + " " + std::to_string(below));
         return std::optional(DmaAddress{0x7000'0000});
     }
     void unmap_peer(DmaAddress address, std::uint64_t bytes) override {
@@ -160,7 +164,8 @@ TEST(Function, ConfigNotAlignedToItsWidthThrowsNamingTheFunction) {
         (void)t.f.config32(0x42);
         FAIL();
     } catch (const std::invalid_argument& e) {
-        EXPECT_EQ(std::string(e.what()), "0000:41:00.0: configuration access of 4 bytes at 0x42 is not aligned to its width");
+        EXPECT_EQ(std::string(e.what()),
+                  "0000:41:00.0: configuration access of 4 bytes at 0x42 is not aligned to its width");
     }
     EXPECT_THROW(t.f.set_config16(0x41, 0), std::invalid_argument);
     EXPECT_TRUE(t.record->log.empty());

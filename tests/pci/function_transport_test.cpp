@@ -82,15 +82,17 @@ TEST(FunctionTransport, MisuseIsRefusedBeforeAnyOperationRuns) {
                    [&] { (void)f.map(0, 0, 4096, pci::Caching::WriteCombining); });
     expect_refused("unmap another function's window", [&] { f.unmap(*other_window); });
     expect_refused("alloc_dma of 0 bytes", [&] { (void)f.alloc_dma(0); });
-    expect_refused("alloc_dma at an unreserved va", [&] { (void)f.alloc_dma(4096, pci::Contiguity::Any, 0x7e00'0000'0000); });
-    expect_refused("alloc_dma at a va off a page", [&] { (void)f.alloc_dma(4096, pci::Contiguity::Any, 0x7e00'0000'0010); });
+    expect_refused("alloc_dma at an unreserved va",
+                   [&] { (void)f.alloc_dma(4096, pci::Contiguity::Any, 0x7e00'0000'0000); });
+    expect_refused("alloc_dma at a va off a page",
+                   [&] { (void)f.alloc_dma(4096, pci::Contiguity::Any, 0x7e00'0000'0010); });
     expect_refused("free_dma of another function's memory", [&] { f.free_dma(*other_dma); });
     expect_refused("pin off a page", [&] { (void)f.pin(pages.p + 8, 4096); });
     expect_refused("pin of 0 bytes", [&] { (void)f.pin(pages.p, 0); });
     expect_refused("unpin of what was not pinned", [&] { f.unpin(pages.p, 4096); });
     expect_refused("DMA bits 16", [&] { f.set_dma_bits(16); });
     EXPECT_EQ(t.faults.count(), calls);  // nothing reached the transport
-    EXPECT_EQ(other->windows(), 1u);    // and the other function still holds its own
+    EXPECT_EQ(other->windows(), 1u);     // and the other function still holds its own
     EXPECT_EQ(other->dma_allocations(), 1u);
 }
 
@@ -205,7 +207,8 @@ TEST(FunctionTransport, ReleaseGivesBackEverythingOnceAndOnlyOnce) {
     EXPECT_EQ(t.system.memory_in_use(), 0u);
     EXPECT_EQ(t.f.windows() + t.f.pins() + t.f.dma_allocations(), 0u);
     // No free_dma, unpin or unmap followed: release gave it all back.
-    EXPECT_EQ(t.faults.count(Operation::FreeDma) + t.faults.count(Operation::Unpin) + t.faults.count(Operation::Unmap), 0u);
+    EXPECT_EQ(t.faults.count(Operation::FreeDma) + t.faults.count(Operation::Unpin) + t.faults.count(Operation::Unmap),
+              0u);
     // Again: the same answer, nothing reaches the transport.
     const std::size_t calls = t.faults.count();
     EXPECT_TRUE(t.f.release());
@@ -256,7 +259,7 @@ TEST(FunctionTransport, MemoryTheMachineHeldBeforeAnExceptionIsGivenBackByReleas
     auto t = take(bench);
     t.faults.throw_in(Operation::AllocDma);
     EXPECT_THROW((void)t.f.alloc_dma(4096), sim::InjectedFault);
-    EXPECT_EQ(t.f.dma_allocations(), 0u);                           // Function could not record it
+    EXPECT_EQ(t.f.dma_allocations(), 0u);                          // Function could not record it
     EXPECT_EQ(t.system.holdings(engine_bus).dma_allocations, 1u);  // the machine holds it
     EXPECT_TRUE(t.f.release());
     EXPECT_EQ(t.system.holdings(engine_bus).dma_allocations, 0u);
@@ -392,7 +395,7 @@ TEST(FunctionTransport, MemoryOfAFunctionThatKeepsMasteringIsKeptAndInheritedUnt
     ASSERT_TRUE(t.f.alloc_dma(8192));
     t.faults.refuse_bus_master_off(engine_bus);
     EXPECT_FALSE(t.f.release());
-    EXPECT_FALSE(t.f.release());  // the same answer again
+    EXPECT_FALSE(t.f.release());                 // the same answer again
     EXPECT_EQ(t.system.memory_in_use(), 8192u);  // the device may still write it
     auto next = Function::take(t.system.machine(), engine_bus);
     ASSERT_TRUE(next);
@@ -438,7 +441,8 @@ TEST(FunctionTransport, IommuFunctionPinsProcessMemoryTheDeviceThenReaches) {
     std::memcpy(&landed, pages.p + 16, 8);
     EXPECT_EQ(landed, 0x5555'aaaa'5555'aaaaull);
     t.f.unpin(pages.p, 4096);
-    EXPECT_EQ(engine_copy(t.f, regs, from->runs[0].address, (*runs)[0].address, 8), DmaEngine::Status::WriteUnsupported);
+    EXPECT_EQ(engine_copy(t.f, regs, from->runs[0].address, (*runs)[0].address, 8),
+              DmaEngine::Status::WriteUnsupported);
 }
 
 TEST(FunctionTransport, TheLastHandleReleases) {

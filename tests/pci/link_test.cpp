@@ -170,13 +170,13 @@ TEST(RouteLinks, WithoutACommonNodeTheLinksGoUpToEachRootPort) {
     t.add(h, Spec::root_complex(0x1022, 0x1480));
     auto slow_port = Spec::root_port(1, 0, 0x1022, 0x1483);
     slow_port.link = {Generation::Gen3, 16};
-    const auto rp1 = t.add(h, slow_port);                                          // [01]
-    const auto usp = t.add(rp1, Spec::upstream_port(0x10b5, 0x8747));              // 01:00.0 [02]
-    const auto dsp = t.add(usp, Spec::downstream_port(0, 0x10b5, 0x8747));         // 02:00.0 [03]
-    t.add(dsp, Spec::endpoint(0, 0, 0x10de, 0x20b0, 0x030200));                    // 03:00.0
-    const auto rp2 = t.add(h, Spec::root_port(2, 0, 0x1022, 0x1483));              // [04]
-    t.add(rp2, Spec::endpoint(0, 0, 0x15b3, 0x101b, 0x020700));                    // 04:00.0
-    t.add(h, Spec::endpoint(3, 0, 0x1022, 0x1498, 0x088000));                      // 00:03.0, on the root bus
+    const auto rp1 = t.add(h, slow_port);                                   // [01]
+    const auto usp = t.add(rp1, Spec::upstream_port(0x10b5, 0x8747));       // 01:00.0 [02]
+    const auto dsp = t.add(usp, Spec::downstream_port(0, 0x10b5, 0x8747));  // 02:00.0 [03]
+    t.add(dsp, Spec::endpoint(0, 0, 0x10de, 0x20b0, 0x030200));             // 03:00.0
+    const auto rp2 = t.add(h, Spec::root_port(2, 0, 0x1022, 0x1483));       // [04]
+    t.add(rp2, Spec::endpoint(0, 0, 0x15b3, 0x101b, 0x020700));             // 04:00.0
+    t.add(h, Spec::endpoint(3, 0, 0x1022, 0x1498, 0x088000));               // 00:03.0, on the root bus
     const Tree tree(t);
     const Route r = tree.machine().route("0000:03:00.0", "0000:04:00.0");
     EXPECT_FALSE(r.common);
@@ -200,10 +200,10 @@ TEST(RouteLinks, AVfUsesItsPfsLink) {
     const auto rp = t.add(h, Spec::root_port(1, 0, 0x8086, 0x2030));
     auto pf = Spec::endpoint(0, 0, 0x15b3, 0x1017, 0x020000);
     pf.trained = LinkState{Generation::Gen4, 8};
-    const auto p = t.add(rp, pf);                                               // 01:00.0
-    t.add_vf(p, Spec::endpoint(0, 2, 0x15b3, 0x1018, 0x020000));                // 01:00.2
+    const auto p = t.add(rp, pf);                                 // 01:00.0
+    t.add_vf(p, Spec::endpoint(0, 2, 0x15b3, 0x1018, 0x020000));  // 01:00.2
     const auto rp2 = t.add(h, Spec::root_port(2, 0, 0x8086, 0x2030));
-    t.add(rp2, Spec::endpoint(0, 0, 0x10de, 0x20b0, 0x030200));                 // 02:00.0
+    t.add(rp2, Spec::endpoint(0, 0, 0x10de, 0x20b0, 0x030200));  // 02:00.0
     for (const std::optional<unsigned> bytes : {std::optional<unsigned>{}, std::optional<unsigned>{64}}) {
         const Tree tree(t, bytes);
         const Route r = tree.machine().route("0000:02:00.0", "0000:01:00.2");

@@ -37,7 +37,9 @@ public:
         if (auto why = failed()) return fail(*why);
         return ids_;
     }
-    Result<std::unique_ptr<FunctionOps>> take(std::string_view bus) override { return fail("host:7000: ", bus, ": no"); }
+    Result<std::unique_ptr<FunctionOps>> take(std::string_view bus) override {
+        return fail("host:7000: ", bus, ": no");
+    }
     Result<void> reserve(std::uintptr_t base, std::uint64_t bytes) override {
         reserved.emplace_back(base, bytes);
         return {};
@@ -119,13 +121,14 @@ TEST(Machine, AtListsFunctionsInBusOrderWithTheirIds) {
     // No operations: nothing can be taken.
     const auto taken = Function::take(m, "0000:01:00.0");
     ASSERT_FALSE(taken);
-    EXPECT_EQ(taken.error(), "0000:01:00.0: the machine is a sysfs tree (Machine::at) and its functions cannot be taken");
+    EXPECT_EQ(taken.error(),
+              "0000:01:00.0: the machine is a sysfs tree (Machine::at) and its functions cannot be taken");
     const auto listed = m.functions();
     ASSERT_TRUE(listed) << listed.error();
     std::vector<std::string> buses;
     for (const auto& f : *listed) buses.push_back(f.bus);
     EXPECT_EQ(buses, (std::vector<std::string>{"0000:00:00.0", "0000:00:01.0", "0000:00:0e.0", "0000:01:00.0",
-                                                "2000:00:00.0", "10000:e0:06.0", "10000:e1:00.0"}));
+                                               "2000:00:00.0", "10000:e0:06.0", "10000:e1:00.0"}));
     EXPECT_EQ((*listed)[3], (Id{"0000:01:00.0", 0x14e4, 0x1750, 0x020000}));
     EXPECT_EQ((*listed)[6], (Id{"10000:e1:00.0", 0x144d, 0xa80a, 0x010802}));
 }
@@ -230,9 +233,7 @@ TEST(Machine, MakeWithSysfsReadsRoutesFromItsFiles) {
     EXPECT_TRUE(m.forwards("0000:01:00.0", "0000:01:00.0"));
 }
 
-TEST(Machine, MakeWithoutOpsThrows) {
-    EXPECT_THROW(Machine::make("host:7000", nullptr), std::invalid_argument);
-}
+TEST(Machine, MakeWithoutOpsThrows) { EXPECT_THROW(Machine::make("host:7000", nullptr), std::invalid_argument); }
 
 TEST(Machine, CallsFromSeveralThreadsAtOnceAgree) {
     test::TempDir dir;
@@ -247,7 +248,8 @@ TEST(Machine, CallsFromSeveralThreadsAtOnceAgree) {
             for (int round = 0; round < 10; ++round) {
                 const Machine copy = m;  // copies share the machine
                 if (copy.functions() != expected) ++wrong[static_cast<std::size_t>(i)];
-                if (copy.distance("0000:01:00.0", "10000:e1:00.0") != Distance::System) ++wrong[static_cast<std::size_t>(i)];
+                if (copy.distance("0000:01:00.0", "10000:e1:00.0") != Distance::System)
+                    ++wrong[static_cast<std::size_t>(i)];
                 if (!copy.forwards("0000:01:00.0", "0000:01:00.0")) ++wrong[static_cast<std::size_t>(i)];
             }
         });

@@ -73,14 +73,16 @@ Routes read(const Tree& tree) {
     return *routes;
 }
 
-std::vector<RankedNic> ranked_for(const Routes& routes, const char* bus) { return rank_nics(routes, *routes.find(bus)); }
+std::vector<RankedNic> ranked_for(const Routes& routes, const char* bus) {
+    return rank_nics(routes, *routes.find(bus));
+}
 
 TEST(RankNics, ForwardsThenSwitchBridgeSameNumaUnknownNumaOtherNumaThenBottleneck) {
     const Tree tree(every_distance());
     const Routes routes = read(tree);
     const auto ranked = ranked_for(routes, "0000:03:00.0");
     EXPECT_EQ(order(ranked), (std::vector<std::string>{"0000:04:00.0", "0000:05:00.0", "0000:06:00.0", "0000:41:00.0",
-                                                        "0000:c1:00.0", "0000:81:00.0", "0000:e1:00.0"}));
+                                                       "0000:c1:00.0", "0000:81:00.0", "0000:e1:00.0"}));
     EXPECT_EQ(ranked[0].distance, Distance::Switch);
     EXPECT_EQ(ranked[0].common, "0000:01:00.0");
     EXPECT_EQ(ranked[0].why, "switch 0000:01:00.0, Gen4 x16, NUMA 0");
@@ -125,10 +127,10 @@ TEST(PairNics, GpusOfASwitchAreSpreadOverItsNicsInBusOrder) {
     std::vector<std::pair<std::string, std::string>> got;
     for (const auto& p : *pairs) got.emplace_back(p.gpu, p.nic.value_or("-"));
     EXPECT_EQ(got, (std::vector<std::pair<std::string, std::string>>{{"0000:03:00.0", "0000:05:00.0"},
-                                                                      {"0000:04:00.0", "0000:06:00.0"},
-                                                                      {"0000:43:00.0", "0000:46:00.0"},
-                                                                      {"0000:44:00.0", "0000:47:00.0"},
-                                                                      {"0000:45:00.0", "0000:46:00.0"}}));
+                                                                     {"0000:04:00.0", "0000:06:00.0"},
+                                                                     {"0000:43:00.0", "0000:46:00.0"},
+                                                                     {"0000:44:00.0", "0000:47:00.0"},
+                                                                     {"0000:45:00.0", "0000:46:00.0"}}));
     EXPECT_EQ((*pairs)[1].why, "spread: the 2nd of 2 GPUs that rank the same 2 NICs first takes the 2nd");
     EXPECT_EQ((*pairs)[4].why, "spread: the 3rd of 3 GPUs that rank the same 2 NICs first takes the 1st");
 }
@@ -137,12 +139,13 @@ TEST(PairNics, GpusOfASwitchAreSpreadOverItsNicsInBusOrder) {
 // below 02:01.0 > 05:00.0 (virtual upstream) > 06:00.0's port, NIC 04:00.0 below 02:02.0.
 TEST(PairNics, VirtualBridgesInsideASwitchDoNotChangeWhoSharesIt) {
     Topology t(Cpu::intel(0x8f));
-    const auto usp = t.add(t.add(host(t, 0), Spec::root_port(1, 0, 0x8086, 0x352a)), Spec::upstream_port(0x1000, 0xc010));
-    t.add(t.add(usp, Spec::downstream_port(0, 0x1000, 0xc010)), gpu_at(0, 0));          // 03:00.0
-    t.add(t.add(usp, Spec::downstream_port(2, 0x1000, 0xc010)), gpu_at(0, 0));          // 04:00.0
+    const auto usp =
+        t.add(t.add(host(t, 0), Spec::root_port(1, 0, 0x8086, 0x352a)), Spec::upstream_port(0x1000, 0xc010));
+    t.add(t.add(usp, Spec::downstream_port(0, 0x1000, 0xc010)), gpu_at(0, 0));  // 03:00.0
+    t.add(t.add(usp, Spec::downstream_port(2, 0x1000, 0xc010)), gpu_at(0, 0));  // 04:00.0
     const auto inner = t.add(t.add(usp, Spec::downstream_port(4, 0x1000, 0xc010)), Spec::upstream_port(0x1000, 0xc010));
-    t.add(t.add(inner, Spec::downstream_port(0, 0x1000, 0xc010)), nic_at(0, 0));        // 07:00.0
-    t.add(t.add(usp, Spec::downstream_port(6, 0x1000, 0xc010)), nic_at(0, 0));          // 08:00.0
+    t.add(t.add(inner, Spec::downstream_port(0, 0x1000, 0xc010)), nic_at(0, 0));  // 07:00.0
+    t.add(t.add(usp, Spec::downstream_port(6, 0x1000, 0xc010)), nic_at(0, 0));    // 08:00.0
     const Tree tree(t);
     const Routes routes = read(tree);
     const auto ranked = ranked_for(routes, "0000:03:00.0");
@@ -165,8 +168,9 @@ TEST(PairNics, LinksSpelledDifferentlyGiveTheSamePairing) {
         const fs::path inside = fs::path("/sys/devices/./") / target.lexically_relative("../../../devices");
         const std::string bus = entry.path().filename().string();
         fs::remove(entry.path());
-        fs::create_symlink(bus[6] < '8' ? inside : fs::path("../../../devices/../devices") / inside.lexically_relative("/sys/devices"),
-                           entry.path());
+        fs::create_symlink(
+            bus[6] < '8' ? inside : fs::path("../../../devices/../devices") / inside.lexically_relative("/sys/devices"),
+            entry.path());
     }
     const auto a = pair_nics(read(plain)), b = pair_nics(read(respelled));
     ASSERT_TRUE(a && b);
@@ -180,9 +184,10 @@ TEST(PairNics, LinksSpelledDifferentlyGiveTheSamePairing) {
 
 TEST(RankNics, NumaMinusOneEverywhereLeavesTheBottleneckToDecide) {
     Topology t(Cpu::amd(0x19));
-    t.add(t.add(host(t, 0x00), Spec::root_port(1, 0, 0x1022, 0x1483)), gpu_at(0, -1));                       // 01:00.0
-    t.add(t.add(host(t, 0x40), Spec::root_port(1, 0, 0x1022, 0x1483)), nic_at(0, -1, {Generation::Gen4, 8}));  // 41:00.0
-    t.add(t.add(host(t, 0x80), Spec::root_port(1, 0, 0x1022, 0x1483)), nic_at(0, -1));                        // 81:00.0
+    t.add(t.add(host(t, 0x00), Spec::root_port(1, 0, 0x1022, 0x1483)), gpu_at(0, -1));  // 01:00.0
+    t.add(t.add(host(t, 0x40), Spec::root_port(1, 0, 0x1022, 0x1483)),
+          nic_at(0, -1, {Generation::Gen4, 8}));                                        // 41:00.0
+    t.add(t.add(host(t, 0x80), Spec::root_port(1, 0, 0x1022, 0x1483)), nic_at(0, -1));  // 81:00.0
     const Tree tree(t);
     const auto ranked = ranked_for(read(tree), "0000:01:00.0");
     EXPECT_EQ(order(ranked), (std::vector<std::string>{"0000:81:00.0", "0000:41:00.0"}));
@@ -195,8 +200,8 @@ TEST(RankNics, NumaMinusOneEverywhereLeavesTheBottleneckToDecide) {
 // apart, and bus order compares domains as numbers.
 TEST(PairNics, GpusAndNicsInDifferentPciDomainsPairByNuma) {
     Topology t(Cpu{"", 0, 0, "NVIDIA Grace (simulated)"});
-    const std::tuple<std::uint32_t, bool, int> devices[] = {{0x0000, false, 0}, {0x0002, false, 1},
-                                                            {0x0008, true, 0}, {0x0009, true, 1}};
+    const std::tuple<std::uint32_t, bool, int> devices[] = {
+        {0x0000, false, 0}, {0x0002, false, 1}, {0x0008, true, 0}, {0x0009, true, 1}};
     for (const auto& [domain, is_gpu, numa] : devices) {
         const auto h = t.host_bridge(domain, 0);
         t.add(h, Spec::root_complex(0x10de, 0x22b1));
@@ -220,7 +225,7 @@ TEST(RankNics, ADowntrainedGpuLinkIsNamedOnEveryRouteAndNarrowsTheBottleneck) {
     const auto usp = t.add(t.add(h, Spec::root_port(1, 0, 0x8086, 0x352a)), Spec::upstream_port(0x1000, 0xc030));
     auto gpu = gpu_at(0, 0);
     gpu.trained = LinkState{Generation::Gen3, 8};
-    t.add(t.add(usp, Spec::downstream_port(0, 0x1000, 0xc030)), gpu);    // 03:00.0
+    t.add(t.add(usp, Spec::downstream_port(0, 0x1000, 0xc030)), gpu);           // 03:00.0
     t.add(t.add(usp, Spec::downstream_port(1, 0x1000, 0xc030)), nic_at(0, 0));  // 04:00.0
     const Tree tree(t);
     const auto ranked = ranked_for(read(tree), "0000:03:00.0");

@@ -20,7 +20,8 @@ TEST(RangeAllocator, HonoursAlignment) {
     a.add(0x1000, 0x9000);
     EXPECT_EQ(a.allocate(0x1000, 0x4000, ~0ull), 0x8000u);
     EXPECT_EQ(a.allocate(0x2000, 0x4000, ~0ull), 0x4000u);
-    EXPECT_EQ(a.allocate(0x1000, 0x4000, ~0ull), std::nullopt);  // 0x1000..0x4000 and 0x6000..0x8000 hold no aligned start
+    EXPECT_EQ(a.allocate(0x1000, 0x4000, ~0ull),
+              std::nullopt);  // 0x1000..0x4000 and 0x6000..0x8000 hold no aligned start
     EXPECT_EQ(a.allocate(0x1000, 0x1000, ~0ull), 0x7000u);
 }
 

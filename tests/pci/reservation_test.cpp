@@ -40,7 +40,8 @@ TEST(Reserve, SameRangeTwiceSucceeds) {
 
 TEST(Reserve, RangeOverExistingMappingIsErrorNamingIt) {
     const auto base = free_range(4);
-    void* other = ::mmap(reinterpret_cast<void*>(base + 2 * page), page, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+    void* other = ::mmap(reinterpret_cast<void*>(base + 2 * page), page, PROT_READ,
+                         MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
     ASSERT_NE(other, MAP_FAILED);
     const auto r = reserve_addresses(base, 4 * page);
     ASSERT_FALSE(r);
@@ -65,7 +66,8 @@ TEST(Reserve, RangeHeldInPartReservesTheRest) {
 TEST(Reserve, ReservedRangeIsNotGivenToLaterMappings) {
     const auto base = free_range(2);
     ASSERT_TRUE(reserve_addresses(base, 2 * page));
-    void* p = ::mmap(reinterpret_cast<void*>(base), page, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+    void* p = ::mmap(reinterpret_cast<void*>(base), page, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE,
+                     -1, 0);
     EXPECT_EQ(p, MAP_FAILED);
 }
 
@@ -86,7 +88,8 @@ TEST(Reserve, ThreadsReservingOverlappingRangesAllSucceed) {
         threads.emplace_back([&, i] {
             start.wait();
             // Each thread reserves pages [3i, 3i + 6): neighbours overlap.
-            if (!reserve_addresses(base + static_cast<std::uint64_t>(i) * 3 * page, 6 * page)) failed[static_cast<std::size_t>(i)] = 1;
+            if (!reserve_addresses(base + static_cast<std::uint64_t>(i) * 3 * page, 6 * page))
+                failed[static_cast<std::size_t>(i)] = 1;
         });
     start.count_down();
     for (auto& t : threads) t.join();

@@ -101,7 +101,8 @@ TEST(RouteProperty, RandomTreesAgreeWithTheReferenceAndAreSymmetric) {
                 for (std::size_t j = 0; j < t.functions().size(); ++j) {
                     const FunctionRef p{i}, c{j};
                     const std::string a = t.bus(p), b = t.bus(c);
-                    SCOPED_TRACE("seed " + std::to_string(seed) + (unprivileged ? " unprivileged " : " ") + a + " <- " + b);
+                    SCOPED_TRACE("seed " + std::to_string(seed) + (unprivileged ? " unprivileged " : " ") + a + " <- " +
+                                 b);
                     const Route r = m.route(a, b);
                     ASSERT_EQ(r.distance, reference.distance(p, c)) << r.explain();
                     ASSERT_EQ(r.forwards(), reference.forwards(p, c)) << r.explain();

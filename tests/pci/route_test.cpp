@@ -224,8 +224,8 @@ Topology two_host_bridges(Cpu cpu, Spec first, Spec second) {
 
 TEST(Route, TwoHostBridgesBothAllowListedGoThrough) {
     // Skylake-SP: 2020 at 00:00.0, a root port 2030 first on the other stack.
-    const Tree tree(two_host_bridges(Cpu::intel(), Spec::root_complex(0x8086, 0x2020),
-                                     Spec::root_port(0, 0, 0x8086, 0x2030)));
+    const Tree tree(
+        two_host_bridges(Cpu::intel(), Spec::root_complex(0x8086, 0x2020), Spec::root_port(0, 0, 0x8086, 0x2030)));
     const Route r = tree.machine().route("0000:01:00.0", "0000:81:00.0");
     EXPECT_EQ(r.distance, Distance::System);
     EXPECT_EQ(r.provider_host_bridge, "pci0000:00");
@@ -234,8 +234,8 @@ TEST(Route, TwoHostBridgesBothAllowListedGoThrough) {
 }
 
 TEST(Route, TwoHostBridgesOneUnknownAreNotSupported) {
-    const Tree tree(two_host_bridges(Cpu::intel(), Spec::root_complex(0x8086, 0x2020),
-                                     Spec::root_complex(0x8086, 0x6f00)));
+    const Tree tree(
+        two_host_bridges(Cpu::intel(), Spec::root_complex(0x8086, 0x2020), Spec::root_complex(0x8086, 0x6f00)));
     const Route r = tree.machine().route("0000:01:00.0", "0000:81:00.0");
     EXPECT_EQ(r.verdict, Verdict::NotSupported);
     EXPECT_NE(r.host_bridge_rule.find("pci0000:80's first device 0000:80:00.0 (8086:6f00) is not in the allow-list"),
@@ -244,8 +244,8 @@ TEST(Route, TwoHostBridgesOneUnknownAreNotSupported) {
 }
 
 TEST(Route, TwoHostBridgesWithSameHostBridgeOnlyEntryAreNotSupported) {
-    const Tree tree(two_host_bridges(Cpu::intel(0x3f), Spec::root_complex(0x8086, 0x2f00),
-                                     Spec::root_complex(0x8086, 0x2f01)));
+    const Tree tree(
+        two_host_bridges(Cpu::intel(0x3f), Spec::root_complex(0x8086, 0x2f00), Spec::root_complex(0x8086, 0x2f01)));
     const Route r = tree.machine().route("0000:01:00.0", "0000:81:00.0");
     EXPECT_EQ(r.verdict, Verdict::NotSupported);
     EXPECT_NE(r.host_bridge_rule.find("allowed only within its own host bridge"), std::string::npos)
@@ -253,8 +253,8 @@ TEST(Route, TwoHostBridgesWithSameHostBridgeOnlyEntryAreNotSupported) {
 }
 
 TEST(Route, TwoHostBridgesOnAmdZenGoThroughWhateverTheList) {
-    const Tree tree(two_host_bridges(Cpu::amd(0x1a), Spec::root_complex(0x1022, 0x1480),
-                                     Spec::root_complex(0x1022, 0x1480)));
+    const Tree tree(
+        two_host_bridges(Cpu::amd(0x1a), Spec::root_complex(0x1022, 0x1480), Spec::root_complex(0x1022, 0x1480)));
     const Route r = tree.machine().route("0000:01:00.0", "0000:81:00.0");
     EXPECT_EQ(r.verdict, Verdict::ThroughHostBridge);
     EXPECT_TRUE(r.cpu_rule);
@@ -279,8 +279,8 @@ TEST(Route, FirstDeviceNeitherAtZeroNorRootPortIsNoRepresentative) {
 }
 
 TEST(Route, RootPortFirstAtNonZeroDevfnRepresentsItsHostBridge) {
-    const Tree tree(two_host_bridges(Cpu::intel(), Spec::root_complex(0x8086, 0x2020),
-                                     Spec::root_port(1, 0, 0x8086, 0x2031)));
+    const Tree tree(
+        two_host_bridges(Cpu::intel(), Spec::root_complex(0x8086, 0x2020), Spec::root_port(1, 0, 0x8086, 0x2031)));
     EXPECT_EQ(tree.machine().route("0000:01:00.0", "0000:81:00.0").verdict, Verdict::ThroughHostBridge);
 }
 
@@ -308,9 +308,8 @@ TEST(Route, UnprivilegedBelowOneSwitchAnswersAsRootComplexAlone) {
 }
 
 TEST(Route, UnprivilegedRootPortRepresentativeIsInferredFromItsClass) {
-    const Tree tree(two_host_bridges(Cpu::intel(), Spec::root_complex(0x8086, 0x2020),
-                                     Spec::root_port(1, 0, 0x8086, 0x2031)),
-                    64);
+    const Tree tree(
+        two_host_bridges(Cpu::intel(), Spec::root_complex(0x8086, 0x2020), Spec::root_port(1, 0, 0x8086, 0x2031)), 64);
     EXPECT_EQ(tree.machine().route("0000:01:00.0", "0000:81:00.0").verdict, Verdict::ThroughHostBridge);
 }
 

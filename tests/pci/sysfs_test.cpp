@@ -207,7 +207,8 @@ TEST(Sysfs, DirectoryAboveThatIsNeitherBridgeNorHostBridgeIsUnread) {
 
 TEST(Sysfs, LinkToADirectoryNamedForAnotherFunctionIsUnread) {
     const Tree tree(OneSwitch{}.build());
-    fs::create_symlink("../../.." / gpu_dir.lexically_relative("sys"), tree.root() / "sys/bus/pci/devices/0000:06:00.0");
+    fs::create_symlink("../../.." / gpu_dir.lexically_relative("sys"),
+                       tree.root() / "sys/bus/pci/devices/0000:06:00.0");
     const Route r = tree.machine().route("0000:06:00.0", gpu);
     EXPECT_EQ(r.verdict, Verdict::Unread);
     EXPECT_NE(r.unread.find("named for another function"), std::string::npos) << r.unread;
@@ -329,7 +330,8 @@ TEST(Sysfs, DeviceEntryThatIsADirectoryIsNoFunction) {
     const fs::path entry = tree.root() / "sys/bus/pci/devices" / gpu;
     fs::remove(entry);
     fs::create_directory(entry);
-    for (const char* name : {"vendor", "device", "class", "config"}) fs::copy_file(tree.root() / gpu_dir / name, entry / name);
+    for (const char* name : {"vendor", "device", "class", "config"})
+        fs::copy_file(tree.root() / gpu_dir / name, entry / name);
     EXPECT_FALSE(listed(tree.machine(), gpu));
     const Route r = tree.machine().route(gpu, nic);
     EXPECT_EQ(r.verdict, Verdict::Unread);

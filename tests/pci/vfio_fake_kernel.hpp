@@ -46,7 +46,7 @@ public:
     int map_dma_error = 0;        // VFIO_IOMMU_MAP_DMA's errno
     // VFIO_DEVICE_FEATURE_DMA_BUF: unsupported (ENOTTY, a kernel before 6.19) unless set.
     bool exports_dmabuf = false;
-    int map_file_error = 0;       // IOMMU_IOAS_MAP_FILE's errno
+    int map_file_error = 0;  // IOMMU_IOAS_MAP_FILE's errno
     std::uint32_t device_flags = VFIO_DEVICE_FLAGS_PCI | VFIO_DEVICE_FLAGS_RESET;
     std::array<Region, 9> regions{};
     std::vector<std::uint8_t> config = std::vector<std::uint8_t>(4096, 0);
@@ -57,9 +57,9 @@ public:
 
     // What happened.
     std::vector<std::string> log;
-    std::vector<std::vector<std::byte>> features;  // VFIO_DEVICE_FEATURE arguments, as given
-    std::map<std::uint64_t, int> mapped_files;     // IOVA -> the fd IOAS_MAP_FILE mapped there
-    std::map<std::uint64_t, std::uint64_t> dma;  // IOVA -> bytes mapped
+    std::vector<std::vector<std::byte>> features;                    // VFIO_DEVICE_FEATURE arguments, as given
+    std::map<std::uint64_t, int> mapped_files;                       // IOVA -> the fd IOAS_MAP_FILE mapped there
+    std::map<std::uint64_t, std::uint64_t> dma;                      // IOVA -> bytes mapped
     std::vector<std::pair<std::uint64_t, std::uint64_t>> bar_mmaps;  // (fd offset, bytes)
     std::vector<int> armed_eventfds;
     std::set<int> fired;  // eventfds whose vector fired
@@ -67,7 +67,8 @@ public:
     static constexpr std::uint64_t region_offset(unsigned index) { return std::uint64_t{index} << 40; }
 
     FakeKernel() {
-        regions[VFIO_PCI_CONFIG_REGION_INDEX] = {VFIO_REGION_INFO_FLAG_READ | VFIO_REGION_INFO_FLAG_WRITE, 4096, {}, false};
+        regions[VFIO_PCI_CONFIG_REGION_INDEX] = {
+            VFIO_REGION_INFO_FLAG_READ | VFIO_REGION_INFO_FLAG_WRITE, 4096, {}, false};
     }
 
     std::size_t open_fds() const {
@@ -103,74 +104,75 @@ public:
         auto kind = kinds_.find(fd);
         if (kind == kinds_.end()) return std::unexpected(EBADF);
         switch (request) {
-            case VFIO_GET_API_VERSION: return note("GET_API_VERSION", VFIO_API_VERSION);
-            case VFIO_CHECK_EXTENSION: {
-                const auto type = reinterpret_cast<unsigned long>(arg);
-                return note("CHECK_EXTENSION " + std::to_string(type), type == VFIO_TYPE1v2_IOMMU || type == VFIO_NOIOMMU_IOMMU);
-            }
-            case VFIO_SET_IOMMU: return note("SET_IOMMU " + std::to_string(reinterpret_cast<unsigned long>(arg)), 0);
-            case VFIO_GROUP_GET_STATUS: {
-                auto* s = static_cast<vfio_group_status*>(arg);
-                s->flags = viable ? VFIO_GROUP_FLAGS_VIABLE : 0;
-                return note("GROUP_GET_STATUS", 0);
-            }
-            case VFIO_GROUP_SET_CONTAINER:
-                if (set_container_error) return fail_with("GROUP_SET_CONTAINER", set_container_error);
-                return note("GROUP_SET_CONTAINER", 0);
-            case VFIO_GROUP_UNSET_CONTAINER: return note("GROUP_UNSET_CONTAINER", 0);
-            case VFIO_GROUP_GET_DEVICE_FD:
-                if (std::string(static_cast<const char*>(arg)) != bus) return std::unexpected(ENODEV);
-                note("GROUP_GET_DEVICE_FD", 0);
-                return make(Kind::Device);
-            case VFIO_DEVICE_GET_INFO: {
-                auto* info = static_cast<vfio_device_info*>(arg);
-                info->flags = device_flags;
-                info->num_regions = 9;
-                info->num_irqs = 5;
-                return note("DEVICE_GET_INFO", 0);
-            }
-            case VFIO_DEVICE_GET_REGION_INFO: return region_info(static_cast<vfio_region_info*>(arg));
-            case VFIO_DEVICE_GET_IRQ_INFO: {
-                auto* info = static_cast<vfio_irq_info*>(arg);
-                info->flags = VFIO_IRQ_INFO_EVENTFD;
-                info->count = info->index == VFIO_PCI_MSIX_IRQ_INDEX ? msix_count : 0;
-                return note("DEVICE_GET_IRQ_INFO", 0);
-            }
-            case VFIO_DEVICE_SET_IRQS: {
-                auto* set = static_cast<vfio_irq_set*>(arg);
-                armed_eventfds.clear();
-                if (set->flags & VFIO_IRQ_SET_DATA_EVENTFD)
-                    for (std::uint32_t i = 0; i < set->count; ++i) {
-                        std::int32_t efd = 0;
-                        std::memcpy(&efd, reinterpret_cast<std::byte*>(set) + sizeof(vfio_irq_set) + 4 * i, 4);
-                        armed_eventfds.push_back(efd);
-                    }
-                return note("DEVICE_SET_IRQS " + std::to_string(set->count), 0);
-            }
-            case VFIO_DEVICE_RESET: return note("DEVICE_RESET", 0);
-            case VFIO_IOMMU_GET_INFO: return iommu_info(static_cast<vfio_iommu_type1_info*>(arg));
-            case VFIO_DEVICE_FEATURE: {
-                const auto* head = static_cast<const vfio_device_feature*>(arg);
-                const auto* bytes = static_cast<const std::byte*>(arg);
-                features.emplace_back(bytes, bytes + head->argsz);
-                if (!exports_dmabuf) return fail_with("DEVICE_FEATURE", ENOTTY);
-                note("DEVICE_FEATURE", 0);
-                return make(Kind::Dmabuf);
-            }
-            case VFIO_IOMMU_MAP_DMA: {
-                auto* m = static_cast<vfio_iommu_type1_dma_map*>(arg);
-                if (map_dma_error) return fail_with("IOMMU_MAP_DMA", map_dma_error);
-                dma[m->iova] = m->size;
-                return note("IOMMU_MAP_DMA", 0);
-            }
-            case VFIO_IOMMU_UNMAP_DMA: {
-                auto* u = static_cast<vfio_iommu_type1_dma_unmap*>(arg);
-                auto it = dma.find(u->iova);
-                u->size = it == dma.end() ? 0 : it->second;
-                if (it != dma.end()) dma.erase(it);
-                return note("IOMMU_UNMAP_DMA", 0);
-            }
-            default: break;
+        case VFIO_GET_API_VERSION: return note("GET_API_VERSION", VFIO_API_VERSION);
+        case VFIO_CHECK_EXTENSION: {
+            const auto type = reinterpret_cast<unsigned long>(arg);
+            return note("CHECK_EXTENSION " + std::to_string(type),
+                        type == VFIO_TYPE1v2_IOMMU || type == VFIO_NOIOMMU_IOMMU);
+        }
+        case VFIO_SET_IOMMU: return note("SET_IOMMU " + std::to_string(reinterpret_cast<unsigned long>(arg)), 0);
+        case VFIO_GROUP_GET_STATUS: {
+            auto* s = static_cast<vfio_group_status*>(arg);
+            s->flags = viable ? VFIO_GROUP_FLAGS_VIABLE : 0;
+            return note("GROUP_GET_STATUS", 0);
+        }
+        case VFIO_GROUP_SET_CONTAINER:
+            if (set_container_error) return fail_with("GROUP_SET_CONTAINER", set_container_error);
+            return note("GROUP_SET_CONTAINER", 0);
+        case VFIO_GROUP_UNSET_CONTAINER: return note("GROUP_UNSET_CONTAINER", 0);
+        case VFIO_GROUP_GET_DEVICE_FD:
+            if (std::string(static_cast<const char*>(arg)) != bus) return std::unexpected(ENODEV);
+            note("GROUP_GET_DEVICE_FD", 0);
+            return make(Kind::Device);
+        case VFIO_DEVICE_GET_INFO: {
+            auto* info = static_cast<vfio_device_info*>(arg);
+            info->flags = device_flags;
+            info->num_regions = 9;
+            info->num_irqs = 5;
+            return note("DEVICE_GET_INFO", 0);
+        }
+        case VFIO_DEVICE_GET_REGION_INFO: return region_info(static_cast<vfio_region_info*>(arg));
+        case VFIO_DEVICE_GET_IRQ_INFO: {
+            auto* info = static_cast<vfio_irq_info*>(arg);
+            info->flags = VFIO_IRQ_INFO_EVENTFD;
+            info->count = info->index == VFIO_PCI_MSIX_IRQ_INDEX ? msix_count : 0;
+            return note("DEVICE_GET_IRQ_INFO", 0);
+        }
+        case VFIO_DEVICE_SET_IRQS: {
+            auto* set = static_cast<vfio_irq_set*>(arg);
+            armed_eventfds.clear();
+            if (set->flags & VFIO_IRQ_SET_DATA_EVENTFD)
+                for (std::uint32_t i = 0; i < set->count; ++i) {
+                    std::int32_t efd = 0;
+                    std::memcpy(&efd, reinterpret_cast<std::byte*>(set) + sizeof(vfio_irq_set) + 4 * i, 4);
+                    armed_eventfds.push_back(efd);
+                }
+            return note("DEVICE_SET_IRQS " + std::to_string(set->count), 0);
+        }
+        case VFIO_DEVICE_RESET: return note("DEVICE_RESET", 0);
+        case VFIO_IOMMU_GET_INFO: return iommu_info(static_cast<vfio_iommu_type1_info*>(arg));
+        case VFIO_DEVICE_FEATURE: {
+            const auto* head = static_cast<const vfio_device_feature*>(arg);
+            const auto* bytes = static_cast<const std::byte*>(arg);
+            features.emplace_back(bytes, bytes + head->argsz);
+            if (!exports_dmabuf) return fail_with("DEVICE_FEATURE", ENOTTY);
+            note("DEVICE_FEATURE", 0);
+            return make(Kind::Dmabuf);
+        }
+        case VFIO_IOMMU_MAP_DMA: {
+            auto* m = static_cast<vfio_iommu_type1_dma_map*>(arg);
+            if (map_dma_error) return fail_with("IOMMU_MAP_DMA", map_dma_error);
+            dma[m->iova] = m->size;
+            return note("IOMMU_MAP_DMA", 0);
+        }
+        case VFIO_IOMMU_UNMAP_DMA: {
+            auto* u = static_cast<vfio_iommu_type1_dma_unmap*>(arg);
+            auto it = dma.find(u->iova);
+            u->size = it == dma.end() ? 0 : it->second;
+            if (it != dma.end()) dma.erase(it);
+            return note("IOMMU_UNMAP_DMA", 0);
+        }
+        default: break;
         }
         namespace abi = pci::vfio::abi;
         if (request == abi::device_bind_iommufd) {
@@ -330,7 +332,9 @@ private:
         // Chain the headers at their offsets from the start of the answer.
         for (std::size_t i = 0; i < headers.size(); ++i) {
             vfio_info_cap_header h = headers[i].second;
-            h.next = i + 1 < headers.size() ? static_cast<std::uint32_t>(sizeof(vfio_region_info) + headers[i + 1].first) : 0;
+            h.next = i + 1 < headers.size()
+                         ? static_cast<std::uint32_t>(sizeof(vfio_region_info) + headers[i + 1].first)
+                         : 0;
             std::memcpy(caps.data() + headers[i].first, &h, sizeof h);
         }
         info->cap_offset = sizeof(vfio_region_info);
@@ -339,7 +343,8 @@ private:
     }
 
     Sys<int> iommu_info(vfio_iommu_type1_info* info) {
-        const std::uint32_t needed = static_cast<std::uint32_t>(sizeof(vfio_iommu_type1_info) + 16 + 16 * iova_ranges.size());
+        const std::uint32_t needed =
+            static_cast<std::uint32_t>(sizeof(vfio_iommu_type1_info) + 16 + 16 * iova_ranges.size());
         info->flags = VFIO_IOMMU_INFO_PGSIZES | VFIO_IOMMU_INFO_CAPS;
         info->iova_pgsizes = 0x40201000;
         log.push_back("IOMMU_GET_INFO " + std::to_string(info->argsz));

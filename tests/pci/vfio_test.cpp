@@ -70,10 +70,10 @@ struct Local {
         if (auto r = sim::write_sysfs(t, dir.path()); !r) throw std::runtime_error(r.error());
 
         kernel->bus = bus;
-        kernel->regions[0] = {VFIO_REGION_INFO_FLAG_READ | VFIO_REGION_INFO_FLAG_WRITE | VFIO_REGION_INFO_FLAG_MMAP,
-                              64 << 10, {}, false};
-        kernel->regions[2] = {VFIO_REGION_INFO_FLAG_READ | VFIO_REGION_INFO_FLAG_WRITE | VFIO_REGION_INFO_FLAG_MMAP,
-                              1 << 20, {}, false};
+        kernel->regions[0] = {
+            VFIO_REGION_INFO_FLAG_READ | VFIO_REGION_INFO_FLAG_WRITE | VFIO_REGION_INFO_FLAG_MMAP, 64 << 10, {}, false};
+        kernel->regions[2] = {
+            VFIO_REGION_INFO_FLAG_READ | VFIO_REGION_INFO_FLAG_WRITE | VFIO_REGION_INFO_FLAG_MMAP, 1 << 20, {}, false};
         auto& c = kernel->config;
         put(c, cfg::vendor_id, 2, 0x14e4);
         put(c, cfg::status, 2, cfg::status_capabilities_list);
@@ -81,8 +81,8 @@ struct Local {
         put(c, 0x40, 1, cfg::capability_pci_express);
         put(c, 0x41, 1, 0x80);
         put(c, 0x80, 1, cfg::capability_msix);
-        put(c, 0x80 + cfg::msix_message_control, 2, 7);          // 8 vectors
-        put(c, 0x80 + cfg::msix_table, 4, 0x2000 | 0);           // BAR0 + 0x2000
+        put(c, 0x80 + cfg::msix_message_control, 2, 7);  // 8 vectors
+        put(c, 0x80 + cfg::msix_table, 4, 0x2000 | 0);   // BAR0 + 0x2000
         put(c, 0x80 + cfg::msix_pba, 4, 0x2080 | 0);
         kernel->msix_count = 8;
         return pci::Machine::make("fixture", pci::local_ops(dir.path(), kernel), dir.path());
@@ -126,8 +126,10 @@ TEST(MsixHole, TableAcrossAPageBoundaryTakesBothPages) {
 }
 
 TEST(MsixHole, TableAtTheStartOrEnd) {
-    EXPECT_EQ(pci::vfio::mappable_areas(bar(16 << 10), MsixTable{0, 0, 64 * 16}, page), (std::vector<Area>{{0x1000, 0x3000}}));
-    EXPECT_EQ(pci::vfio::mappable_areas(bar(16 << 10), MsixTable{0, 0x3800, 16}, page), (std::vector<Area>{{0, 0x3000}}));
+    EXPECT_EQ(pci::vfio::mappable_areas(bar(16 << 10), MsixTable{0, 0, 64 * 16}, page),
+              (std::vector<Area>{{0x1000, 0x3000}}));
+    EXPECT_EQ(pci::vfio::mappable_areas(bar(16 << 10), MsixTable{0, 0x3800, 16}, page),
+              (std::vector<Area>{{0, 0x3000}}));
 }
 
 TEST(MsixHole, TableInAnotherBarLeavesThisOneWhole) {
@@ -170,7 +172,9 @@ public:
         }
         return 0;
     }
-    Sys<std::byte*> mmap(std::byte*, std::size_t, int, int, int, std::uint64_t) override { return std::unexpected(ENOMEM); }
+    Sys<std::byte*> mmap(std::byte*, std::size_t, int, int, int, std::uint64_t) override {
+        return std::unexpected(ENOMEM);
+    }
     void munmap(std::byte*, std::size_t) override {}
     Sys<std::size_t> pread(int, std::span<std::byte>, std::uint64_t) override { return std::unexpected(EIO); }
     Sys<std::size_t> pwrite(int, std::span<const std::byte>, std::uint64_t) override { return std::unexpected(EIO); }
@@ -197,7 +201,8 @@ TEST(VfioInfo, KernelThatKeepsRaisingArgszIsAnError) {
     Raising kernel(100, 200);
     vfio_region_info query{};
     query.argsz = sizeof query;
-    auto info = pci::vfio::get_info(kernel, 3, VFIO_DEVICE_GET_REGION_INFO, rig::wire::bytes_of(query), "0000:01:00.0: region");
+    auto info =
+        pci::vfio::get_info(kernel, 3, VFIO_DEVICE_GET_REGION_INFO, rig::wire::bytes_of(query), "0000:01:00.0: region");
     ASSERT_FALSE(info);
     EXPECT_EQ(info.error(), "0000:01:00.0: region: the kernel kept raising argsz after 4 tries");
 }
@@ -298,8 +303,9 @@ TEST(LocalTake, GroupNotViableIsAnError) {
     local.kernel->viable = false;
     auto f = Function::take(local.machine(), bus);
     ASSERT_FALSE(f);
-    EXPECT_EQ(f.error(), "0000:01:00.0: IOMMU group 5 is not viable: every function of the group must be bound to "
-                         "vfio-pci or to no driver");
+    EXPECT_EQ(f.error(),
+              "0000:01:00.0: IOMMU group 5 is not viable: every function of the group must be bound to "
+              "vfio-pci or to no driver");
 }
 
 // The kernel's refusal names what sysfs says blocks the group: the function sharing it
@@ -311,10 +317,11 @@ TEST(LocalTake, GroupNotViableNamesTheFunctionAndTheDriverThatHoldIt) {
     local.kernel->viable = false;
     auto f = Function::take(local.machine(), bus);
     ASSERT_FALSE(f);
-    EXPECT_EQ(f.error(), "0000:01:00.0: IOMMU group 5 is not viable: 0000:01:00.1 in it is bound to the driver nvidia; VFIO "
-                         "takes a function only where every function of its group is bound to vfio-pci, to no driver, or "
-                         "is a bridge: unbind 0000:01:00.1 from nvidia (or bind it to vfio-pci) (VFIO_GROUP_GET_STATUS: not "
-                         "viable)");
+    EXPECT_EQ(f.error(),
+              "0000:01:00.0: IOMMU group 5 is not viable: 0000:01:00.1 in it is bound to the driver nvidia; VFIO "
+              "takes a function only where every function of its group is bound to vfio-pci, to no driver, or "
+              "is a bridge: unbind 0000:01:00.1 from nvidia (or bind it to vfio-pci) (VFIO_GROUP_GET_STATUS: not "
+              "viable)");
 }
 
 TEST(LocalTake, SetContainerRefusedForTheGroupsDmaNamesTheDriverThatHoldsIt) {
@@ -324,8 +331,10 @@ TEST(LocalTake, SetContainerRefusedForTheGroupsDmaNamesTheDriverThatHoldsIt) {
     local.kernel->set_container_error = EPERM;
     auto f = Function::take(local.machine(), bus);
     ASSERT_FALSE(f);
-    EXPECT_NE(f.error().find("0000:01:00.0: IOMMU group 5 is not viable: 0000:01:00.1 in it is bound to the driver nvidia"),
-              std::string::npos) << f.error();
+    EXPECT_NE(
+        f.error().find("0000:01:00.0: IOMMU group 5 is not viable: 0000:01:00.1 in it is bound to the driver nvidia"),
+        std::string::npos)
+        << f.error();
     EXPECT_NE(f.error().find("(VFIO_GROUP_SET_CONTAINER: "), std::string::npos) << f.error();
 }
 
@@ -336,8 +345,10 @@ TEST(LocalTake, IommufdBindRefusedForTheGroupsDmaNamesTheDriverThatHoldsIt) {
     local.kernel->bind_error = EPERM;
     auto f = Function::take(local.machine(), bus);
     ASSERT_FALSE(f);
-    EXPECT_NE(f.error().find("0000:01:00.0: IOMMU group 5 is not viable: 0000:01:00.1 in it is bound to the driver amdgpu"),
-              std::string::npos) << f.error();
+    EXPECT_NE(
+        f.error().find("0000:01:00.0: IOMMU group 5 is not viable: 0000:01:00.1 in it is bound to the driver amdgpu"),
+        std::string::npos)
+        << f.error();
     EXPECT_NE(f.error().find("(VFIO_DEVICE_BIND_IOMMUFD: "), std::string::npos) << f.error();
 }
 
@@ -379,14 +390,24 @@ TEST(LocalTake, ContainerCallsComeInTheKernelsOrder) {
     EXPECT_FALSE(f->inherited());
     const std::string type1v2 = std::to_string(VFIO_TYPE1v2_IOMMU);
     const auto calls = ioctls(local.kernel->log);
-    const std::vector<std::string> expected{
-        "GET_API_VERSION", "GROUP_GET_STATUS", "GROUP_SET_CONTAINER", "CHECK_EXTENSION " + type1v2,
-        "SET_IOMMU " + type1v2, "GROUP_GET_DEVICE_FD",
-        "IOMMU_GET_INFO 24", "IOMMU_GET_INFO 72",  // the argsz retry for the IOVA ranges
-        "DEVICE_GET_INFO",
-        "DEVICE_GET_REGION_INFO 0 32", "DEVICE_GET_REGION_INFO 1 32", "DEVICE_GET_REGION_INFO 2 32",
-        "DEVICE_GET_REGION_INFO 3 32", "DEVICE_GET_REGION_INFO 4 32", "DEVICE_GET_REGION_INFO 5 32",
-        "DEVICE_GET_REGION_INFO 7 32", "DEVICE_GET_IRQ_INFO", "DEVICE_SET_IRQS 8"};
+    const std::vector<std::string> expected{"GET_API_VERSION",
+                                            "GROUP_GET_STATUS",
+                                            "GROUP_SET_CONTAINER",
+                                            "CHECK_EXTENSION " + type1v2,
+                                            "SET_IOMMU " + type1v2,
+                                            "GROUP_GET_DEVICE_FD",
+                                            "IOMMU_GET_INFO 24",
+                                            "IOMMU_GET_INFO 72",  // the argsz retry for the IOVA ranges
+                                            "DEVICE_GET_INFO",
+                                            "DEVICE_GET_REGION_INFO 0 32",
+                                            "DEVICE_GET_REGION_INFO 1 32",
+                                            "DEVICE_GET_REGION_INFO 2 32",
+                                            "DEVICE_GET_REGION_INFO 3 32",
+                                            "DEVICE_GET_REGION_INFO 4 32",
+                                            "DEVICE_GET_REGION_INFO 5 32",
+                                            "DEVICE_GET_REGION_INFO 7 32",
+                                            "DEVICE_GET_IRQ_INFO",
+                                            "DEVICE_SET_IRQS 8"};
     EXPECT_EQ(calls, expected);
     EXPECT_EQ(f->bar(0)->bytes, 64u << 10);
     EXPECT_EQ(f->bar(2)->bytes, 1u << 20);
@@ -419,7 +440,8 @@ TEST(LocalTake, BarIsMappedAroundTheMsixHoleAndTheHoleReadThroughTheFd) {
     auto registers = f->map(0, 0x1000, 0x1000);
     ASSERT_TRUE(registers) << registers.error();
     EXPECT_TRUE(registers->is_mapped());
-    EXPECT_EQ(local.kernel->bar_mmaps, (std::vector<std::pair<std::uint64_t, std::uint64_t>>{{0, 0x2000}, {0x3000, 0xd000}}));
+    EXPECT_EQ(local.kernel->bar_mmaps,
+              (std::vector<std::pair<std::uint64_t, std::uint64_t>>{{0, 0x2000}, {0x3000, 0xd000}}));
     registers->write32(0x10, 0xabcd);  // plain memory in the fake: a mapped window is a pointer
     EXPECT_EQ(registers->read32(0x10), 0xabcdu);
     auto table = f->map(0, 0x2000, 0x100);
@@ -462,7 +484,7 @@ TEST(LocalTake, AllocDmaMapsItsIovaBelowTheBound) {
     EXPECT_EQ(local.kernel->dma, (std::map<std::uint64_t, std::uint64_t>{{iova, 3 * page}}));
     EXPECT_LE(iova + 3 * page, std::uint64_t{1} << 32);
     EXPECT_GE(iova, 0xfef0'0000u);  // the highest IOVAs below 4 GiB, above the MSI window the kernel reserves
-    dma->window.write64(0, 1);                 // the process's own memory
+    dma->window.write64(0, 1);      // the process's own memory
     f->free_dma(*dma);
     EXPECT_TRUE(local.kernel->dma.empty());
     EXPECT_EQ(ioctls(local.kernel->log).back(), "IOMMU_UNMAP_DMA");
@@ -567,13 +589,16 @@ TEST(LocalTake, IommufdCallsComeInTheKernelsOrder) {
     Local local;
     local.with_iommufd();
     auto machine = local.machine();
-    local.kernel->iova_ranges = {{0, 0xfedf'ffff}, {0xfef0'0000, 0x7fff'ffff'ffff}, {0x8000'0000'0000, 0x8000'ffff'ffff},
-                                 {0x9000'0000'0000, 0x9000'ffff'ffff}, {0xa000'0000'0000, 0xa000'ffff'ffff}};
+    local.kernel->iova_ranges = {{0, 0xfedf'ffff},
+                                 {0xfef0'0000, 0x7fff'ffff'ffff},
+                                 {0x8000'0000'0000, 0x8000'ffff'ffff},
+                                 {0x9000'0000'0000, 0x9000'ffff'ffff},
+                                 {0xa000'0000'0000, 0xa000'ffff'ffff}};
     auto f = Function::take(machine, bus);
     ASSERT_TRUE(f) << f.error();
     const auto calls = ioctls(local.kernel->log);
-    const std::vector<std::string> head{"DEVICE_BIND_IOMMUFD", "IOAS_ALLOC", "DEVICE_ATTACH_IOMMUFD_PT",
-                                        "IOAS_IOVA_RANGES 4", "IOAS_IOVA_RANGES 5", "DEVICE_GET_INFO"};
+    const std::vector<std::string> head{"DEVICE_BIND_IOMMUFD", "IOAS_ALLOC",         "DEVICE_ATTACH_IOMMUFD_PT",
+                                        "IOAS_IOVA_RANGES 4",  "IOAS_IOVA_RANGES 5", "DEVICE_GET_INFO"};
     ASSERT_GE(calls.size(), head.size());
     EXPECT_EQ(std::vector<std::string>(calls.begin(), calls.begin() + static_cast<long>(head.size())), head);
     auto dma = f->alloc_dma(page);
@@ -597,12 +622,11 @@ TEST(ThisMachine, TakeOfEachFunctionIsAnErrorNamingTheReason) {
         ASSERT_FALSE(f) << id.bus;
         std::error_code ec;
         const fs::path driver = fs::read_symlink(fs::path("/sys/bus/pci/devices") / id.bus / "driver", ec);
-        const std::string expected = ec ? id.bus + ": VFIO is not available"
-                                        : id.bus + " is bound to the driver " + driver.filename().string();
+        const std::string expected =
+            ec ? id.bus + ": VFIO is not available" : id.bus + " is bound to the driver " + driver.filename().string();
         EXPECT_EQ(f.error().rfind(expected, 0), 0u) << f.error();
     }
 }
-
 
 // --- Peer BAR mappings (vfio_peer.hpp) --------------------------------------------------
 // 0000:01:00.1 stands for a GPU: BAR2 1 MiB, bound to vfio-pci (its group is viable).
@@ -625,12 +649,12 @@ TEST(PeerMap, DmabufRequestIsTheKernelsLayout) {
         std::memcpy(&v, bytes.data() + at, 8);
         return v;
     };
-    EXPECT_EQ(word(0), 40u);                                  // argsz
-    EXPECT_EQ(word(4), 0x1'000bu);                            // VFIO_DEVICE_FEATURE_GET | 11
-    EXPECT_EQ(word(8), 2u);                                   // region_index
+    EXPECT_EQ(word(0), 40u);        // argsz
+    EXPECT_EQ(word(4), 0x1'000bu);  // VFIO_DEVICE_FEATURE_GET | 11
+    EXPECT_EQ(word(8), 2u);         // region_index
     EXPECT_EQ(word(12), static_cast<std::uint32_t>(O_RDWR | O_CLOEXEC));
-    EXPECT_EQ(word(16), 0u);                                  // flags
-    EXPECT_EQ(word(20), 1u);                                  // nr_ranges
+    EXPECT_EQ(word(16), 0u);  // flags
+    EXPECT_EQ(word(20), 1u);  // nr_ranges
     EXPECT_EQ(dword(24), 0x10000u);
     EXPECT_EQ(dword(32), 0x20000u);
 }
@@ -669,10 +693,12 @@ TEST(PeerMap, Type1WithoutTheResourceFileSaysWhichWayAndWhy) {
     ASSERT_TRUE(f) << f.error();
     auto run = f->map_peer(peer_bus, 2, 0, 64 << 10);
     ASSERT_FALSE(run);
-    EXPECT_EQ(run.error().rfind("0000:01:00.0: cannot map 64 KiB of 0000:01:00.1 BAR2 into its IOMMU domain: "
-                                "VFIO_IOMMU_MAP_DMA of a mapping of 0000:01:00.1's sysfs resource2 (this process does not "
-                                "hold 0000:01:00.1): there is no ", 0),
-              0u)
+    EXPECT_EQ(
+        run.error().rfind("0000:01:00.0: cannot map 64 KiB of 0000:01:00.1 BAR2 into its IOMMU domain: "
+                          "VFIO_IOMMU_MAP_DMA of a mapping of 0000:01:00.1's sysfs resource2 (this process does not "
+                          "hold 0000:01:00.1): there is no ",
+                          0),
+        0u)
         << run.error();
     EXPECT_EQ(f->pins(), 0u);
 }
@@ -745,9 +771,10 @@ TEST(PeerMap, IommufdWithoutTheProviderHeldSaysToTakeItFirst) {
     ASSERT_TRUE(nic) << nic.error();
     auto run = nic->map_peer(peer_bus, 2, 0, 64 << 10);
     ASSERT_FALSE(run);
-    EXPECT_NE(run.error().find("iommufd maps a peer BAR only as a dma-buf its VFIO device exports (IOMMU_IOAS_MAP_FILE, "
-                               "Linux 6.19), and this process does not hold 0000:01:00.1 through VFIO"),
-              std::string::npos)
+    EXPECT_NE(
+        run.error().find("iommufd maps a peer BAR only as a dma-buf its VFIO device exports (IOMMU_IOAS_MAP_FILE, "
+                         "Linux 6.19), and this process does not hold 0000:01:00.1 through VFIO"),
+        std::string::npos)
         << run.error();
 }
 
@@ -778,7 +805,8 @@ TEST(PeerMap, IommufdRefusingTheDmabufSaysWhichKernelMapsThem) {
     const auto fds = local.kernel->open_fds();
     auto run = nic->map_peer(peer_bus, 2, 0, 64 << 10);
     ASSERT_FALSE(run);
-    EXPECT_NE(run.error().find("the dma-buf way: 0000:01:00.0: IOMMU_IOAS_MAP_FILE of 64 KiB at IOVA "), std::string::npos)
+    EXPECT_NE(run.error().find("the dma-buf way: 0000:01:00.0: IOMMU_IOAS_MAP_FILE of 64 KiB at IOVA "),
+              std::string::npos)
         << run.error();
     EXPECT_NE(run.error().find("refused the dma-buf (iommufd maps dma-bufs only from Linux 6.19)"), std::string::npos)
         << run.error();

@@ -94,7 +94,8 @@ TEST(BusIommu, RedirectToAnAllowedHostBridgeReachesTheBarThroughAPeerMapping) {
     auto mapped = m.engine.map_peer(memory_bus, 0, 0x4000, 2 * 4096);
     ASSERT_TRUE(mapped) << mapped.error();
     EXPECT_EQ(mapped->bytes, 2 * 4096u);
-    EXPECT_FALSE(mapped->address >= bar_address(m) && mapped->address < bar_address(m, 1 << 20)) << "an IOVA, not the BAR";
+    EXPECT_FALSE(mapped->address >= bar_address(m) && mapped->address < bar_address(m, 1 << 20))
+        << "an IOVA, not the BAR";
     EXPECT_EQ(m.engine.pins(), 1u);
     EXPECT_EQ(m.system.holdings(engine_bus).pins, 1u);
     auto from = m.engine.alloc_dma(4096);
@@ -192,7 +193,8 @@ TEST(BusIommu, PeerMappingOfARegisterBarCallsTheModel) {
     ASSERT_TRUE(mapped) << mapped.error();
     auto to = m.engine.alloc_dma(4096);
     ASSERT_TRUE(to);
-    EXPECT_EQ(engine_copy(m.engine, m.registers, mapped->address + DmaEngine::id, to->runs[0].address, 4), Status::Done);
+    EXPECT_EQ(engine_copy(m.engine, m.registers, mapped->address + DmaEngine::id, to->runs[0].address, 4),
+              Status::Done);
     EXPECT_EQ(to->window.read32(0), DmaEngine::id_value);
 }
 
@@ -214,11 +216,13 @@ TEST(BusIommu, MapPeerOutsideTheBarIsAnErrorNamingIt) {
     auto m = open(bench);
     auto past = m.engine.map_peer(memory_bus, 0, 1 << 20, 4096);
     ASSERT_FALSE(past);
-    EXPECT_EQ(past.error(), "sim0: 0000:04:00.0: cannot map 4 KiB of 0000:03:00.0 BAR0: 0x100000 is outside "
-                            "0000:03:00.0 BAR0 of 1 MiB");
+    EXPECT_EQ(past.error(),
+              "sim0: 0000:04:00.0: cannot map 4 KiB of 0000:03:00.0 BAR0: 0x100000 is outside "
+              "0000:03:00.0 BAR0 of 1 MiB");
     auto none = m.engine.map_peer(memory_bus, 4, 0, 4096);
     ASSERT_FALSE(none);
-    EXPECT_EQ(none.error(), "sim0: 0000:04:00.0: cannot map 4 KiB of 0000:03:00.0 BAR4: 0000:03:00.0 BAR4 decodes nothing");
+    EXPECT_EQ(none.error(),
+              "sim0: 0000:04:00.0: cannot map 4 KiB of 0000:03:00.0 BAR4: 0000:03:00.0 BAR4 decodes nothing");
     auto nobody = m.engine.map_peer("0000:09:00.0", 0, 0, 4096);
     ASSERT_FALSE(nobody);
     EXPECT_EQ(nobody.error(), "sim0: 0000:04:00.0: cannot map 4 KiB of 0000:09:00.0 BAR0: no such function");

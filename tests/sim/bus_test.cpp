@@ -107,7 +107,8 @@ TEST(Bus, PeerWriteAcrossRootPortsOfAHostBridgeNotAllowedIsACompleterAbort) {
     const pci::Window bar = memory_bar(t.system, memory);
     auto from = t.engine.alloc_dma(4096);
     ASSERT_TRUE(from);
-    EXPECT_EQ(engine_copy(t.engine, t.registers, from->runs[0].address, memory->bar(0)->address, 4), Status::WriteAbort);
+    EXPECT_EQ(engine_copy(t.engine, t.registers, from->runs[0].address, memory->bar(0)->address, 4),
+              Status::WriteAbort);
     EXPECT_EQ(t.system.recent_faults().back().status, DmaStatus::CompleterAbort);
 }
 
@@ -187,7 +188,8 @@ TEST(Bus, DmaWithBusMasteringOffIsUnsupportedAndCounted) {
     auto to = t.engine.alloc_dma(4096);
     ASSERT_TRUE(from && to);
     t.engine.set_bus_master(false);
-    EXPECT_EQ(engine_copy(t.engine, t.registers, from->runs[0].address, to->runs[0].address, 4), Status::ReadUnsupported);
+    EXPECT_EQ(engine_copy(t.engine, t.registers, from->runs[0].address, to->runs[0].address, 4),
+              Status::ReadUnsupported);
     EXPECT_EQ(t.system.faults(), 1u);
     EXPECT_EQ(t.system.recent_faults().back().why, "0000:04:00.0 has Bus Master Enable off");
 }
@@ -262,9 +264,9 @@ TEST(Bus, PhysicalMemoryIsScatteredUnlessContiguous) {
     // The engine reaches both at their physical addresses, page by page.
     for (unsigned i = 0; i < 4 * 4096; i += 4) scattered->window.write32(i, i);
     for (unsigned page = 0; page < 4; ++page)
-        EXPECT_EQ(engine_copy(t.engine, t.registers, scattered->runs[page].address,
-                              one->runs[0].address + page * 4096, 4096),
-                  Status::Done);
+        EXPECT_EQ(
+            engine_copy(t.engine, t.registers, scattered->runs[page].address, one->runs[0].address + page * 4096, 4096),
+            Status::Done);
     for (unsigned i = 0; i < 4 * 4096; i += 4) ASSERT_EQ(one->window.read32(i), i);
 }
 
@@ -274,7 +276,8 @@ TEST(Bus, PhysicalAddressesOfAnotherMachinesMemoryAreNotReached) {
     auto t = take_engine(bench);
     auto from = t.engine.alloc_dma(4096);
     ASSERT_TRUE(from);
-    EXPECT_EQ(engine_copy(t.engine, t.registers, from->runs[0].address, DmaAddress{0x20'0000}, 4), Status::WriteUnsupported);
+    EXPECT_EQ(engine_copy(t.engine, t.registers, from->runs[0].address, DmaAddress{0x20'0000}, 4),
+              Status::WriteUnsupported);
     EXPECT_EQ(t.system.recent_faults().back().why, "no memory at physical address 0x200000");
 }
 

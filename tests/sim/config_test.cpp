@@ -107,7 +107,8 @@ TEST(SimConfig, InterruptArrivesOnceAndIsConsumed) {
     const auto regs = engine_registers(t.f);
     auto buffer = t.f.alloc_dma(4096);
     ASSERT_TRUE(buffer);
-    EXPECT_EQ(engine_copy(t.f, regs, buffer->runs[0].address, buffer->runs[0].address + 64, 4), DmaEngine::Status::Done);
+    EXPECT_EQ(engine_copy(t.f, regs, buffer->runs[0].address, buffer->runs[0].address + 64, 4),
+              DmaEngine::Status::Done);
     EXPECT_FALSE(t.f.interrupt(0, std::chrono::milliseconds(1)));  // consumed by engine_copy
     EXPECT_FALSE(t.f.interrupt(9, std::chrono::milliseconds(1)));  // no such vector
 }

@@ -30,7 +30,8 @@ inline DmaEngine::Status engine_copy(const pci::Function& f, const pci::Window& 
     const std::uint32_t before = registers.read32(DmaEngine::copies);
     registers.write32(DmaEngine::go, 1);
     if (!f.interrupt(0, std::chrono::seconds(30))) throw std::runtime_error("the engine raised no interrupt");
-    if (registers.read32(DmaEngine::copies) != before + 1) throw std::runtime_error("the engine did not count the copy");
+    if (registers.read32(DmaEngine::copies) != before + 1)
+        throw std::runtime_error("the engine did not count the copy");
     return static_cast<DmaEngine::Status>(registers.read32(DmaEngine::status));
 }
 

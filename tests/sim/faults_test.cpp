@@ -27,9 +27,15 @@ TEST(Faults, CallsAreRecordedInOrderWithTheirFunction) {
     ASSERT_TRUE(w);
     (void)w->read32(DmaEngine::id);
     const std::string e = engine_bus;
-    EXPECT_EQ(faults.calls(), (std::vector<Call>{{Operation::Take, e},   {Operation::Bar, e},    {Operation::Bar, e},
-                                                 {Operation::Bar, e},    {Operation::Bar, e},    {Operation::Bar, e},
-                                                 {Operation::Bar, e},    {Operation::Config, e}, {Operation::Map, e}}));
+    EXPECT_EQ(faults.calls(), (std::vector<Call>{{Operation::Take, e},
+                                                 {Operation::Bar, e},
+                                                 {Operation::Bar, e},
+                                                 {Operation::Bar, e},
+                                                 {Operation::Bar, e},
+                                                 {Operation::Bar, e},
+                                                 {Operation::Bar, e},
+                                                 {Operation::Config, e},
+                                                 {Operation::Map, e}}));
     EXPECT_EQ(faults.count(Operation::Read), 1u);  // counted, not listed
     EXPECT_EQ(faults.count(), 10u);
     EXPECT_EQ(sim::to_string(Operation::AllocDma), "alloc_dma");
@@ -65,7 +71,7 @@ TEST(Faults, FailAtWaitsForTheNamedFunction) {
     ASSERT_TRUE(near && far);
     faults.fail_at(Operation::Config, "gone", std::string(far_engine_bus));
     EXPECT_EQ(near->config16(0), 0x1234);
-    EXPECT_EQ(far->config16(0), 0xffff);  // the failing call answers as a failed transport
+    EXPECT_EQ(far->config16(0), 0xffff);   // the failing call answers as a failed transport
     EXPECT_EQ(near->config16(0), 0xffff);  // and the whole machine is gone
     EXPECT_EQ(system.machine().failed(), "sim0: gone");
 }

@@ -50,9 +50,10 @@ TEST(Fixture, FunctionDirectoriesNestBelowTheirBridges) {
     EXPECT_EQ(sysfs_dir(w.t, w.vf), fs::path("sys/devices/pci0000:00/0000:00:01.1/0000:01:00.1"));
     EXPECT_EQ(sysfs_dir(w.t, w.ssd),
               fs::path("sys/devices/pci0000:00/0000:00:0e.0/pci10000:e0/10000:e0:06.0/10000:e1:00.0"));
-    for (const auto* path : {"sys/devices/pci0000:00/0000:00:01.1/0000:01:00.0/config",
-                             "sys/devices/pci0000:00/0000:00:0e.0/pci10000:e0/10000:e0:06.0/10000:e1:00.0/vendor",
-                             "sys/devices/LNXSYSTM:00/LNXSYBUS:00/ACPI0004:00/VMBUS:00/guid/pci0003:00/0003:00:00.0/class"})
+    for (const auto* path :
+         {"sys/devices/pci0000:00/0000:00:01.1/0000:01:00.0/config",
+          "sys/devices/pci0000:00/0000:00:0e.0/pci10000:e0/10000:e0:06.0/10000:e1:00.0/vendor",
+          "sys/devices/LNXSYSTM:00/LNXSYBUS:00/ACPI0004:00/VMBUS:00/guid/pci0003:00/0003:00:00.0/class"})
         EXPECT_TRUE(fs::exists(dir.path() / path)) << path;
 }
 
@@ -91,7 +92,8 @@ TEST(Fixture, LinksAreRelativeAndResolve) {
     test::TempDir dir;
     ASSERT_TRUE(write_sysfs(w.t, dir.path()));
     const fs::path devices = dir.path() / "sys/bus/pci/devices";
-    EXPECT_EQ(fs::read_symlink(devices / "0000:01:00.0"), fs::path("../../../devices/pci0000:00/0000:00:01.1/0000:01:00.0"));
+    EXPECT_EQ(fs::read_symlink(devices / "0000:01:00.0"),
+              fs::path("../../../devices/pci0000:00/0000:00:01.1/0000:01:00.0"));
     EXPECT_EQ(fs::canonical(devices / "10000:e1:00.0"), fs::canonical(dir.path() / sysfs_dir(w.t, w.ssd)));
     const fs::path nic = dir.path() / sysfs_dir(w.t, w.pf);
     EXPECT_EQ(fs::read_symlink(nic / "driver"), fs::path("../../../../bus/pci/drivers/bnxt_en"));
@@ -110,7 +112,8 @@ TEST(Fixture, CpuinfoNamesTheTopologysCpu) {
     test::TempDir dir;
     ASSERT_TRUE(write_sysfs(w.t, dir.path()));
     const std::string cpuinfo = text(dir.path() / "proc/cpuinfo");
-    EXPECT_EQ(cpuinfo.substr(0, cpuinfo.find("model\t")), "processor\t: 0\nvendor_id\t: AuthenticAMD\ncpu family\t: 25\n");
+    EXPECT_EQ(cpuinfo.substr(0, cpuinfo.find("model\t")),
+              "processor\t: 0\nvendor_id\t: AuthenticAMD\ncpu family\t: 25\n");
     EXPECT_NE(cpuinfo.find("processor\t: 1\n"), std::string::npos);
 }
 

@@ -29,7 +29,8 @@ struct Machine {
         Topology t(Cpu::intel(0x8f));
         const auto h = t.host_bridge(0, 0);
         t.add(h, Spec::root_complex(0x8086, 0x09a2));
-        const auto up = t.add(t.add(h, Spec::root_port(1, 0, 0x8086, 0x352a, 0x001d)), Spec::upstream_port(0x1000, 0xc030));
+        const auto up =
+            t.add(t.add(h, Spec::root_port(1, 0, 0x8086, 0x352a, 0x001d)), Spec::upstream_port(0x1000, 0xc030));
         auto gpu = Spec::endpoint(0, 0, 0x10de, 0x2335, 0x030200);
         gpu.driver = gpu_driver;
         gpu.iommu_group = 3;
@@ -93,9 +94,10 @@ TEST(IommuGroups, TakeOfAFunctionWhoseGroupIsNotViableIsRefusedNamingTheFunction
     const System system = Machine{}.build();
     auto f = pci::Function::take(system.machine(), nic_bus);
     ASSERT_FALSE(f);
-    EXPECT_EQ(f.error(), "sim0: 0000:04:00.0: IOMMU group 3 is not viable: 0000:03:00.0 in it is bound to the driver nvidia; "
-                         "VFIO takes a function only where every function of its group is bound to vfio-pci, to no driver, or "
-                         "is a bridge: unbind 0000:03:00.0 from nvidia (or bind it to vfio-pci)");
+    EXPECT_EQ(f.error(),
+              "sim0: 0000:04:00.0: IOMMU group 3 is not viable: 0000:03:00.0 in it is bound to the driver nvidia; "
+              "VFIO takes a function only where every function of its group is bound to vfio-pci, to no driver, or "
+              "is a bridge: unbind 0000:03:00.0 from nvidia (or bind it to vfio-pci)");
 }
 
 TEST(IommuGroups, TakeSucceedsOnceTheGroupsOtherFunctionIsBoundToVfio) {

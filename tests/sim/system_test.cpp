@@ -25,9 +25,9 @@ TEST(System, FunctionsAreTheTopologysInBusOrder) {
     ASSERT_TRUE(listed) << listed.error();
     std::vector<std::string> buses;
     for (const auto& id : *listed) buses.push_back(id.bus);
-    EXPECT_EQ(buses, (std::vector<std::string>{"0000:00:00.0", "0000:00:01.0", "0000:00:02.0", "0000:01:00.0",
-                                               "0000:02:08.0", "0000:02:10.0", "0000:03:00.0", "0000:04:00.0",
-                                               "0000:05:00.0"}));
+    EXPECT_EQ(buses,
+              (std::vector<std::string>{"0000:00:00.0", "0000:00:01.0", "0000:00:02.0", "0000:01:00.0", "0000:02:08.0",
+                                        "0000:02:10.0", "0000:03:00.0", "0000:04:00.0", "0000:05:00.0"}));
     EXPECT_EQ((*listed)[7].vendor, 0x1234);
     EXPECT_EQ((*listed)[7].device, 0x5249);
     EXPECT_EQ((*listed)[7].class_code, 0x088000u);
@@ -97,7 +97,8 @@ TEST(System, RoutesAreTheTreesAcrossTwoHostBridges) {
 
 TEST(System, TreeIsWrittenWhereAsked) {
     Bench bench;
-    const std::filesystem::path dir = std::filesystem::temp_directory_path() / ("rig-sim-here-" + std::to_string(::getpid()));
+    const std::filesystem::path dir =
+        std::filesystem::temp_directory_path() / ("rig-sim-here-" + std::to_string(::getpid()));
     {
         auto system = System::build("here", bench.topology(),
                                     {{memory_bus, bench.memory}, {engine_bus, std::make_shared<DmaEngine>()}}, dir);
@@ -126,7 +127,8 @@ TEST(System, BuildRefusesAModelAtNoFunction) {
         (void)System::build("bad", bench.topology(), {{"0000:09:00.0", bench.engine}});
         FAIL() << "built";
     } catch (const std::invalid_argument& e) {
-        EXPECT_NE(std::string(e.what()).find("0000:09:00.0 is no function of the topology"), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("0000:09:00.0 is no function of the topology"), std::string::npos)
+            << e.what();
     }
 }
 

@@ -12,7 +12,8 @@ namespace {
 using pci::config::PortType;
 
 std::vector<std::uint8_t> slice(const std::vector<std::uint8_t>& bytes, std::size_t offset, std::size_t n) {
-    return {bytes.begin() + static_cast<std::ptrdiff_t>(offset), bytes.begin() + static_cast<std::ptrdiff_t>(offset + n)};
+    return {bytes.begin() + static_cast<std::ptrdiff_t>(offset),
+            bytes.begin() + static_cast<std::ptrdiff_t>(offset + n)};
 }
 
 using Bytes = std::vector<std::uint8_t>;
@@ -51,15 +52,15 @@ TEST(Topology, RootPortConfigSpaceIsPinnedByHand) {
     t.add(rp, Spec::endpoint(0, 0, 0x10de, 0x26b9, 0x030000));
     const Bytes c = t.config_space(rp);
     ASSERT_EQ(c.size(), 4096u);
-    EXPECT_EQ(slice(c, 0x00, 4), (Bytes{0x22, 0x10, 0x83, 0x14}));      // vendor 1022, device 1483
-    EXPECT_EQ(slice(c, 0x04, 4), (Bytes{0x06, 0x00, 0x10, 0x00}));      // memory + bus master; capability list
-    EXPECT_EQ(slice(c, 0x09, 3), (Bytes{0x00, 0x04, 0x06}));            // class 0x060400
-    EXPECT_EQ(c[0x0e], 0x01);                                           // type 1 header
-    EXPECT_EQ(slice(c, 0x18, 3), (Bytes{0x40, 0x41, 0x41}));            // primary, secondary, subordinate
-    EXPECT_EQ(c[0x34], 0x40);                                           // capabilities pointer
-    EXPECT_EQ(slice(c, 0x40, 4), (Bytes{0x10, 0x00, 0x42, 0x00}));      // PCIe cap, end, v2 root port (4 << 4 | 2)
-    EXPECT_EQ(slice(c, 0x100, 4), (Bytes{0x0d, 0x00, 0x01, 0x00}));     // ACS 0x000d, version 1, next 0
-    EXPECT_EQ(slice(c, 0x104, 4), (Bytes{0x7f, 0x00, 0x1d, 0x00}));     // ACS capability 0x007f, control 0x001d
+    EXPECT_EQ(slice(c, 0x00, 4), (Bytes{0x22, 0x10, 0x83, 0x14}));   // vendor 1022, device 1483
+    EXPECT_EQ(slice(c, 0x04, 4), (Bytes{0x06, 0x00, 0x10, 0x00}));   // memory + bus master; capability list
+    EXPECT_EQ(slice(c, 0x09, 3), (Bytes{0x00, 0x04, 0x06}));         // class 0x060400
+    EXPECT_EQ(c[0x0e], 0x01);                                        // type 1 header
+    EXPECT_EQ(slice(c, 0x18, 3), (Bytes{0x40, 0x41, 0x41}));         // primary, secondary, subordinate
+    EXPECT_EQ(c[0x34], 0x40);                                        // capabilities pointer
+    EXPECT_EQ(slice(c, 0x40, 4), (Bytes{0x10, 0x00, 0x42, 0x00}));   // PCIe cap, end, v2 root port (4 << 4 | 2)
+    EXPECT_EQ(slice(c, 0x100, 4), (Bytes{0x0d, 0x00, 0x01, 0x00}));  // ACS 0x000d, version 1, next 0
+    EXPECT_EQ(slice(c, 0x104, 4), (Bytes{0x7f, 0x00, 0x1d, 0x00}));  // ACS capability 0x007f, control 0x001d
 }
 
 TEST(Topology, EndpointConfigSpaceIsPinnedByHand) {
@@ -101,7 +102,7 @@ TEST(Topology, LinkRegistersArePinnedByHand) {
     EXPECT_EQ(slice(p, 0x52, 2), (Bytes{0x83, 0x00}));              // LnkSta: its child's, 8 GT/s x8 = 0x83
     EXPECT_EQ(slice(e, 0x4c, 4), (Bytes{0x04, 0x01, 0x00, 0x00}));  // LnkCap 16 GT/s x16 (the default)
     EXPECT_EQ(slice(e, 0x52, 2), (Bytes{0x83, 0x00}));
-    EXPECT_EQ(slice(n, 0x52, 2), (Bytes{0x00, 0x00}));              // nothing below: the link is down
+    EXPECT_EQ(slice(n, 0x52, 2), (Bytes{0x00, 0x00}));  // nothing below: the link is down
     // Untrained: the lower of both ends.
     Topology u;
     const auto rp2 = u.add(u.host_bridge(0, 0), Spec::root_port(1, 0, 0x8086, 0x2030));
@@ -150,7 +151,7 @@ TEST(Topology, MisuseThrowsNamingTheFunction) {
     EXPECT_THROW(t.add(h, Spec::endpoint(0x20, 0, 1, 1, 0x020000)), std::invalid_argument);
     EXPECT_THROW(t.add(h, Spec::endpoint(2, 8, 1, 1, 0x020000)), std::invalid_argument);
     EXPECT_THROW(t.add(gpu, Spec::endpoint(0, 0, 1, 1, 0x020000)), std::invalid_argument);  // not a bridge
-    EXPECT_THROW(t.host_bridge(0, 0), std::invalid_argument);                              // bus 00 in use
+    EXPECT_THROW(t.host_bridge(0, 0), std::invalid_argument);                               // bus 00 in use
     auto rp = Spec::root_port(3, 0, 0x8086, 0x2030);
     rp.secondary = 0x00;
     EXPECT_THROW(t.add(h, rp), std::invalid_argument);

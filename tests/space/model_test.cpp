@@ -122,8 +122,8 @@ void run(const Case& c, int steps) {
         if (what < 45 || holds.empty()) {
             const Request request = random_request(random, c.length);
             const std::size_t holder = pick(holders.size());
-            const auto a = static_cast<std::int64_t>(
-                std::max(static_cast<std::uint64_t>(request.align), std::bit_floor(static_cast<std::uint64_t>(request.n))));
+            const auto a = static_cast<std::int64_t>(std::max(static_cast<std::uint64_t>(request.align),
+                                                              std::bit_floor(static_cast<std::uint64_t>(request.n))));
             auto hold = rig::alloc(space, holders[holder], request.n, request.align);
             if (hold) {
                 ++allocated;
@@ -137,8 +137,8 @@ void run(const Case& c, int steps) {
             } else {
                 ++refused;
                 // largest < 2 * (max(n, 16) + a), halved so that nothing overflows.
-                const auto half_needed = static_cast<std::uint64_t>(std::max<std::int64_t>(request.n, 16)) +
-                                         static_cast<std::uint64_t>(a);
+                const auto half_needed =
+                    static_cast<std::uint64_t>(std::max<std::int64_t>(request.n, 16)) + static_cast<std::uint64_t>(a);
                 ASSERT_LT(static_cast<std::uint64_t>(model.largest_free() / 2), half_needed)
                     << "refused n " << request.n << " aligned to " << a << " with " << model.largest_free() << " free";
             }

@@ -84,7 +84,8 @@ TEST(SpaceThreads, ConcurrentAllocAndFreeNeverGiveARangeTwice) {
                 const std::int64_t bytes = (4 * KiB) << (random() % 6);  // 4 KiB .. 128 KiB
                 auto hold = rig::alloc(space, holder, bytes);
                 if (!hold) continue;
-                for (std::int64_t page = rig::address(*hold) / (4 * KiB); page < (rig::address(*hold) + bytes) / (4 * KiB); ++page) {
+                for (std::int64_t page = rig::address(*hold) / (4 * KiB);
+                     page < (rig::address(*hold) + bytes) / (4 * KiB); ++page) {
                     int expected = 0;
                     if (!owner[page].compare_exchange_strong(expected, me + 1)) ++given_twice;
                 }
@@ -92,14 +93,16 @@ TEST(SpaceThreads, ConcurrentAllocAndFreeNeverGiveARangeTwice) {
             } else {
                 const std::size_t i = random() % mine.size();
                 const auto [hold, bytes] = mine[i];
-                for (std::int64_t page = rig::address(hold) / (4 * KiB); page < (rig::address(hold) + bytes) / (4 * KiB); ++page)
+                for (std::int64_t page = rig::address(hold) / (4 * KiB);
+                     page < (rig::address(hold) + bytes) / (4 * KiB); ++page)
                     owner[page].store(0);
                 rig::free(hold);
                 mine.erase(mine.begin() + static_cast<std::ptrdiff_t>(i));
             }
         }
         for (const auto& [hold, bytes] : mine) {
-            for (std::int64_t page = rig::address(hold) / (4 * KiB); page < (rig::address(hold) + bytes) / (4 * KiB); ++page)
+            for (std::int64_t page = rig::address(hold) / (4 * KiB); page < (rig::address(hold) + bytes) / (4 * KiB);
+                 ++page)
                 owner[page].store(0);
         }
         rig::release(holder);
@@ -128,7 +131,8 @@ TEST(SpaceThreads, TwoReleasesOfOneHolderGiveBackEachHoldOnce) {
     one.join();
     two.join();
     EXPECT_EQ(free_ranges(space),
-              (std::vector<Range>{{0, rig::address(*kept)}, {rig::address(*kept) + 4 * KiB, 64 * MiB - rig::address(*kept) - 4 * KiB}}));
+              (std::vector<Range>{{0, rig::address(*kept)},
+                                  {rig::address(*kept) + 4 * KiB, 64 * MiB - rig::address(*kept) - 4 * KiB}}));
     rig::free(*kept);
     EXPECT_EQ(free_ranges(space), (std::vector<Range>{{0, 64 * MiB}}));
 }
@@ -192,9 +196,12 @@ TEST(SpaceThreads, AllocatingFromManySpacesAndOneHolderIsSafe) {
         });
     }
     for (std::thread& thread : running) thread.join();
-    for (int i = 0; i < threads; ++i) EXPECT_EQ(free_ranges(*spaces[i]), (std::vector<Range>{{(std::int64_t{i} << 30) + 400 * KiB, MiB - 400 * KiB}}));
+    for (int i = 0; i < threads; ++i)
+        EXPECT_EQ(free_ranges(*spaces[i]),
+                  (std::vector<Range>{{(std::int64_t{i} << 30) + 400 * KiB, MiB - 400 * KiB}}));
     rig::release(holder);
-    for (int i = 0; i < threads; ++i) EXPECT_EQ(free_ranges(*spaces[i]), (std::vector<Range>{{std::int64_t{i} << 30, MiB}}));
+    for (int i = 0; i < threads; ++i)
+        EXPECT_EQ(free_ranges(*spaces[i]), (std::vector<Range>{{std::int64_t{i} << 30, MiB}}));
 }
 
 }  // namespace

@@ -16,8 +16,8 @@
 namespace rig::test {
 
 struct CapturedFrame {
-    std::int64_t ns = 0;      // since the epoch
-    std::uint32_t length = 0; // on the wire
+    std::int64_t ns = 0;       // since the epoch
+    std::uint32_t length = 0;  // on the wire
     std::vector<std::byte> bytes;
 };
 

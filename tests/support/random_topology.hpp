@@ -37,7 +37,8 @@ public:
             const unsigned ports = 1 + pick(2);
             for (unsigned p = 0; p < ports; ++p) {
                 const std::uint16_t ids[] = {0x2030, 0x6f02};
-                const auto rp = t.add(h, Spec::root_port(static_cast<std::uint8_t>(1 + p), 0, 0x8086, ids[pick(2)], acs()));
+                const auto rp =
+                    t.add(h, Spec::root_port(static_cast<std::uint8_t>(1 + p), 0, 0x8086, ids[pick(2)], acs()));
                 below(t, rp, 0);
             }
             if (pick(4) == 0) t.add(h, endpoint(0x10, 0));  // an RCiEP
@@ -68,7 +69,8 @@ private:
             const auto usp = t.add(port, usp_spec);
             const unsigned downstream = 1 + pick(3);
             for (unsigned d = 0; d < downstream; ++d)
-                below(t, t.add(usp, Spec::downstream_port(static_cast<std::uint8_t>(d), 0x10b5, 0x8747, acs())), depth + 1);
+                below(t, t.add(usp, Spec::downstream_port(static_cast<std::uint8_t>(d), 0x10b5, 0x8747, acs())),
+                      depth + 1);
             break;
         }
         default: {  // an SR-IOV PF with VFs

@@ -40,7 +40,7 @@ struct OneSwitch {
     std::uint16_t host_device = 0x6f00;  // Broadwell-EP: not in the allow-list
     std::optional<std::uint16_t> root_port_acs, upstream_acs, downstream_acs, gpu_acs, nic_acs;
     pci::LinkState gpu_link{pci::Generation::Gen4, 16};  // what the GPU can do
-    std::optional<pci::LinkState> gpu_trained;          // what its link runs at; nullopt: what both ends can
+    std::optional<pci::LinkState> gpu_trained;           // what its link runs at; nullopt: what both ends can
 
     Topology build() const {
         Topology t(cpu);

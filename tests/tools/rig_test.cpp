@@ -108,7 +108,7 @@ TEST(RigTool, TopoJsonHasOnePairPerOrderedPairOfEndpoints) {
     std::vector<std::string> buses;
     for (const auto& f : j.at("functions")) buses.push_back(f.at("bus"));
     EXPECT_EQ(buses, (std::vector<std::string>{"0000:00:0e.0", "0000:03:00.0", "0000:04:00.0", "0000:04:00.2",
-                                                "0000:81:00.0", "10000:e1:00.0"}))
+                                               "0000:81:00.0", "10000:e1:00.0"}))
         << "bridges and the host bridge devices of root complexes are left out";
     ASSERT_EQ(j.at("pairs").size(), buses.size() * (buses.size() - 1));
     EXPECT_EQ(j.at("functions")[1].at("vendor"), "0x10de");
@@ -206,7 +206,8 @@ TEST(RigTool, WhyOfADirectRouteBehindAnIommuSaysTheGpuMustBeFreeOfItsDriver) {
     Topology t(Cpu::intel(0x8f));
     const auto h = t.host_bridge(0, 0);
     t.add(h, Spec::root_complex(0x8086, 0x09a2));
-    const auto usp = t.add(t.add(h, Spec::root_port(1, 0, 0x8086, 0x352a, 0x001d)), Spec::upstream_port(0x1000, 0xc030));
+    const auto usp =
+        t.add(t.add(h, Spec::root_port(1, 0, 0x8086, 0x352a, 0x001d)), Spec::upstream_port(0x1000, 0xc030));
     auto gpu = Spec::endpoint(0, 0, 0x10de, 0x2335, 0x030200);
     gpu.driver = "nvidia";
     gpu.iommu_group = 3;
@@ -217,14 +218,16 @@ TEST(RigTool, WhyOfADirectRouteBehindAnIommuSaysTheGpuMustBeFreeOfItsDriver) {
     const Tree tree(t);
     const test::Run run = rig({"topo", "--root", tree.root().string(), "--why", "03:00.0", "04:00.0"});
     ASSERT_EQ(run.status, 0) << run.out;
-    EXPECT_NE(run.out.find("VFIO: behind an IOMMU this direct route means no ACS isolates 0000:04:00.0 from 0000:03:00.0, so "
-                           "they share an IOMMU group (3), and VFIO takes 0000:04:00.0 only with 0000:03:00.0 free of its "
-                           "vendor driver (bound to vfio-pci or to none; it is bound to nvidia)\n"),
-              std::string::npos)
+    EXPECT_NE(
+        run.out.find("VFIO: behind an IOMMU this direct route means no ACS isolates 0000:04:00.0 from 0000:03:00.0, so "
+                     "they share an IOMMU group (3), and VFIO takes 0000:04:00.0 only with 0000:03:00.0 free of its "
+                     "vendor driver (bound to vfio-pci or to none; it is bound to nvidia)\n"),
+        std::string::npos)
         << run.out;
     // Without an IOMMU group the NIC is not behind an IOMMU: nothing to say.
     const Tree plain(OneSwitch{}.build());
-    EXPECT_EQ(rig({"topo", "--root", plain.root().string(), "--why", "03:00.0", "04:00.0"}).out.find("VFIO:"), std::string::npos);
+    EXPECT_EQ(rig({"topo", "--root", plain.root().string(), "--why", "03:00.0", "04:00.0"}).out.find("VFIO:"),
+              std::string::npos);
 }
 
 TEST(RigTool, WhyRejectsWhatIsNoBusAddress) {
@@ -236,8 +239,8 @@ TEST(RigTool, WhyRejectsWhatIsNoBusAddress) {
 
 TEST(RigTool, WhyOfNoFunctionIsAnErrorNamingIt) {
     const Tree tree(OneSwitch{}.build());
-    for (const auto& [provider, client, missing] :
-         {std::tuple{"99:00.0", "04:00.0", "0000:99:00.0"}, std::tuple{"0000:03:00.0", "0000:09:00.0", "0000:09:00.0"}}) {
+    for (const auto& [provider, client, missing] : {std::tuple{"99:00.0", "04:00.0", "0000:99:00.0"},
+                                                    std::tuple{"0000:03:00.0", "0000:09:00.0", "0000:09:00.0"}}) {
         const test::Run run = rig({"topo", "--root", tree.root().string(), "--why", provider, client});
         EXPECT_EQ(run.status, 1) << run.out;
         EXPECT_EQ(run.out, std::string("rig: ") + missing + ": no such function (rig ls lists them)\n");
@@ -277,7 +280,9 @@ TEST(RigTool, LsShowsEachFunctionsLink) {
     const test::Run run = rig({"ls", "--root", tree.root().string()});
     ASSERT_EQ(run.status, 0) << run.out;
     EXPECT_NE(run.out.find("LINK"), std::string::npos) << run.out;
-    const auto line = [&](const std::string& bus) { return run.out.substr(run.out.find(bus), run.out.find('\n', run.out.find(bus)) - run.out.find(bus)); };
+    const auto line = [&](const std::string& bus) {
+        return run.out.substr(run.out.find(bus), run.out.find('\n', run.out.find(bus)) - run.out.find(bus));
+    };
     EXPECT_NE(line("0000:03:00.0").find("Gen3 x8 (can Gen4 x16)"), std::string::npos) << run.out;
     EXPECT_NE(line("0000:04:00.0").find("Gen4 x16"), std::string::npos) << run.out;
     EXPECT_NE(line("0000:00:00.0").find(" - "), std::string::npos) << run.out;  // no PCI Express capability
@@ -315,14 +320,15 @@ Topology pairing_machine(std::optional<pci::LinkState> gpu_trained = std::nullop
     d1.secondary = 0x1c;
     auto gpu = with(Spec::endpoint(0, 0, 0x10de, 0x2335, 0x030200));
     gpu.trained = gpu_trained;
-    t.add(t.add(sw, d0), gpu);                                                     // 1b:00.0
-    t.add(t.add(sw, d1), with(Spec::endpoint(0, 0, 0x15b3, 0x1021, 0x020700)));    // 1c:00.0
+    t.add(t.add(sw, d0), gpu);                                                   // 1b:00.0
+    t.add(t.add(sw, d1), with(Spec::endpoint(0, 0, 0x15b3, 0x1021, 0x020700)));  // 1c:00.0
     auto rp2 = with(Spec::root_port(2, 0, 0x8086, 0x352a));
     rp2.secondary = 0x20;
-    t.add(t.add(h, rp2), with(Spec::endpoint(0, 0, 0x15b3, 0x1021, 0x020700)));    // 20:00.0
+    t.add(t.add(h, rp2), with(Spec::endpoint(0, 0, 0x15b3, 0x1021, 0x020700)));  // 20:00.0
     const auto h8 = t.host_bridge(0, 0x80);
     t.add(h8, Spec::root_complex(0x8086, 0x09a2));
-    t.add(t.add(h8, with(Spec::root_port(1, 0, 0x8086, 0x352a), 1)), with(Spec::endpoint(0, 0, 0x15b3, 0x1021, 0x020700), 1));
+    t.add(t.add(h8, with(Spec::root_port(1, 0, 0x8086, 0x352a), 1)),
+          with(Spec::endpoint(0, 0, 0x15b3, 0x1021, 0x020700), 1));
     return t;
 }
 
@@ -330,16 +336,18 @@ TEST(RigTool, TopoPairsEachGpuWithItsNicAndSaysWhy) {
     const Tree tree(pairing_machine());
     const test::Run run = rig({"topo", "--root", tree.root().string()});
     ASSERT_EQ(run.status, 0) << run.out;
-    EXPECT_NE(run.out.find("  GPU0 0000:1b:00.0 -> NIC0 0000:1c:00.0 (switch 0000:1a:00.0, Gen5 x16, NUMA 0); next NIC1 "
-                           "(bridge)\n"),
-              std::string::npos)
+    EXPECT_NE(
+        run.out.find("  GPU0 0000:1b:00.0 -> NIC0 0000:1c:00.0 (switch 0000:1a:00.0, Gen5 x16, NUMA 0); next NIC1 "
+                     "(bridge)\n"),
+        std::string::npos)
         << run.out;
     EXPECT_EQ(run.out.find("warning:"), std::string::npos) << run.out;
     const test::Run pinned = rig({"topo", "--root", tree.root().string(), "--pair", "1b:00.0=20:00.0"});
     ASSERT_EQ(pinned.status, 0) << pinned.out;
-    EXPECT_NE(pinned.out.find("  GPU0 0000:1b:00.0 -> NIC1 0000:20:00.0 (bridge pci0000:00, Gen5 x16, NUMA 0); override; "
-                              "next NIC0 (switch)\n"),
-              std::string::npos)
+    EXPECT_NE(
+        pinned.out.find("  GPU0 0000:1b:00.0 -> NIC1 0000:20:00.0 (bridge pci0000:00, Gen5 x16, NUMA 0); override; "
+                        "next NIC0 (switch)\n"),
+        std::string::npos)
         << pinned.out;
     const test::Run not_nic = rig({"topo", "--root", tree.root().string(), "--pair", "1b:00.0=1b:00.0"});
     EXPECT_EQ(not_nic.status, 1);
@@ -484,8 +492,8 @@ TEST(RigTool, SnapshotIntoANonEmptyDirectoryIsRefusedAndWritesNothing) {
     ASSERT_FALSE(before.empty());
     const test::Run again = rig({"snapshot", "--root", second.root().string(), out.path().string()});
     EXPECT_EQ(again.status, 1);
-    EXPECT_EQ(again.out, "rig: " + out.path().string() +
-                             ": not empty (a snapshot goes into a new or empty directory)\n");
+    EXPECT_EQ(again.out,
+              "rig: " + out.path().string() + ": not empty (a snapshot goes into a new or empty directory)\n");
     EXPECT_EQ(listing(out.path()), before);
     // Any file at all makes it non-empty; a file in its place is no directory.
     TempDir other;

@@ -30,7 +30,7 @@ int topo(const pci::Machine& machine, bool json, bool all, const std::vector<pci
 // rig topo --why PROVIDER CLIENT: Route::explain for the pair, its links and bottleneck
 // included; with json, one object: verdict, distance, common node, links, bottleneck and
 // the explanation. 1 where either is no function of the machine.
-int why(const pci::Machine& machine, std::string_view provider, std::string_view client, bool json,
-        std::ostream& out, std::ostream& err);
+int why(const pci::Machine& machine, std::string_view provider, std::string_view client, bool json, std::ostream& out,
+        std::ostream& err);
 
 }  // namespace rig::tool

@@ -37,8 +37,8 @@ int ls(const pci::Machine& machine, bool json, std::ostream& out, std::ostream& 
         if (f.physfn) name += " (VF of " + *f.physfn + ")";
         const std::string buses = f.buses ? fmt::format("[{:02x}-{:02x}]", f.buses->first, f.buses->second) : "";
         const std::string link = f.link.source == pci::LinkSource::Unread ? "-" : pci::describe(f.link);
-        out << fmt::format("{:<14} {:04x}:{:04x} {:06x}   {:<36} {:<14} {:>4} {:>5}  {:<24} {}\n", f.id.bus, f.id.vendor,
-                           f.id.device, f.id.class_code, name, or_dash(f.driver),
+        out << fmt::format("{:<14} {:04x}:{:04x} {:06x}   {:<36} {:<14} {:>4} {:>5}  {:<24} {}\n", f.id.bus,
+                           f.id.vendor, f.id.device, f.id.class_code, name, or_dash(f.driver),
                            f.numa_node ? std::to_string(*f.numa_node) : "-", or_dash(f.iommu_group), link, buses);
     }
     return 0;

@@ -44,7 +44,9 @@ int main(int argc, char** argv) {
     topo->add_option("--pairs", pins_file, "pin GPUs to NICs as FILE lists them: GPU=NIC entries, # comments")
         ->type_name("FILE");
     std::vector<std::string> pair;
-    topo->add_option("--why", pair, "explain the route from CLIENT's requests to a BAR of PROVIDER: the rule, the links and the bottleneck")
+    topo->add_option(
+            "--why", pair,
+            "explain the route from CLIENT's requests to a BAR of PROVIDER: the rule, the links and the bottleneck")
         ->expected(2)
         ->type_name("PROVIDER CLIENT");
 

@@ -29,11 +29,13 @@ void print_pairing(std::ostream& out, const std::vector<pci::Pairing>& pairs,
             out << fmt::format("  {} {} -> none ({})\n", gpu, p.gpu, p.why);
             continue;
         }
-        const auto paired = std::find_if(p.ranked.begin(), p.ranked.end(), [&](const pci::RankedNic& n) { return n.nic == *p.nic; });
+        const auto paired =
+            std::find_if(p.ranked.begin(), p.ranked.end(), [&](const pci::RankedNic& n) { return n.nic == *p.nic; });
         std::string line = fmt::format("  {} {} -> {} {}", gpu, p.gpu, label_of(labels, *p.nic), *p.nic);
         if (paired != p.ranked.end()) line += " (" + paired->why + ")";
         if (p.why != "its first") line += "; " + p.why;
-        const auto next = std::find_if(p.ranked.begin(), p.ranked.end(), [&](const pci::RankedNic& n) { return n.nic != *p.nic; });
+        const auto next =
+            std::find_if(p.ranked.begin(), p.ranked.end(), [&](const pci::RankedNic& n) { return n.nic != *p.nic; });
         if (next != p.ranked.end())
             line += fmt::format("; next {} ({}{})", label_of(labels, next->nic),
                                 next->distance ? pci::to_string(*next->distance) : "unread",
@@ -43,7 +45,8 @@ void print_pairing(std::ostream& out, const std::vector<pci::Pairing>& pairs,
             for (const pci::RouteLink& l : n.downtrained) {
                 auto& entry = downtrained[{l.function, l.port}];
                 entry.first = l;
-                if (std::find(entry.second.begin(), entry.second.end(), gpu) == entry.second.end()) entry.second.push_back(gpu);
+                if (std::find(entry.second.begin(), entry.second.end(), gpu) == entry.second.end())
+                    entry.second.push_back(gpu);
             }
     }
     for (const auto& [where, entry] : downtrained) {
@@ -52,7 +55,8 @@ void print_pairing(std::ostream& out, const std::vector<pci::Pairing>& pairs,
         for (const auto& g : gpus) who += (who.empty() ? "" : ", ") + g;
         out << fmt::format("  warning: the link of {} below {} is downtrained: LnkSta {}, LnkCap {}{} (routes of {})\n",
                            l.function, l.port, state(l.status), state(l.capability),
-                           l.port_capability ? ", port LnkCap " + pci::to_string(*l.port_capability) : std::string(), who);
+                           l.port_capability ? ", port LnkCap " + pci::to_string(*l.port_capability) : std::string(),
+                           who);
     }
 }
 

@@ -101,7 +101,6 @@ int topo(const pci::Machine& machine, bool json, bool all, const std::vector<pci
     const auto verdict = [&](std::size_t p, std::size_t c) { return routes->verdict(index[p], index[c]); };
     const auto distance = [&](std::size_t a, std::size_t b) { return routes->distance(index[a], index[b]); };
 
-
     std::map<std::string, int> counts;
     std::vector<std::string> labels;
     std::vector<std::size_t> shown;  // GPUs and NICs, as nvidia-smi topo -m shows; every endpoint with --all
@@ -148,8 +147,8 @@ int topo(const pci::Machine& machine, bool json, bool all, const std::vector<pci
     return 0;
 }
 
-int why(const pci::Machine& machine, std::string_view provider, std::string_view client, bool json,
-        std::ostream& out, std::ostream& err) {
+int why(const pci::Machine& machine, std::string_view provider, std::string_view client, bool json, std::ostream& out,
+        std::ostream& err) {
     const auto functions = machine.functions();
     if (!functions) {
         err << "rig: " << functions.error() << '\n';

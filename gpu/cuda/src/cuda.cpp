@@ -59,7 +59,8 @@ class Device;
 // Memory this device created, mapped at its Space address.
 class Memory final : public Allocation {
 public:
-    Memory(std::shared_ptr<const Device> device, CUdeviceptr address, std::uint64_t bytes) : device_(std::move(device)), address_(address), bytes_(bytes) {}
+    Memory(std::shared_ptr<const Device> device, CUdeviceptr address, std::uint64_t bytes)
+        : device_(std::move(device)), address_(address), bytes_(bytes) {}
     ~Memory() override;
     Memory(const Memory&) = delete;
     Memory& operator=(const Memory&) = delete;
@@ -85,17 +86,23 @@ private:
 // A peer's Memory this device was granted access to.
 class Mapping final : public Allocation {
 public:
-    Mapping(std::shared_ptr<const Device> device, std::shared_ptr<Allocation> owner, const Memory& memory, std::uint64_t bytes)
+    Mapping(std::shared_ptr<const Device> device, std::shared_ptr<Allocation> owner, const Memory& memory,
+            std::uint64_t bytes)
         : device_(std::move(device)), owner_(std::move(owner)), memory_(memory), bytes_(bytes) {}
     ~Mapping() override;
     Mapping(const Mapping&) = delete;
     Mapping& operator=(const Mapping&) = delete;
 
-    Result<std::vector<pci::Run>> runs(std::uint64_t offset, std::uint64_t bytes) const override { return owner_->runs(offset, bytes); }
-    Result<Dmabuf> dmabuf(std::uint64_t offset, std::uint64_t bytes) const override { return owner_->dmabuf(offset, bytes); }
+    Result<std::vector<pci::Run>> runs(std::uint64_t offset, std::uint64_t bytes) const override {
+        return owner_->runs(offset, bytes);
+    }
+    Result<Dmabuf> dmabuf(std::uint64_t offset, std::uint64_t bytes) const override {
+        return owner_->dmabuf(offset, bytes);
+    }
     std::vector<pci::Run> reachable() const override { return owner_->reachable(); }
     Result<Pointer> pointer() const override;
     CUdeviceptr address() const { return memory_.address(); }
+
 private:
     const std::shared_ptr<const Device> device_;
     std::shared_ptr<Allocation> owner_;
@@ -123,7 +130,11 @@ private:
 class Device final : public Backend, public std::enable_shared_from_this<Device> {
 public:
     Device(const Driver& d, int number, std::string name, std::string bus, std::uint64_t granularity, bool rdma)
-        : Backend(std::move(name), std::move(bus)), driver(d), ordinal(number), granularity_(granularity), rdma_(rdma),
+        : Backend(std::move(name), std::move(bus)),
+          driver(d),
+          ordinal(number),
+          granularity_(granularity),
+          rdma_(rdma),
           bar1_(bar1_bytes(this->bus())) {}
 
     const Driver& driver;
@@ -155,8 +166,8 @@ public:
             return failed("could not reserve the Space address " + hex(address) + " for", bytes, s);
         auto memory = std::make_shared<Memory>(shared_from_this(), placed, bytes);
         if (placed != want)
-            return fail(label(), ": CUDA placed the reservation of ", text::bytes(bytes), " at ", hex(static_cast<std::int64_t>(placed)),
-                        ", not at the Space address ", hex(address),
+            return fail(label(), ": CUDA placed the reservation of ", text::bytes(bytes), " at ",
+                        hex(static_cast<std::int64_t>(placed)), ", not at the Space address ", hex(address),
                         ": the process uses that address already (reserve the Space's range before CUDA takes it)");
         const CUmemAllocationProp p = properties();
         if (CUresult s = driver.cuMemCreate(&memory->handle, bytes, &p, 0); s != CUDA_SUCCESS) {
@@ -164,8 +175,8 @@ public:
             std::size_t free = 0, total = 0;
             cudaSetDevice(ordinal);
             cudaMemGetInfo(&free, &total);
-            return fail(label(), ": out of memory for ", text::bytes(bytes), " (", text::bytes(free), " free of ", text::bytes(total),
-                        "): ", driver.describe(s));
+            return fail(label(), ": out of memory for ", text::bytes(bytes), " (", text::bytes(free), " free of ",
+                        text::bytes(total), "): ", driver.describe(s));
         }
         memory->created = true;
         if (CUresult s = driver.cuMemMap(placed, bytes, 0, memory->handle, 0); s != CUDA_SUCCESS)
@@ -177,16 +188,18 @@ public:
         return memory;
     }
 
-    Result<std::shared_ptr<Allocation>> map(const std::shared_ptr<Allocation>& peer, std::int64_t address, std::uint64_t bytes) override {
+    Result<std::shared_ptr<Allocation>> map(const std::shared_ptr<Allocation>& peer, std::int64_t address,
+                                            std::uint64_t bytes) override {
         const auto* memory = dynamic_cast<const Memory*>(peer.get());
         if (memory == nullptr)
-            throw std::invalid_argument("cuda: " + label() + " cannot map memory of another kind of GPU at " + hex(address));
+            throw std::invalid_argument("cuda: " + label() + " cannot map memory of another kind of GPU at " +
+                                        hex(address));
         int can = 0;
         if (cudaError_t s = cudaDeviceCanAccessPeer(&can, ordinal, memory->device().ordinal); s != cudaSuccess)
             return failed("could not ask whether it reaches the peer's", bytes, s);
         if (can == 0)
-            return fail(label(), ": cannot reach the ", text::bytes(bytes), " at ", hex(address), " of ", memory->device().label(),
-                        ": CUDA reports no peer access between them");
+            return fail(label(), ": cannot reach the ", text::bytes(bytes), " at ", hex(address), " of ",
+                        memory->device().label(), ": CUDA reports no peer access between them");
         std::lock_guard lock(peers_mutex_);
         if (peers_[memory->address()] == 0) {
             const CUmemAccessDesc desc = access(ordinal, CU_MEM_ACCESS_FLAGS_PROT_READWRITE);
@@ -219,7 +232,8 @@ public:
     }
 
     Result<std::shared_ptr<HostAllocation>> host(std::uint64_t bytes) override {
-        if (cudaError_t s = cudaSetDevice(ordinal); s != cudaSuccess) return failed("could not allocate host memory of", bytes, s);
+        if (cudaError_t s = cudaSetDevice(ordinal); s != cudaSuccess)
+            return failed("could not allocate host memory of", bytes, s);
         void* at = nullptr;
         if (cudaError_t s = cudaHostAlloc(&at, bytes, cudaHostAllocPortable); s != cudaSuccess)
             return failed("could not allocate pinned host memory of", bytes, s);
@@ -233,14 +247,14 @@ public:
         return copy(out.data(), at(memory, offset), out.size(), cudaMemcpyDeviceToHost, "could not download");
     }
 
-    Result<void> copy_to_host(Allocation& memory, std::uint64_t offset, const HostBuffer& host, std::uint64_t host_offset,
-                              std::uint64_t n) override {
+    Result<void> copy_to_host(Allocation& memory, std::uint64_t offset, const HostBuffer& host,
+                              std::uint64_t host_offset, std::uint64_t n) override {
         auto to = process_bytes(host, host_offset, n);
         if (!to) return std::unexpected(std::move(to).error());
         return copy(*to, at(memory, offset), n, cudaMemcpyDeviceToHost, "could not copy to host memory");
     }
-    Result<void> copy_from_host(const HostBuffer& host, std::uint64_t host_offset, Allocation& memory, std::uint64_t offset,
-                                std::uint64_t n) override {
+    Result<void> copy_from_host(const HostBuffer& host, std::uint64_t host_offset, Allocation& memory,
+                                std::uint64_t offset, std::uint64_t n) override {
         auto from = process_bytes(host, host_offset, n);
         if (!from) return std::unexpected(std::move(from).error());
         return copy(at(memory, offset), *from, n, cudaMemcpyHostToDevice, "could not copy from host memory");
@@ -283,20 +297,23 @@ Result<std::vector<pci::Run>> Memory::runs(std::uint64_t offset, std::uint64_t b
     // P2P tokens of cuPointerGetAttribute are for) and to a dma-buf importer's attachment
     // (cuMemGetHandleForAddressRange). No CUDA call and no /proc file shows them to the
     // process, so a NIC driven from user space has no bus address to put in its page list.
-    return fail(device_->label(), ": no bus addresses for the ", text::bytes(bytes), " at ",
-                hex(static_cast<std::int64_t>(address_ + offset)),
-                ": NVIDIA's driver maps the BAR1 pages of CUDA memory only for kernel importers (nvidia-peermem's "
-                "nvidia_p2p_get_pages, a dma-buf attachment) and no CUDA call shows them to a process, so a NIC driven "
-                "from user space cannot register it; Memory::dmabuf exports the range as a dma-buf of BAR1 for a kernel "
-                "importer such as ibv_reg_dmabuf_mr (rdma-core, the NIC's kernel driver)");
+    return fail(
+        device_->label(), ": no bus addresses for the ", text::bytes(bytes), " at ",
+        hex(static_cast<std::int64_t>(address_ + offset)),
+        ": NVIDIA's driver maps the BAR1 pages of CUDA memory only for kernel importers (nvidia-peermem's "
+        "nvidia_p2p_get_pages, a dma-buf attachment) and no CUDA call shows them to a process, so a NIC driven "
+        "from user space cannot register it; Memory::dmabuf exports the range as a dma-buf of BAR1 for a kernel "
+        "importer such as ibv_reg_dmabuf_mr (rdma-core, the NIC's kernel driver)");
 }
 
 Result<Dmabuf> Memory::dmabuf(std::uint64_t offset, std::uint64_t bytes) const {
     if (const auto bar = device_->bar1(); bar && bytes > *bar)
-        return fail(device_->label(), ": BAR1 is ", text::bytes(*bar), ", too small for a dma-buf of ", text::bytes(bytes));
+        return fail(device_->label(), ": BAR1 is ", text::bytes(*bar), ", too small for a dma-buf of ",
+                    text::bytes(bytes));
     int fd = -1;
-    const CUresult s = device_->driver.cuMemGetHandleForAddressRange(&fd, address_ + offset, bytes, CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD,
-                                                                   CU_MEM_RANGE_FLAG_DMA_BUF_MAPPING_TYPE_PCIE);
+    const CUresult s = device_->driver.cuMemGetHandleForAddressRange(&fd, address_ + offset, bytes,
+                                                                     CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD,
+                                                                     CU_MEM_RANGE_FLAG_DMA_BUF_MAPPING_TYPE_PCIE);
     if (s != CUDA_SUCCESS)
         return fail(device_->label(), ": no dma-buf through BAR1 of ", text::bytes(bytes), " at ",
                     hex(static_cast<std::int64_t>(address_ + offset)), ": ", device_->driver.describe(s));
@@ -349,10 +366,13 @@ Result<Gpu> open(int ordinal, std::shared_ptr<Space> space) {
     CUdevice device = 0;
     if (CUresult s = d.cuDeviceGet(&device, ordinal); s != CUDA_SUCCESS) return fail(label, ": ", d.describe(s));
     int vmm = 0, rdma = 0;
-    if (CUresult s = d.cuDeviceGetAttribute(&vmm, CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED, device); s != CUDA_SUCCESS)
+    if (CUresult s = d.cuDeviceGetAttribute(&vmm, CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED, device);
+        s != CUDA_SUCCESS)
         return fail(label, ": ", d.describe(s));
-    if (vmm == 0) return fail(label, ": no virtual memory management (cuMemAddressReserve), so no memory at Space addresses");
-    if (CUresult s = d.cuDeviceGetAttribute(&rdma, CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WITH_CUDA_VMM_SUPPORTED, device); s != CUDA_SUCCESS)
+    if (vmm == 0)
+        return fail(label, ": no virtual memory management (cuMemAddressReserve), so no memory at Space addresses");
+    if (CUresult s = d.cuDeviceGetAttribute(&rdma, CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WITH_CUDA_VMM_SUPPORTED, device);
+        s != CUDA_SUCCESS)
         rdma = 0;
 
     CUmemAllocationProp p{};
@@ -360,7 +380,8 @@ Result<Gpu> open(int ordinal, std::shared_ptr<Space> space) {
     p.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
     p.location.id = ordinal;
     std::size_t granularity = 0;
-    if (CUresult s = d.cuMemGetAllocationGranularity(&granularity, &p, CU_MEM_ALLOC_GRANULARITY_MINIMUM); s != CUDA_SUCCESS)
+    if (CUresult s = d.cuMemGetAllocationGranularity(&granularity, &p, CU_MEM_ALLOC_GRANULARITY_MINIMUM);
+        s != CUDA_SUCCESS)
         return fail(label, ": no allocation granularity: ", d.describe(s));
     if (granularity < 4096) granularity = 4096;
 

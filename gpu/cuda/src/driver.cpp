@@ -18,20 +18,22 @@ Result<void> fetch(const char* symbol, Pointer& to) {
     const cudaError_t status = cudaGetDriverEntryPointByVersion(symbol, &function, abi, cudaEnableDefault, &found);
     if (status != cudaSuccess) return fail("CUDA: no NVIDIA driver: ", describe(status));
     if (function == nullptr || found != cudaDriverEntryPointSuccess)
-        return fail("CUDA: the NVIDIA driver has no ", symbol, " of CUDA 12.0 (a driver for CUDA 12 or later is needed)");
+        return fail("CUDA: the NVIDIA driver has no ", symbol,
+                    " of CUDA 12.0 (a driver for CUDA 12 or later is needed)");
     to = reinterpret_cast<Pointer>(function);
     return {};
 }
 
 Result<Driver> load() {
     Driver d;
-    for (auto r : {fetch("cuGetErrorName", d.cuGetErrorName), fetch("cuGetErrorString", d.cuGetErrorString),
-                   fetch("cuDeviceGet", d.cuDeviceGet), fetch("cuDeviceGetAttribute", d.cuDeviceGetAttribute),
-                   fetch("cuMemGetAllocationGranularity", d.cuMemGetAllocationGranularity),
-                   fetch("cuMemAddressReserve", d.cuMemAddressReserve), fetch("cuMemAddressFree", d.cuMemAddressFree),
-                   fetch("cuMemCreate", d.cuMemCreate), fetch("cuMemRelease", d.cuMemRelease), fetch("cuMemMap", d.cuMemMap),
-                   fetch("cuMemUnmap", d.cuMemUnmap), fetch("cuMemSetAccess", d.cuMemSetAccess),
-                   fetch("cuMemGetHandleForAddressRange", d.cuMemGetHandleForAddressRange)}) {
+    for (auto r :
+         {fetch("cuGetErrorName", d.cuGetErrorName), fetch("cuGetErrorString", d.cuGetErrorString),
+          fetch("cuDeviceGet", d.cuDeviceGet), fetch("cuDeviceGetAttribute", d.cuDeviceGetAttribute),
+          fetch("cuMemGetAllocationGranularity", d.cuMemGetAllocationGranularity),
+          fetch("cuMemAddressReserve", d.cuMemAddressReserve), fetch("cuMemAddressFree", d.cuMemAddressFree),
+          fetch("cuMemCreate", d.cuMemCreate), fetch("cuMemRelease", d.cuMemRelease), fetch("cuMemMap", d.cuMemMap),
+          fetch("cuMemUnmap", d.cuMemUnmap), fetch("cuMemSetAccess", d.cuMemSetAccess),
+          fetch("cuMemGetHandleForAddressRange", d.cuMemGetHandleForAddressRange)}) {
         if (!r) return std::unexpected(std::move(r).error());
     }
     return d;

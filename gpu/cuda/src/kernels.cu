@@ -33,8 +33,7 @@ struct FillWord {
         unsigned char* at = first + index * 8;
         if (index * 8 + 8 <= bytes && reinterpret_cast<std::uintptr_t>(at) % 8 == 0)
             *reinterpret_cast<std::uint64_t*>(at) = word;
-        else
-            pattern::store_word(first, bytes, index, word);
+        else pattern::store_word(first, bytes, index, word);
     }
 };
 
@@ -94,9 +93,10 @@ Status fill(int device, std::uint64_t address, std::uint64_t bytes, std::uint64_
 Status checksum(int device, std::uint64_t address, std::uint64_t bytes, std::uint64_t* checksum) {
     return run(device, [&] {
         const Term op{reinterpret_cast<const unsigned char*>(address), bytes};
-        const std::uint64_t sum = thrust::transform_reduce(thrust::device, thrust::counting_iterator<std::uint64_t>(0),
-                                                           thrust::counting_iterator<std::uint64_t>(pattern::words(bytes)), op,
-                                                           std::uint64_t{0}, thrust::plus<std::uint64_t>());
+        const std::uint64_t sum =
+            thrust::transform_reduce(thrust::device, thrust::counting_iterator<std::uint64_t>(0),
+                                     thrust::counting_iterator<std::uint64_t>(pattern::words(bytes)), op,
+                                     std::uint64_t{0}, thrust::plus<std::uint64_t>());
         *checksum = pattern::finish(sum, bytes);
     });
 }

@@ -39,7 +39,9 @@ namespace {
 constexpr std::uint64_t page = 4096;
 
 std::string hex(std::uint64_t address) { return text::hex(address); }
-std::string describe(hipError_t status) { return std::string(hipGetErrorName(status)) + " (" + hipGetErrorString(status) + ")"; }
+std::string describe(hipError_t status) {
+    return std::string(hipGetErrorName(status)) + " (" + hipGetErrorString(status) + ")";
+}
 // libdrm returns a negative errno.
 std::string describe_drm(int status) { return std::strerror(-status); }
 
@@ -68,7 +70,8 @@ class Device;
 // A BO this device allocated, mapped at its Space address.
 class Memory final : public Allocation {
 public:
-    Memory(std::shared_ptr<const Device> device, std::uint64_t address, std::uint64_t bytes) : device_(std::move(device)), address_(address), bytes_(bytes) {}
+    Memory(std::shared_ptr<const Device> device, std::uint64_t address, std::uint64_t bytes)
+        : device_(std::move(device)), address_(address), bytes_(bytes) {}
     ~Memory() override;
     Memory(const Memory&) = delete;
     Memory& operator=(const Memory&) = delete;
@@ -100,14 +103,19 @@ private:
 // A peer's BO imported into this device's render node and HIP, at the same address.
 class Mapping final : public Allocation {
 public:
-    Mapping(std::shared_ptr<const Device> device, std::shared_ptr<Allocation> owner, const Memory& memory, std::uint64_t bytes)
+    Mapping(std::shared_ptr<const Device> device, std::shared_ptr<Allocation> owner, const Memory& memory,
+            std::uint64_t bytes)
         : device_(std::move(device)), owner_(std::move(owner)), memory_(memory), bytes_(bytes) {}
     ~Mapping() override;
     Mapping(const Mapping&) = delete;
     Mapping& operator=(const Mapping&) = delete;
 
-    Result<std::vector<pci::Run>> runs(std::uint64_t offset, std::uint64_t bytes) const override { return owner_->runs(offset, bytes); }
-    Result<Dmabuf> dmabuf(std::uint64_t offset, std::uint64_t bytes) const override { return owner_->dmabuf(offset, bytes); }
+    Result<std::vector<pci::Run>> runs(std::uint64_t offset, std::uint64_t bytes) const override {
+        return owner_->runs(offset, bytes);
+    }
+    Result<Dmabuf> dmabuf(std::uint64_t offset, std::uint64_t bytes) const override {
+        return owner_->dmabuf(offset, bytes);
+    }
     std::vector<pci::Run> reachable() const override { return owner_->reachable(); }
     Result<Pointer> pointer() const override;
     amdgpu_bo_handle bo = nullptr;
@@ -196,10 +204,13 @@ public:
     Result<std::shared_ptr<Allocation>> alloc(std::int64_t at, std::uint64_t bytes) override {
         const auto address = static_cast<std::uint64_t>(at);
         amdgpu_heap_info visible{};
-        if (int r = amdgpu_query_heap_info(drm(), AMDGPU_GEM_DOMAIN_VRAM, AMDGPU_GEM_CREATE_CPU_ACCESS_REQUIRED, &visible); r != 0)
+        if (int r =
+                amdgpu_query_heap_info(drm(), AMDGPU_GEM_DOMAIN_VRAM, AMDGPU_GEM_CREATE_CPU_ACCESS_REQUIRED, &visible);
+            r != 0)
             return failed_drm("could not read the CPU-visible VRAM for", bytes, r);
         if (bytes > visible.heap_size)
-            return fail(label(), ": the BAR reaches ", text::bytes(visible.heap_size), " of VRAM, too little for ", text::bytes(bytes));
+            return fail(label(), ": the BAR reaches ", text::bytes(visible.heap_size), " of VRAM, too little for ",
+                        text::bytes(bytes));
         auto memory = std::make_shared<Memory>(shared_from_this(), address, bytes);
         amdgpu_bo_alloc_request request{};
         request.alloc_size = bytes;
@@ -209,8 +220,8 @@ public:
         if (int r = amdgpu_bo_alloc(drm(), &request, &memory->bo); r != 0) {
             memory->bo = nullptr;
             if (r != -ENOMEM) return failed_drm("could not allocate", bytes, r);
-            return fail(label(), ": out of memory for ", text::bytes(bytes), " (", text::bytes(visible.heap_usage), " of ",
-                        text::bytes(visible.heap_size), " of CPU-visible VRAM in use)");
+            return fail(label(), ": out of memory for ", text::bytes(bytes), " (", text::bytes(visible.heap_usage),
+                        " of ", text::bytes(visible.heap_size), " of CPU-visible VRAM in use)");
         }
         if (auto r = map_at(memory->bo, address, bytes); !r) return std::unexpected(std::move(r).error());
         memory->va_mapped = true;
@@ -228,13 +239,18 @@ public:
         return memory;
     }
 
-    Result<std::shared_ptr<Allocation>> map(const std::shared_ptr<Allocation>& peer, std::int64_t at, std::uint64_t bytes) override {
+    Result<std::shared_ptr<Allocation>> map(const std::shared_ptr<Allocation>& peer, std::int64_t at,
+                                            std::uint64_t bytes) override {
         const auto address = static_cast<std::uint64_t>(at);
         const auto* memory = dynamic_cast<const Memory*>(peer.get());
-        if (memory == nullptr) throw std::invalid_argument("hip: " + label() + " cannot map memory of another kind of GPU at " + hex(address));
+        if (memory == nullptr)
+            throw std::invalid_argument("hip: " + label() + " cannot map memory of another kind of GPU at " +
+                                        hex(address));
         auto mapping = std::make_shared<Mapping>(shared_from_this(), peer, *memory, bytes);
         amdgpu_bo_import_result imported_bo{};
-        if (int r = amdgpu_bo_import(drm(), amdgpu_bo_handle_type_dma_buf_fd, static_cast<std::uint32_t>(memory->dmabuf_fd), &imported_bo); r != 0)
+        if (int r = amdgpu_bo_import(drm(), amdgpu_bo_handle_type_dma_buf_fd,
+                                     static_cast<std::uint32_t>(memory->dmabuf_fd), &imported_bo);
+            r != 0)
             return failed_drm("could not import the peer's " + memory->device().label() + " BO of", bytes, r);
         mapping->bo = imported_bo.buf_handle;
         if (auto r = map_at(mapping->bo, address, bytes); !r) return std::unexpected(std::move(r).error());
@@ -252,7 +268,8 @@ public:
     }
 
     Result<std::shared_ptr<HostAllocation>> host(std::uint64_t bytes) override {
-        if (hipError_t s = hipSetDevice(ordinal); s != hipSuccess) return failed("could not allocate host memory of", bytes, s);
+        if (hipError_t s = hipSetDevice(ordinal); s != hipSuccess)
+            return failed("could not allocate host memory of", bytes, s);
         void* at = nullptr;
         if (hipError_t s = hipHostMalloc(&at, bytes, hipHostMallocPortable); s != hipSuccess)
             return failed("could not allocate pinned host memory of", bytes, s);
@@ -266,14 +283,14 @@ public:
         return copy(out.data(), pointer_of(memory) + offset, out.size(), hipMemcpyDeviceToHost, "could not download");
     }
 
-    Result<void> copy_to_host(Allocation& memory, std::uint64_t offset, const HostBuffer& host, std::uint64_t host_offset,
-                              std::uint64_t n) override {
+    Result<void> copy_to_host(Allocation& memory, std::uint64_t offset, const HostBuffer& host,
+                              std::uint64_t host_offset, std::uint64_t n) override {
         auto to = process_bytes(host, host_offset, n);
         if (!to) return std::unexpected(std::move(to).error());
         return copy(*to, pointer_of(memory) + offset, n, hipMemcpyDeviceToHost, "could not copy to host memory");
     }
-    Result<void> copy_from_host(const HostBuffer& host, std::uint64_t host_offset, Allocation& memory, std::uint64_t offset,
-                                std::uint64_t n) override {
+    Result<void> copy_from_host(const HostBuffer& host, std::uint64_t host_offset, Allocation& memory,
+                                std::uint64_t offset, std::uint64_t n) override {
         auto from = process_bytes(host, host_offset, n);
         if (!from) return std::unexpected(std::move(from).error());
         return copy(pointer_of(memory) + offset, *from, n, hipMemcpyHostToDevice, "could not copy from host memory");
@@ -324,35 +341,43 @@ Result<std::vector<pci::Run>> Memory::runs(std::uint64_t offset, std::uint64_t b
     const pci::Window view = pci::Window::mapped(static_cast<std::byte*>(cpu), bytes_);
     for (std::uint64_t at = offset; at < offset + bytes; at += page) (void)view.read8(at);
     const int map = ::open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
-    if (map < 0) return fail(device_->label(), ": cannot read /proc/self/pagemap for the runs of ", text::bytes(bytes), ": ", std::strerror(errno));
+    if (map < 0)
+        return fail(device_->label(), ": cannot read /proc/self/pagemap for the runs of ", text::bytes(bytes), ": ",
+                    std::strerror(errno));
     std::vector<std::uint64_t> entries(bytes / page);
     const auto first = (reinterpret_cast<std::uintptr_t>(cpu) + offset) / page;
     const auto want = static_cast<ssize_t>(entries.size() * sizeof(std::uint64_t));
-    const ssize_t got = ::pread(map, entries.data(), static_cast<std::size_t>(want), static_cast<off_t>(first * sizeof(std::uint64_t)));
+    const ssize_t got =
+        ::pread(map, entries.data(), static_cast<std::size_t>(want), static_cast<off_t>(first * sizeof(std::uint64_t)));
     const int error = errno;
     ::close(map);
-    if (got != want) return fail(device_->label(), ": cannot read /proc/self/pagemap for the runs of ", text::bytes(bytes), ": ", std::strerror(error));
+    if (got != want)
+        return fail(device_->label(), ": cannot read /proc/self/pagemap for the runs of ", text::bytes(bytes), ": ",
+                    std::strerror(error));
     std::vector<pci::Run> runs;
     for (std::uint64_t i = 0; i < entries.size(); ++i) {
         const std::uint64_t frame = entries[i] & ((std::uint64_t{1} << 55) - 1);
         if ((entries[i] >> 63) == 0)
-            return fail(device_->label(), ": page ", std::to_string(i), " of the ", text::bytes(bytes), " at ", hex(address_ + offset),
-                        " is not present in the BAR mapping");
+            return fail(device_->label(), ": page ", std::to_string(i), " of the ", text::bytes(bytes), " at ",
+                        hex(address_ + offset), " is not present in the BAR mapping");
         if (frame == 0)
-            return fail(device_->label(), ": this process may not read physical frame numbers (/proc/self/pagemap needs CAP_SYS_ADMIN), so "
-                        "the bus addresses of ", text::bytes(bytes), " at ", hex(address_ + offset), " are unknown: use Memory::dmabuf");
+            return fail(
+                device_->label(),
+                ": this process may not read physical frame numbers (/proc/self/pagemap needs CAP_SYS_ADMIN), so "
+                "the bus addresses of ",
+                text::bytes(bytes), " at ", hex(address_ + offset), " are unknown: use Memory::dmabuf");
         const pci::DmaAddress at{frame * page};
-        if (!runs.empty() && runs.back().address + runs.back().bytes == at)
-            runs.back().bytes += page;
-        else
-            runs.push_back({at, page});
+        if (!runs.empty() && runs.back().address + runs.back().bytes == at) runs.back().bytes += page;
+        else runs.push_back({at, page});
     }
     return runs;
 }
 
 Result<Dmabuf> Memory::dmabuf(std::uint64_t offset, std::uint64_t) const {
     const int fd = ::fcntl(dmabuf_fd, F_DUPFD_CLOEXEC, 0);
-    if (fd < 0) return fail(device_->label(), ": could not duplicate the dma-buf of ", text::bytes(bytes_), ": ", std::strerror(errno));
+    if (fd < 0)
+        return fail(device_->label(), ": could not duplicate the dma-buf of ", text::bytes(bytes_), ": ",
+                    std::strerror(errno));
     return Dmabuf(fd, bytes_, offset);  // the whole BO: amdgpu exports no part of one
 }
 
@@ -364,7 +389,8 @@ Result<std::string> render_node(const std::string& bus) {
         const std::string name = entry.path().filename().string();
         if (name.rfind("renderD", 0) == 0) return "/dev/dri/" + name;
     }
-    return fail("HIP: ", bus, " has no DRM render node under ", drm.string(), error ? ": " + error.message() : std::string());
+    return fail("HIP: ", bus, " has no DRM render node under ", drm.string(),
+                error ? ": " + error.message() : std::string());
 }
 
 }  // namespace
@@ -390,8 +416,8 @@ Result<Gpu> open(int ordinal, std::shared_ptr<Space> space) {
     if (hipError_t s = hipGetDeviceProperties(&properties, ordinal); s != hipSuccess)
         return fail("HIP: GPU ", std::to_string(ordinal), ": ", describe(s));
     char bus[32];
-    std::snprintf(bus, sizeof bus, "%04x:%02x:%02x.0", static_cast<unsigned>(properties.pciDomainID), static_cast<unsigned>(properties.pciBusID),
-                  static_cast<unsigned>(properties.pciDeviceID));
+    std::snprintf(bus, sizeof bus, "%04x:%02x:%02x.0", static_cast<unsigned>(properties.pciDomainID),
+                  static_cast<unsigned>(properties.pciBusID), static_cast<unsigned>(properties.pciDeviceID));
     auto path = render_node(bus);
     if (!path) return std::unexpected(std::move(path).error());
     auto node = std::make_unique<Node>();

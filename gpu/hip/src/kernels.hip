@@ -21,13 +21,13 @@ constexpr unsigned max_blocks = 4096;
 
 __global__ void fill_words(unsigned char* first, std::uint64_t bytes, std::uint64_t seed) {
     const std::uint64_t words = pattern::words(bytes);
-    for (std::uint64_t i = blockIdx.x * std::uint64_t{blockDim.x} + threadIdx.x; i < words; i += std::uint64_t{gridDim.x} * blockDim.x) {
+    for (std::uint64_t i = blockIdx.x * std::uint64_t{blockDim.x} + threadIdx.x; i < words;
+         i += std::uint64_t{gridDim.x} * blockDim.x) {
         const std::uint64_t word = pattern::fill_word(seed, i);
         unsigned char* at = first + i * 8;
         if (i * 8 + 8 <= bytes && reinterpret_cast<std::uintptr_t>(at) % 8 == 0)
             *reinterpret_cast<std::uint64_t*>(at) = word;
-        else
-            pattern::store_word(first, bytes, i, word);
+        else pattern::store_word(first, bytes, i, word);
     }
 }
 
@@ -35,7 +35,8 @@ __global__ void sum_terms(const unsigned char* first, std::uint64_t bytes, unsig
     __shared__ std::uint64_t partial[threads];
     const std::uint64_t words = pattern::words(bytes);
     std::uint64_t sum = 0;
-    for (std::uint64_t i = blockIdx.x * std::uint64_t{blockDim.x} + threadIdx.x; i < words; i += std::uint64_t{gridDim.x} * blockDim.x) {
+    for (std::uint64_t i = blockIdx.x * std::uint64_t{blockDim.x} + threadIdx.x; i < words;
+         i += std::uint64_t{gridDim.x} * blockDim.x) {
         const unsigned char* at = first + i * 8;
         const std::uint64_t word = i * 8 + 8 <= bytes && reinterpret_cast<std::uintptr_t>(at) % 8 == 0
                                        ? *reinterpret_cast<const std::uint64_t*>(at)
@@ -67,7 +68,8 @@ unsigned blocks(std::uint64_t bytes) {
 
 Status fill(int device, std::uint64_t address, std::uint64_t bytes, std::uint64_t seed) {
     if (hipError_t e = hipSetDevice(device); e != hipSuccess) return status(e);
-    hipLaunchKernelGGL(fill_words, dim3(blocks(bytes)), dim3(threads), 0, nullptr, reinterpret_cast<unsigned char*>(address), bytes, seed);
+    hipLaunchKernelGGL(fill_words, dim3(blocks(bytes)), dim3(threads), 0, nullptr,
+                       reinterpret_cast<unsigned char*>(address), bytes, seed);
     if (hipError_t e = hipGetLastError(); e != hipSuccess) return status(e);
     if (hipError_t e = hipDeviceSynchronize(); e != hipSuccess) return status(e);
     return {};
@@ -82,10 +84,9 @@ Status checksum(int device, std::uint64_t address, std::uint64_t bytes, std::uin
     if (hipError_t e = hipMemset(total, 0, sizeof *total); e != hipSuccess) {
         result = status(e);
     } else {
-        hipLaunchKernelGGL(sum_terms, dim3(blocks(bytes)), dim3(threads), 0, nullptr, reinterpret_cast<const unsigned char*>(address),
-                           bytes, total);
-        if (hipError_t e2 = hipGetLastError(); e2 != hipSuccess)
-            result = status(e2);
+        hipLaunchKernelGGL(sum_terms, dim3(blocks(bytes)), dim3(threads), 0, nullptr,
+                           reinterpret_cast<const unsigned char*>(address), bytes, total);
+        if (hipError_t e2 = hipGetLastError(); e2 != hipSuccess) result = status(e2);
         else if (hipError_t e3 = hipMemcpy(&sum, total, sizeof sum, hipMemcpyDeviceToHost); e3 != hipSuccess)
             result = status(e3);
     }

@@ -41,23 +41,23 @@ std::string hex(std::uint64_t value) { return text::hex(value); }
 
 std::string_view to_string(SegmentStatus s) {
     switch (s) {
-        case SegmentStatus::ok: return "ok";
-        case SegmentStatus::bad_index: return "no such entry";
-        case SegmentStatus::unaligned: return "not on a page";
-        case SegmentStatus::outside_vram: return "past the end of VRAM";
-        case SegmentStatus::overlap: return "overlaps another entry";
-        case SegmentStatus::bad_kind: return "unknown kind";
+    case SegmentStatus::ok: return "ok";
+    case SegmentStatus::bad_index: return "no such entry";
+    case SegmentStatus::unaligned: return "not on a page";
+    case SegmentStatus::outside_vram: return "past the end of VRAM";
+    case SegmentStatus::overlap: return "overlaps another entry";
+    case SegmentStatus::bad_kind: return "unknown kind";
     }
     return "unknown status";
 }
 
 std::string_view to_string(FaultKind k) {
     switch (k) {
-        case FaultKind::none: return "no fault";
-        case FaultKind::translation: return "page fault: no segment maps the address";
-        case FaultKind::unsupported_request: return "Unsupported Request";
-        case FaultKind::completer_abort: return "Completer Abort";
-        case FaultKind::bad_command: return "the GPU refused the command";
+    case FaultKind::none: return "no fault";
+    case FaultKind::translation: return "page fault: no segment maps the address";
+    case FaultKind::unsupported_request: return "Unsupported Request";
+    case FaultKind::completer_abort: return "Completer Abort";
+    case FaultKind::bad_command: return "the GPU refused the command";
     }
     return "unknown fault";
 }
@@ -67,7 +67,8 @@ class Device;
 // VRAM this GPU allocated, mapped at its Space address.
 class Memory final : public Allocation {
 public:
-    Memory(std::shared_ptr<Device> owner, std::uint64_t at, std::uint64_t size) : device(std::move(owner)), address(at), bytes(size) {}
+    Memory(std::shared_ptr<Device> owner, std::uint64_t at, std::uint64_t size)
+        : device(std::move(owner)), address(at), bytes(size) {}
     ~Memory() override;
     Memory(const Memory&) = delete;
     Memory& operator=(const Memory&) = delete;
@@ -79,19 +80,22 @@ public:
 
     const std::shared_ptr<Device> device;  // kept while the memory lives, mapped by peers included
     const std::uint64_t address, bytes;
-    std::vector<Extent> extents;         // backing [address, address + bytes) in order
-    std::vector<std::uint64_t> segments; // the entries mapping them
+    std::vector<Extent> extents;          // backing [address, address + bytes) in order
+    std::vector<std::uint64_t> segments;  // the entries mapping them
 };
 
 // A peer's Memory this GPU reaches over the bus at the same address.
 class Mapping final : public Allocation {
 public:
-    Mapping(std::shared_ptr<Device> by, std::shared_ptr<Allocation> of, const Memory& m) : device(std::move(by)), owner(std::move(of)), memory(m) {}
+    Mapping(std::shared_ptr<Device> by, std::shared_ptr<Allocation> of, const Memory& m)
+        : device(std::move(by)), owner(std::move(of)), memory(m) {}
     ~Mapping() override;
     Mapping(const Mapping&) = delete;
     Mapping& operator=(const Mapping&) = delete;
 
-    Result<std::vector<pci::Run>> runs(std::uint64_t offset, std::uint64_t n) const override { return owner->runs(offset, n); }
+    Result<std::vector<pci::Run>> runs(std::uint64_t offset, std::uint64_t n) const override {
+        return owner->runs(offset, n);
+    }
     Result<Dmabuf> dmabuf(std::uint64_t offset, std::uint64_t n) const override { return owner->dmabuf(offset, n); }
     std::vector<pci::Run> reachable() const override { return owner->reachable(); }
     // The owner's VRAM, where the bytes live.
@@ -127,10 +131,15 @@ const Memory& owned(const Allocation& a) {
 
 class Device final : public Backend, public std::enable_shared_from_this<Device> {
 public:
-    Device(pci::Function function, pci::Window registers, pci::Window vram, pci::DmaAddress bar, std::uint64_t memory_bytes,
-           std::uint64_t segments)
-        : Backend("rig sim GPU", function.bus()), function_(std::move(function)), registers_(std::move(registers)),
-          vram_(std::move(vram)), bar_(bar), memory_bytes_(memory_bytes), extents_(memory_bytes / granule * granule) {
+    Device(pci::Function function, pci::Window registers, pci::Window vram, pci::DmaAddress bar,
+           std::uint64_t memory_bytes, std::uint64_t segments)
+        : Backend("rig sim GPU", function.bus()),
+          function_(std::move(function)),
+          registers_(std::move(registers)),
+          vram_(std::move(vram)),
+          bar_(bar),
+          memory_bytes_(memory_bytes),
+          extents_(memory_bytes / granule * granule) {
         for (std::uint64_t i = segments; i > 0; --i) free_segments_.push_back(i - 1);
     }
 
@@ -141,11 +150,13 @@ public:
 
     Result<std::uint64_t> map_segment(std::uint64_t va, std::uint64_t bytes, std::uint64_t target, SegmentKind kind) {
         if (free_segments_.empty())
-            return fail(label(), ": every entry of the segment table is in use; cannot map ", text::bytes(bytes), " at ", hex(va));
+            return fail(label(), ": every entry of the segment table is in use; cannot map ", text::bytes(bytes),
+                        " at ", hex(va));
         const std::uint64_t index = free_segments_.back();
         const auto status = store(index, va, bytes, target, kind);
         if (status != SegmentStatus::ok)
-            return fail(label(), ": the GPU refused to map ", text::bytes(bytes), " at ", hex(va), " to ", hex(target), ": ", to_string(status));
+            return fail(label(), ": the GPU refused to map ", text::bytes(bytes), " at ", hex(va), " to ", hex(target),
+                        ": ", to_string(status));
         free_segments_.pop_back();
         return index;
     }
@@ -160,8 +171,8 @@ public:
 
     // The engine: one command, polled to its end.
 
-    Result<std::uint64_t> run(Opcode opcode, std::uint64_t va, std::uint64_t bus, std::uint64_t bytes, std::uint64_t seed,
-                              const std::string& what) {
+    Result<std::uint64_t> run(Opcode opcode, std::uint64_t va, std::uint64_t bus, std::uint64_t bytes,
+                              std::uint64_t seed, const std::string& what) {
         registers_.write64(reg::cmd_va, va);
         registers_.write64(reg::cmd_bus, bus);
         registers_.write64(reg::cmd_bytes, bytes);
@@ -196,8 +207,8 @@ public:
         std::lock_guard lock(mutex_);
         auto extents = extents_.take(bytes);
         if (!extents)
-            return fail(label(), ": out of memory for ", text::bytes(bytes), " (", text::bytes(extents_.free()), " free of its ",
-                        text::bytes(memory_bytes_), ")");
+            return fail(label(), ": out of memory for ", text::bytes(bytes), " (", text::bytes(extents_.free()),
+                        " free of its ", text::bytes(memory_bytes_), ")");
         memory->extents = std::move(*extents);
         std::uint64_t va = address;
         for (const Extent& e : memory->extents) {
@@ -209,16 +220,19 @@ public:
         return memory;
     }
 
-    Result<std::shared_ptr<Allocation>> map(const std::shared_ptr<Allocation>& peer, std::int64_t at, std::uint64_t bytes) override {
+    Result<std::shared_ptr<Allocation>> map(const std::shared_ptr<Allocation>& peer, std::int64_t at,
+                                            std::uint64_t bytes) override {
         const auto address = static_cast<std::uint64_t>(at);
         const auto* owner = dynamic_cast<const Memory*>(peer.get());
-        if (owner == nullptr) throw std::invalid_argument("sim GPU: " + label() + " cannot map memory of another kind of GPU at " + hex(address));
+        if (owner == nullptr)
+            throw std::invalid_argument("sim GPU: " + label() + " cannot map memory of another kind of GPU at " +
+                                        hex(address));
         const Memory& memory = *owner;
         // The owner's BAR2 is the provider, this GPU the client (docs/p2pdma.md §2).
         const pci::Route route = function_.machine().route(memory.device->bus(), bus());
         if (!route.forwards())
-            return fail(label(), ": cannot reach the ", text::bytes(bytes), " at ", hex(address), " of ", memory.device->label(),
-                        ": the bus does not forward between them: ", route.explain());
+            return fail(label(), ": cannot reach the ", text::bytes(bytes), " at ", hex(address), " of ",
+                        memory.device->label(), ": the bus does not forward between them: ", route.explain());
         auto runs = memory.runs(0, bytes);
         if (!runs) return std::unexpected(std::move(runs).error());
         auto mapping = std::make_shared<Mapping>(shared_from_this(), peer, memory);  // before the lock, as in alloc
@@ -227,10 +241,11 @@ public:
         // addresses, which a switch takes to the BAR or the root complex sees untranslated.
         if (route.verdict == pci::Verdict::ThroughHostBridge && function_.addressing() == pci::Addressing::Iommu) {
             for (pci::Run& run : *runs) {
-                auto iova = function_.map_peer(memory.device->bus(), reg::memory_bar, run.address.value - memory.device->bar().value, run.bytes);
+                auto iova = function_.map_peer(memory.device->bus(), reg::memory_bar,
+                                               run.address.value - memory.device->bar().value, run.bytes);
                 if (!iova)
-                    return fail(label(), ": cannot reach the ", text::bytes(bytes), " at ", hex(address), " of ", memory.device->label(),
-                                " through the host bridge: ", iova.error());
+                    return fail(label(), ": cannot reach the ", text::bytes(bytes), " at ", hex(address), " of ",
+                                memory.device->label(), " through the host bridge: ", iova.error());
                 mapping->peers.push_back(*iova);
                 run = *iova;
             }
@@ -248,7 +263,8 @@ public:
 
     Result<std::shared_ptr<HostAllocation>> host(std::uint64_t bytes) override {
         auto dma = function_.alloc_dma(bytes, pci::Contiguity::Any);
-        if (!dma) return fail(label(), ": no host memory of ", text::bytes(bytes), " for its copy engine: ", dma.error());
+        if (!dma)
+            return fail(label(), ": no host memory of ", text::bytes(bytes), " for its copy engine: ", dma.error());
         return std::make_shared<Pinned>(function_, std::move(*dma));
     }
 
@@ -275,11 +291,13 @@ public:
 
     Result<void> copy_to_host(Allocation& a, std::uint64_t offset, const HostBuffer& host, std::uint64_t host_offset,
                               std::uint64_t n) override {
-        return copy_host(a, offset, host, host_offset, n, Opcode::copy_to_bus, "copying " + text::bytes(n) + " to host memory");
+        return copy_host(a, offset, host, host_offset, n, Opcode::copy_to_bus,
+                         "copying " + text::bytes(n) + " to host memory");
     }
     Result<void> copy_from_host(const HostBuffer& host, std::uint64_t host_offset, Allocation& a, std::uint64_t offset,
                                 std::uint64_t n) override {
-        return copy_host(a, offset, host, host_offset, n, Opcode::copy_from_bus, "copying " + text::bytes(n) + " from host memory");
+        return copy_host(a, offset, host, host_offset, n, Opcode::copy_from_bus,
+                         "copying " + text::bytes(n) + " from host memory");
     }
 
     Result<void> fill(Allocation& a, std::uint64_t offset, std::uint64_t n, std::uint64_t seed) override {
@@ -314,7 +332,8 @@ public:
     }
 
 private:
-    SegmentStatus store(std::uint64_t index, std::uint64_t va, std::uint64_t bytes, std::uint64_t target, SegmentKind kind) {
+    SegmentStatus store(std::uint64_t index, std::uint64_t va, std::uint64_t bytes, std::uint64_t target,
+                        SegmentKind kind) {
         registers_.write64(reg::seg_va, va);
         registers_.write64(reg::seg_bytes, bytes);
         registers_.write64(reg::seg_target, target);
@@ -353,7 +372,8 @@ private:
     // Upload (`in`) or download (`out`) of bytes of this GPU's memory `m` from `offset`, a
     // staging buffer at a time: the engine copies between the buffer's bus address and
     // the memory's VA.
-    Result<void> through_engine(const Memory& m, std::uint64_t offset, std::span<const std::byte> in, std::span<std::byte> out) {
+    Result<void> through_engine(const Memory& m, std::uint64_t offset, std::span<const std::byte> in,
+                                std::span<std::byte> out) {
         const bool up = !in.empty();
         const std::uint64_t n = up ? in.size() : out.size();
         const std::string what = std::string(up ? "uploading " : "downloading ") + text::bytes(n) + " past BAR2";
@@ -367,7 +387,8 @@ private:
         for (std::uint64_t done = 0; done < n; done += staging_bytes) {
             const std::uint64_t piece = std::min(staging_bytes, n - done);
             if (up) staging_->window.write(0, in.subspan(done, piece));
-            auto r = run(up ? Opcode::copy_from_bus : Opcode::copy_to_bus, m.address + offset + done, bus.value, piece, 0, what);
+            auto r = run(up ? Opcode::copy_from_bus : Opcode::copy_to_bus, m.address + offset + done, bus.value, piece,
+                         0, what);
             if (!r) return std::unexpected(std::move(r).error());
             if (!up) staging_->window.read(0, out.subspan(done, piece));
         }
@@ -375,15 +396,17 @@ private:
     }
 
     Result<void> answering(const char* what, std::uint64_t bytes) const {
-        if (auto why = vram_.failed()) return fail(label(), ": stopped answering ", what, " ", text::bytes(bytes), ": ", *why);
+        if (auto why = vram_.failed())
+            return fail(label(), ": stopped answering ", what, " ", text::bytes(bytes), ": ", *why);
         return {};
     }
 
     // One engine command per piece of a host run that [host_offset, host_offset + n) covers.
-    Result<void> copy_host(Allocation& a, std::uint64_t offset, const HostBuffer& host, std::uint64_t host_offset, std::uint64_t n,
-                           Opcode opcode, const std::string& what) {
+    Result<void> copy_host(Allocation& a, std::uint64_t offset, const HostBuffer& host, std::uint64_t host_offset,
+                           std::uint64_t n, Opcode opcode, const std::string& what) {
         if (host.runs.empty())
-            return fail(label(), ": the engine reaches host memory only by DMA, at bus addresses; this HostBuffer has no runs (",
+            return fail(label(),
+                        ": the engine reaches host memory only by DMA, at bus addresses; this HostBuffer has no runs (",
                         what, ")");
         const std::uint64_t va = owned(a).address + offset;
         std::lock_guard lock(mutex_);
@@ -427,7 +450,8 @@ Result<Pointer> Memory::pointer() const {
                     " pieces of VRAM, which the process sees as no one range");
     const Extent& e = extents.front();
     if (e.offset + e.bytes > vram.size())
-        return fail("its ", text::bytes(bytes), " at ", hex(address), " lie past BAR2 (", text::bytes(vram.size()), ")");
+        return fail("its ", text::bytes(bytes), " at ", hex(address), " lie past BAR2 (", text::bytes(vram.size()),
+                    ")");
     return Pointer{Pointer::Device::Host, 0, vram.data() + e.offset};
 }
 
@@ -452,16 +476,15 @@ Result<std::vector<pci::Run>> Memory::runs(std::uint64_t offset, std::uint64_t n
         const std::uint64_t vram = e.offset + skip;
         if (vram + piece > bar_bytes) {
             const std::uint64_t first = offset + done + (vram < bar_bytes ? bar_bytes - vram : 0);
-            return fail(device->label(), ": bytes [", hex(first), ", ", hex(offset + n), ") of the ", text::bytes(bytes),
-                        " at ", hex(address), " lie outside BAR2, so no NIC can reach them: BAR2 is ",
-                        text::bytes(bar_bytes), " of the GPU's ", text::bytes(device->memory_bytes()), " of memory, with ",
+            return fail(device->label(), ": bytes [", hex(first), ", ", hex(offset + n), ") of the ",
+                        text::bytes(bytes), " at ", hex(address),
+                        " lie outside BAR2, so no NIC can reach them: BAR2 is ", text::bytes(bar_bytes),
+                        " of the GPU's ", text::bytes(device->memory_bytes()), " of memory, with ",
                         text::bytes(device->bar_free()), " of it free");
         }
         const pci::DmaAddress at = device->bar() + vram;
-        if (!runs.empty() && runs.back().address + runs.back().bytes == at)
-            runs.back().bytes += piece;
-        else
-            runs.push_back({at, piece});
+        if (!runs.empty() && runs.back().address + runs.back().bytes == at) runs.back().bytes += piece;
+        else runs.push_back({at, piece});
         done += piece;
         skip = 0;
     }
@@ -489,7 +512,8 @@ Result<Gpu> open(const pci::Machine& machine, std::string_view bus, std::shared_
     if (!function) return std::unexpected(std::move(function).error());
     pci::Function& f = *function;
     if (const std::uint32_t class_code = f.config32(0x08) >> 8; class_code != reg::class_code)
-        return fail(f.bus(), ": not the simulated GPU (class code ", text::hex(class_code, 6), ", not ", text::hex(reg::class_code, 6), ")");
+        return fail(f.bus(), ": not the simulated GPU (class code ", text::hex(class_code, 6), ", not ",
+                    text::hex(reg::class_code, 6), ")");
     // A Function Level Reset clears the segment table a previous driver left; Memory Space
     // and Bus Master are ours to turn on again after it.
     if (auto r = f.reset(); !r) return std::unexpected(std::move(r).error());
@@ -498,14 +522,16 @@ Result<Gpu> open(const pci::Machine& machine, std::string_view bus, std::shared_
     const auto bar0 = f.bar(reg::register_bar);
     const auto bar2 = f.bar(reg::memory_bar);
     if (!bar0 || !bar2 || bar0->bytes < reg::register_bar_bytes)
-        return fail(f.bus(), ": not the simulated GPU (no register BAR0 of ", text::bytes(reg::register_bar_bytes), " and memory BAR2)");
+        return fail(f.bus(), ": not the simulated GPU (no register BAR0 of ", text::bytes(reg::register_bar_bytes),
+                    " and memory BAR2)");
     auto registers = f.map(reg::register_bar, 0, reg::register_bar_bytes);
     if (!registers) return fail(f.bus(), ": BAR0: ", registers.error());
     if (const std::uint64_t id = registers->read64(reg::id); id != reg::magic)
         return fail(f.bus(), ": not the simulated GPU (ID register ", text::hex(id), ")");
     const std::uint64_t bar_bytes = registers->read64(reg::bar_bytes);
     if (bar_bytes != bar2->bytes)
-        return fail(f.bus(), ": the GPU says BAR2 is ", text::bytes(bar_bytes), ", its configuration ", text::bytes(bar2->bytes));
+        return fail(f.bus(), ": the GPU says BAR2 is ", text::bytes(bar_bytes), ", its configuration ",
+                    text::bytes(bar2->bytes));
     auto vram = f.map(reg::memory_bar, 0, bar2->bytes, pci::Caching::WriteCombining);
     if (!vram) return fail(f.bus(), ": BAR2: ", vram.error());
     const std::uint64_t segments = registers->read64(reg::segments);

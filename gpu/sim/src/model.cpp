@@ -76,11 +76,14 @@ struct Model::State {
     SegmentStatus store(std::uint64_t index) {
         if (index >= table.size()) return SegmentStatus::bad_index;
         const Segment s = staged;
-        if (s.kind != SegmentKind::none && s.kind != SegmentKind::vram && s.kind != SegmentKind::bus) return SegmentStatus::bad_kind;
+        if (s.kind != SegmentKind::none && s.kind != SegmentKind::vram && s.kind != SegmentKind::bus)
+            return SegmentStatus::bad_kind;
         if (s.kind != SegmentKind::none) {
-            if (s.va % pci::page_bytes != 0 || s.bytes % pci::page_bytes != 0 || s.target % pci::page_bytes != 0 || s.bytes == 0 || s.va + s.bytes < s.va)
+            if (s.va % pci::page_bytes != 0 || s.bytes % pci::page_bytes != 0 || s.target % pci::page_bytes != 0 ||
+                s.bytes == 0 || s.va + s.bytes < s.va)
                 return SegmentStatus::unaligned;
-            if (s.kind == SegmentKind::vram && (s.target > config.memory_bytes || s.bytes > config.memory_bytes - s.target))
+            if (s.kind == SegmentKind::vram &&
+                (s.target > config.memory_bytes || s.bytes > config.memory_bytes - s.target))
                 return SegmentStatus::outside_vram;
             if (overlaps(s, index)) return SegmentStatus::overlap;
         }
@@ -122,7 +125,9 @@ struct Model::State {
     }
 
     bool dma_failed(rig::sim::DmaStatus s, std::uint64_t address) {
-        return faulted(s == rig::sim::DmaStatus::CompleterAbort ? FaultKind::completer_abort : FaultKind::unsupported_request, address);
+        return faulted(
+            s == rig::sim::DmaStatus::CompleterAbort ? FaultKind::completer_abort : FaultKind::unsupported_request,
+            address);
     }
 
     // Moves bytes between the VA range at `va` and `bytes`, segment by segment: reading
@@ -137,12 +142,11 @@ struct Model::State {
             const std::uint64_t target = s->target + (at - s->va);
             const auto piece = bytes.subspan(done, n);
             if (s->kind == SegmentKind::vram) {
-                if (to_va)
-                    std::memcpy(vram + target, piece.data(), n);
-                else
-                    std::memcpy(piece.data(), vram + target, n);
+                if (to_va) std::memcpy(vram + target, piece.data(), n);
+                else std::memcpy(piece.data(), vram + target, n);
             } else {
-                const auto r = to_va ? port->write(pci::DmaAddress{target}, piece) : port->read(pci::DmaAddress{target}, piece);
+                const auto r =
+                    to_va ? port->write(pci::DmaAddress{target}, piece) : port->read(pci::DmaAddress{target}, piece);
                 if (r != rig::sim::DmaStatus::Ok) return dma_failed(r, target);
             }
             done += n;
@@ -158,9 +162,11 @@ struct Model::State {
             const auto piece = std::span(buffer).first(std::min(chunk, bytes - done));
             if (to_bus) {
                 if (!access(va + done, piece, false)) return false;
-                if (auto r = port->write(pci::DmaAddress{bus + done}, piece); r != rig::sim::DmaStatus::Ok) return dma_failed(r, bus + done);
+                if (auto r = port->write(pci::DmaAddress{bus + done}, piece); r != rig::sim::DmaStatus::Ok)
+                    return dma_failed(r, bus + done);
             } else {
-                if (auto r = port->read(pci::DmaAddress{bus + done}, piece); r != rig::sim::DmaStatus::Ok) return dma_failed(r, bus + done);
+                if (auto r = port->read(pci::DmaAddress{bus + done}, piece); r != rig::sim::DmaStatus::Ok)
+                    return dma_failed(r, bus + done);
                 if (!access(va + done, piece, true)) return false;
             }
         }
@@ -211,7 +217,8 @@ struct Model::State {
         fault_kind = FaultKind::none;
         fault_address = 0;
         const bool wraps = cmd_va + cmd_bytes < cmd_va || cmd_bus + cmd_bytes < cmd_bus;
-        const bool known = opcode >= std::to_underlying(Opcode::copy_to_bus) && opcode <= std::to_underlying(Opcode::checksum);
+        const bool known =
+            opcode >= std::to_underlying(Opcode::copy_to_bus) && opcode <= std::to_underlying(Opcode::checksum);
         if (cmd_bytes == 0 || wraps || !known || port == nullptr) {
             faulted(FaultKind::bad_command, 0);
             status = Status::fault;
@@ -219,10 +226,10 @@ struct Model::State {
         }
         bool ok = false;
         switch (static_cast<Opcode>(opcode)) {
-            case Opcode::copy_to_bus: ok = copy(cmd_va, cmd_bus, cmd_bytes, true); break;
-            case Opcode::copy_from_bus: ok = copy(cmd_va, cmd_bus, cmd_bytes, false); break;
-            case Opcode::fill: ok = fill(cmd_va, cmd_bytes, cmd_seed); break;
-            case Opcode::checksum: ok = checksum(cmd_va, cmd_bytes); break;
+        case Opcode::copy_to_bus: ok = copy(cmd_va, cmd_bus, cmd_bytes, true); break;
+        case Opcode::copy_from_bus: ok = copy(cmd_va, cmd_bus, cmd_bytes, false); break;
+        case Opcode::fill: ok = fill(cmd_va, cmd_bytes, cmd_seed); break;
+        case Opcode::checksum: ok = checksum(cmd_va, cmd_bytes); break;
         }
         status = ok ? Status::done : Status::fault;
     }
@@ -231,11 +238,14 @@ struct Model::State {
 Model::Model(ModelConfig config) : state_(std::make_unique<State>()) {
     if (config.bar_bytes == 0) config.bar_bytes = config.memory_bytes;
     if (!power_of_two(config.memory_bytes) || config.memory_bytes < (64 << 10))
-        throw std::invalid_argument("sim GPU: VRAM of " + std::to_string(config.memory_bytes) + " bytes is not a power of two >= 64 KiB");
+        throw std::invalid_argument("sim GPU: VRAM of " + std::to_string(config.memory_bytes) +
+                                    " bytes is not a power of two >= 64 KiB");
     if (!power_of_two(config.bar_bytes) || config.bar_bytes < pci::page_bytes || config.bar_bytes > config.memory_bytes)
-        throw std::invalid_argument("sim GPU: a BAR of " + std::to_string(config.bar_bytes) + " bytes is not a power of two between 4096 and the VRAM");
+        throw std::invalid_argument("sim GPU: a BAR of " + std::to_string(config.bar_bytes) +
+                                    " bytes is not a power of two between 4096 and the VRAM");
     if (config.segments == 0) throw std::invalid_argument("sim GPU: no segment table entries");
-    void* vram = ::mmap(nullptr, config.memory_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    void* vram = ::mmap(nullptr, config.memory_bytes, PROT_READ | PROT_WRITE,
+                        MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (vram == MAP_FAILED) throw std::bad_alloc();
     state_->vram = static_cast<std::byte*>(vram);
     state_->config = config;
@@ -269,24 +279,24 @@ std::uint64_t Model::read(unsigned bar, std::uint64_t offset, unsigned width) {
     std::lock_guard lock(state_->mutex);
     const State& s = *state_;
     switch (offset) {
-        case reg::id: return reg::magic;
-        case reg::memory_bytes: return s.config.memory_bytes;
-        case reg::bar_bytes: return s.config.bar_bytes;
-        case reg::segments: return s.config.segments;
-        case reg::seg_va: return s.staged.va;
-        case reg::seg_bytes: return s.staged.bytes;
-        case reg::seg_target: return s.staged.target;
-        case reg::seg_kind: return std::to_underlying(s.staged.kind);
-        case reg::seg_status: return std::to_underlying(s.seg_status);
-        case reg::cmd_va: return s.cmd_va;
-        case reg::cmd_bus: return s.cmd_bus;
-        case reg::cmd_bytes: return s.cmd_bytes;
-        case reg::cmd_seed: return s.cmd_seed;
-        case reg::status: return std::to_underlying(s.status);
-        case reg::result: return s.result;
-        case reg::fault_kind: return std::to_underlying(s.fault_kind);
-        case reg::fault_address: return s.fault_address;
-        default: return all_ones;
+    case reg::id: return reg::magic;
+    case reg::memory_bytes: return s.config.memory_bytes;
+    case reg::bar_bytes: return s.config.bar_bytes;
+    case reg::segments: return s.config.segments;
+    case reg::seg_va: return s.staged.va;
+    case reg::seg_bytes: return s.staged.bytes;
+    case reg::seg_target: return s.staged.target;
+    case reg::seg_kind: return std::to_underlying(s.staged.kind);
+    case reg::seg_status: return std::to_underlying(s.seg_status);
+    case reg::cmd_va: return s.cmd_va;
+    case reg::cmd_bus: return s.cmd_bus;
+    case reg::cmd_bytes: return s.cmd_bytes;
+    case reg::cmd_seed: return s.cmd_seed;
+    case reg::status: return std::to_underlying(s.status);
+    case reg::result: return s.result;
+    case reg::fault_kind: return std::to_underlying(s.fault_kind);
+    case reg::fault_address: return s.fault_address;
+    default: return all_ones;
     }
 }
 
@@ -295,20 +305,20 @@ void Model::write(unsigned bar, std::uint64_t offset, unsigned width, std::uint6
     std::lock_guard lock(state_->mutex);
     State& s = *state_;
     switch (offset) {
-        case reg::seg_va: s.staged.va = value; break;
-        case reg::seg_bytes: s.staged.bytes = value; break;
-        case reg::seg_target: s.staged.target = value; break;
-        case reg::seg_kind: s.staged.kind = static_cast<SegmentKind>(value); break;
-        case reg::seg_index: s.seg_status = s.store(value); break;
-        case reg::cmd_va: s.cmd_va = value; break;
-        case reg::cmd_bus: s.cmd_bus = value; break;
-        case reg::cmd_bytes: s.cmd_bytes = value; break;
-        case reg::cmd_seed: s.cmd_seed = value; break;
-        case reg::cmd_opcode:
-            s.status = Status::busy;
-            s.run(value);
-            break;
-        default: break;  // read-only or undecoded: dropped
+    case reg::seg_va: s.staged.va = value; break;
+    case reg::seg_bytes: s.staged.bytes = value; break;
+    case reg::seg_target: s.staged.target = value; break;
+    case reg::seg_kind: s.staged.kind = static_cast<SegmentKind>(value); break;
+    case reg::seg_index: s.seg_status = s.store(value); break;
+    case reg::cmd_va: s.cmd_va = value; break;
+    case reg::cmd_bus: s.cmd_bus = value; break;
+    case reg::cmd_bytes: s.cmd_bytes = value; break;
+    case reg::cmd_seed: s.cmd_seed = value; break;
+    case reg::cmd_opcode:
+        s.status = Status::busy;
+        s.run(value);
+        break;
+    default: break;  // read-only or undecoded: dropped
     }
 }
 

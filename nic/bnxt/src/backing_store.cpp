@@ -55,15 +55,15 @@ constexpr std::uint64_t most_pages = hsi::pte::entries_per_page * hsi::pte::entr
 
 const char* name(Kind kind) {
     switch (kind) {
-        case Kind::QPC: return "QP";
-        case Kind::SRQ: return "SRQ";
-        case Kind::CQ: return "CQ";
-        case Kind::VNIC: return "VNIC";
-        case Kind::STAT: return "STAT";
-        case Kind::TQM_SP: return "TQM slow-path";
-        case Kind::MRAV: return "MRAV";
-        case Kind::TIM: return "TIM";
-        default: return "TQM fast-path";
+    case Kind::QPC: return "QP";
+    case Kind::SRQ: return "SRQ";
+    case Kind::CQ: return "CQ";
+    case Kind::VNIC: return "VNIC";
+    case Kind::STAT: return "STAT";
+    case Kind::TQM_SP: return "TQM slow-path";
+    case Kind::MRAV: return "MRAV";
+    case Kind::TIM: return "TIM";
+    default: return "TQM fast-path";
     }
 }
 
@@ -104,8 +104,9 @@ Result<void> give(Nic::State& nic, const Table& t, std::uint8_t initializer, hsi
 // HWRM_QUEUE_QPORTCFG's max_configurable_queues (TX path), at most 8.
 Result<unsigned> cos_queues(Nic::State& nic) {
     hsi::QueueQportcfgRequest request{};
-    auto r = nic.hwrm->call<hsi::QueueQportcfgResponse>(hsi::ReqType::HWRM_QUEUE_QPORTCFG, request,
-                                                         offsetof(hsi::QueueQportcfgResponse, max_configurable_lossless_queues));
+    auto r = nic.hwrm->call<hsi::QueueQportcfgResponse>(
+        hsi::ReqType::HWRM_QUEUE_QPORTCFG, request,
+        offsetof(hsi::QueueQportcfgResponse, max_configurable_lossless_queues));
     if (!r) return std::unexpected(std::move(r).error());
     return std::min<unsigned>(r->max_configurable_queues, hsi::queue_qportcfg::max_queues);
 }
@@ -117,7 +118,8 @@ Result<void> backing_store(Nic::State& nic) {
     auto answer = nic.hwrm->ask<hsi::BackingStoreQcapsResponse>(hsi::ReqType::HWRM_FUNC_BACKING_STORE_QCAPS, qcaps);
     if (!answer) return std::unexpected(std::move(answer).error());
     if (answer->error_code == static_cast<std::uint16_t>(hsi::HwrmError::CMD_NOT_SUPPORTED)) return {};
-    if (answer->error_code != 0) return nic.hwrm->refused(hsi::ReqType::HWRM_FUNC_BACKING_STORE_QCAPS, answer->error_code);
+    if (answer->error_code != 0)
+        return nic.hwrm->refused(hsi::ReqType::HWRM_FUNC_BACKING_STORE_QCAPS, answer->error_code);
     if (auto r = nic.hwrm->too_short(hsi::ReqType::HWRM_FUNC_BACKING_STORE_QCAPS, answer->resp_len,
                                      offsetof(hsi::BackingStoreQcapsResponse, reserved_82));
         !r)
@@ -134,7 +136,8 @@ Result<void> backing_store(Nic::State& nic) {
     fp_rings = std::min(fp_rings, 8u);
 
     const std::uint64_t l2 = q.qp_max_l2_entries, qp1 = q.qp_min_qp1_entries;
-    const std::uint64_t extra_qps = std::min<std::uint64_t>(nic.options.max_qps, q.qp_max_entries > l2 + qp1 ? q.qp_max_entries - l2 - qp1 : 0);
+    const std::uint64_t extra_qps =
+        std::min<std::uint64_t>(nic.options.max_qps, q.qp_max_entries > l2 + qp1 ? q.qp_max_entries - l2 - qp1 : 0);
     const auto qps = static_cast<std::uint32_t>(l2 + qp1 + extra_qps);
     const std::uint32_t srqs = q.srq_max_l2_entries;
     const std::uint64_t cq_l2 = q.cq_max_l2_entries;
@@ -148,10 +151,11 @@ Result<void> backing_store(Nic::State& nic) {
     const std::uint64_t num_mr = std::min<std::uint64_t>({nic.options.max_mrs, q.mrav_max_entries.get(), mr_most}) /
                                  std::max<std::uint64_t>(units, 1) * std::max<std::uint64_t>(units, 1);
     const std::uint64_t tqm_qps = 2 * (extra_qps + qp1);
-    const std::uint32_t tqm_sp = clamp_multiple(vnics + l2 + tqm_qps + q.tqm_min_entries_per_ring, q.tqm_min_entries_per_ring,
-                                                q.tqm_max_entries_per_ring, q.tqm_entries_multiple);
-    const std::uint32_t tqm_fp = clamp_multiple(l2 + tqm_qps, q.tqm_min_entries_per_ring, q.tqm_max_entries_per_ring,
-                                                q.tqm_entries_multiple);
+    const std::uint32_t tqm_sp =
+        clamp_multiple(vnics + l2 + tqm_qps + q.tqm_min_entries_per_ring, q.tqm_min_entries_per_ring,
+                       q.tqm_max_entries_per_ring, q.tqm_entries_multiple);
+    const std::uint32_t tqm_fp =
+        clamp_multiple(l2 + tqm_qps, q.tqm_min_entries_per_ring, q.tqm_max_entries_per_ring, q.tqm_entries_multiple);
     using L = hsi::PblLevel;
     std::vector<Table> tables = {
         {Kind::QPC, qps, q.qp_entry_size, q.qp_init_offset, (mask & 0x01) != 0, L::LVL_2},
@@ -160,11 +164,13 @@ Result<void> backing_store(Nic::State& nic) {
         {Kind::VNIC, vnics, q.vnic_entry_size, q.vnic_init_offset, (mask & 0x08) != 0, L::LVL_1},
         {Kind::STAT, stats, q.stat_entry_size, q.stat_init_offset, (mask & 0x10) != 0, L::LVL_1},
         {Kind::TQM_SP, tqm_sp, q.tqm_entry_size, 0, false, L::LVL_2},
-        {Kind::MRAV, static_cast<std::uint32_t>(num_mr), q.mrav_entry_size, q.mrav_init_offset, (mask & 0x20) != 0, L::LVL_2},
+        {Kind::MRAV, static_cast<std::uint32_t>(num_mr), q.mrav_entry_size, q.mrav_init_offset, (mask & 0x20) != 0,
+         L::LVL_2},
         {Kind::TIM, qps, q.tim_entry_size, 0, false, L::LVL_1},
     };
     for (unsigned r = 0; r < fp_rings; ++r)
-        tables.push_back({static_cast<Kind>(static_cast<unsigned>(Kind::TQM_RING0) + r), tqm_fp, q.tqm_entry_size, 0, false, L::LVL_1});
+        tables.push_back({static_cast<Kind>(static_cast<unsigned>(Kind::TQM_RING0) + r), tqm_fp, q.tqm_entry_size, 0,
+                          false, L::LVL_1});
     std::erase_if(tables, [](const Table& t) { return t.bytes() == 0; });
 
     // The bound, before any allocation.
@@ -178,11 +184,13 @@ Result<void> backing_store(Nic::State& nic) {
         if (pages > most_pages)
             return fail(nic.bus, ": HWRM_FUNC_BACKING_STORE_QCAPS asks for ", std::to_string(t.entries), " ",
                         name(t.kind), " entries of ", std::to_string(t.entry_size), " bytes (", text::bytes(t.bytes()),
-                        "), more than a level-2 page list of 4 KiB pages holds (", text::bytes(most_pages * page_bytes), ")");
+                        "), more than a level-2 page list of 4 KiB pages holds (", text::bytes(most_pages * page_bytes),
+                        ")");
     }
     if (total > nic.options.max_context_bytes)
         return fail(nic.bus, ": HWRM_FUNC_BACKING_STORE_QCAPS asks for ", text::bytes(total), " of context memory (",
-                    asked, "), more than Options::max_context_bytes (", text::bytes(nic.options.max_context_bytes), ")");
+                    asked, "), more than Options::max_context_bytes (", text::bytes(nic.options.max_context_bytes),
+                    ")");
 
     hsi::BackingStoreCfgRequest request{};
     for (const Table& t : tables)
@@ -206,16 +214,16 @@ Result<void> backing_store(Nic::State& nic) {
     request.tqm_sp_num_entries = tqm_sp;
     for (unsigned r = 0; r < fp_rings; ++r) request.tqm_ring_num_entries[r] = tqm_fp;
     request.tqm_entry_size = q.tqm_entry_size;
-    request.mrav_num_entries =
-        units != 0 ? static_cast<std::uint32_t>(hsi::backing_store::mrav_num_mr(num_mr / units) | hsi::backing_store::mrav_num_ah(0))
-                   : static_cast<std::uint32_t>(num_mr);
+    request.mrav_num_entries = units != 0 ? static_cast<std::uint32_t>(hsi::backing_store::mrav_num_mr(num_mr / units) |
+                                                                       hsi::backing_store::mrav_num_ah(0))
+                                          : static_cast<std::uint32_t>(num_mr);
     request.mrav_entry_size = q.mrav_entry_size;
     request.tim_num_entries = qps;
     request.tim_entry_size = q.tim_entry_size;
     // Linux's bnxt_hwrm_func_backing_store_cfg: the legacy 256 bytes where the firmware
     // takes fewer than the whole request.
-    const std::size_t length = nic.hwrm->max_request_bytes() >= sizeof request ? sizeof request
-                                                                                : hsi::backing_store::legacy_request_bytes;
+    const std::size_t length =
+        nic.hwrm->max_request_bytes() >= sizeof request ? sizeof request : hsi::backing_store::legacy_request_bytes;
     auto cfg = nic.hwrm->ask<hsi::HwrmErrorResponse>(hsi::ReqType::HWRM_FUNC_BACKING_STORE_CFG, request, length);
     if (!cfg) return std::unexpected(std::move(cfg).error());
     if (cfg->error_code != 0) return nic.hwrm->refused(hsi::ReqType::HWRM_FUNC_BACKING_STORE_CFG, cfg->error_code);

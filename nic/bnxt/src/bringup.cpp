@@ -18,8 +18,8 @@
 namespace rig::bnxt {
 namespace {
 
-constexpr std::uint32_t cmdq_depth = 256;        // slots: one 4 KiB page (§4.2 step 2)
-constexpr std::uint32_t creq_entries = 1024;     // a power of two (§4.2 step 1)
+constexpr std::uint32_t cmdq_depth = 256;     // slots: one 4 KiB page (§4.2 step 2)
+constexpr std::uint32_t creq_entries = 1024;  // a power of two (§4.2 step 1)
 constexpr std::uint32_t nq_entries = 1024;
 constexpr std::uint64_t stats_bytes = 4096;
 constexpr std::uint16_t stats_dma_length = 160;  // §3.13: Linux's basic layout
@@ -190,7 +190,8 @@ Result<void> func_qcfg(Nic::State& nic) {
 
 // §7.1 step 9, §3.12: the CREQ, an NQ-type ring, polled.
 Result<void> alloc_creq(Nic::State& nic) {
-    auto memory = allocate_queue(nic.fn, std::uint64_t{creq_entries} * hsi::creq::entry_bytes, poison_device_writes, "CREQ");
+    auto memory =
+        allocate_queue(nic.fn, std::uint64_t{creq_entries} * hsi::creq::entry_bytes, poison_device_writes, "CREQ");
     if (!memory) return std::unexpected(std::move(memory).error());
     auto id = ring_alloc(nic, *memory, creq_entries, creq_vector);
     if (!id) return std::unexpected(std::move(id).error());
@@ -236,7 +237,8 @@ Result<void> stat_ctx_alloc(Nic::State& nic) {
 // §7.1 step 11, §4.2: the CMDQ (one contiguous page, level 0) and the channel started.
 // The CREQ is polled while a command waits, so it is not armed (§4.2 step 4).
 Result<void> start_cmdq(Nic::State& nic) {
-    auto cmdq = DmaBuffer::allocate(nic.fn, std::uint64_t{cmdq_depth} * hsi::slot_bytes, pci::Contiguity::Contiguous, "CMDQ");
+    auto cmdq =
+        DmaBuffer::allocate(nic.fn, std::uint64_t{cmdq_depth} * hsi::slot_bytes, pci::Contiguity::Contiguous, "CMDQ");
     if (!cmdq) return std::unexpected(std::move(cmdq).error());
     cmdq->fill(poison_device_reads);
     auto side = DmaBuffer::allocate(nic.fn, 4096, pci::Contiguity::Contiguous, "side buffer");
@@ -298,8 +300,8 @@ Result<void> query_func(Nic::State& nic) {
     auto version = nic.rcfw->call_header(hsi::Opcode::QUERY_VERSION);
     if (!version) return std::unexpected(std::move(version).error());
     const auto v = wire::load<hsi::CreqQueryVersionCompletion>(wire::bytes_of(*version));
-    nic.firmware += ", RoCE " + std::to_string(v.intf_maj) + "." + std::to_string(v.intf_minor) + "." +
-                    std::to_string(v.intf_bld);
+    nic.firmware +=
+        ", RoCE " + std::to_string(v.intf_maj) + "." + std::to_string(v.intf_minor) + "." + std::to_string(v.intf_bld);
     return {};
 }
 

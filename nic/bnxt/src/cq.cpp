@@ -13,30 +13,30 @@ namespace rig::bnxt {
 
 std::string_view to_string(Op op) {
     switch (op) {
-        case Op::Send: return "send";
-        case Op::Read: return "read";
-        case Op::Recv: return "recv";
+    case Op::Send: return "send";
+    case Op::Read: return "read";
+    case Op::Recv: return "recv";
     }
     return "?";
 }
 
 std::string_view to_string(Status status) {
     switch (status) {
-        case Status::Ok: return "OK";
-        case Status::BadResponse: return "BAD_RESPONSE_ERR";
-        case Status::LocalLength: return "LOCAL_LENGTH_ERR";
-        case Status::LocalQpOperation: return "LOCAL_QP_OPERATION_ERR";
-        case Status::LocalProtection: return "LOCAL_PROTECTION_ERR";
-        case Status::LocalAccess: return "LOCAL_ACCESS_ERROR";
-        case Status::MemoryManagement: return "MEMORY_MGT_OPERATION_ERR";
-        case Status::RemoteInvalidRequest: return "REMOTE_INVALID_REQUEST_ERR";
-        case Status::RemoteAccess: return "REMOTE_ACCESS_ERR";
-        case Status::RemoteOperation: return "REMOTE_OPERATION_ERR";
-        case Status::RnrRetryExceeded: return "RNR_NAK_RETRY_CNT_ERR";
-        case Status::TransportRetryExceeded: return "TRANSPORT_RETRY_CNT_ERR";
-        case Status::Flushed: return "WORK_REQUEST_FLUSHED_ERR";
-        case Status::HardwareFlush: return "HW_FLUSH_ERR";
-        case Status::Unknown: return "unknown status";
+    case Status::Ok: return "OK";
+    case Status::BadResponse: return "BAD_RESPONSE_ERR";
+    case Status::LocalLength: return "LOCAL_LENGTH_ERR";
+    case Status::LocalQpOperation: return "LOCAL_QP_OPERATION_ERR";
+    case Status::LocalProtection: return "LOCAL_PROTECTION_ERR";
+    case Status::LocalAccess: return "LOCAL_ACCESS_ERROR";
+    case Status::MemoryManagement: return "MEMORY_MGT_OPERATION_ERR";
+    case Status::RemoteInvalidRequest: return "REMOTE_INVALID_REQUEST_ERR";
+    case Status::RemoteAccess: return "REMOTE_ACCESS_ERR";
+    case Status::RemoteOperation: return "REMOTE_OPERATION_ERR";
+    case Status::RnrRetryExceeded: return "RNR_NAK_RETRY_CNT_ERR";
+    case Status::TransportRetryExceeded: return "TRANSPORT_RETRY_CNT_ERR";
+    case Status::Flushed: return "WORK_REQUEST_FLUSHED_ERR";
+    case Status::HardwareFlush: return "HW_FLUSH_ERR";
+    case Status::Unknown: return "unknown status";
     }
     return "unknown status";
 }
@@ -45,18 +45,18 @@ std::string_view to_string(Status status) {
 Status requester_status(std::uint8_t code) {
     using S = hsi::CqeReqStatus;
     switch (static_cast<S>(code)) {
-        case S::OK: return Status::Ok;
-        case S::BAD_RESPONSE_ERR: return Status::BadResponse;
-        case S::LOCAL_LENGTH_ERR: return Status::LocalLength;
-        case S::LOCAL_QP_OPERATION_ERR: return Status::LocalQpOperation;
-        case S::LOCAL_PROTECTION_ERR: return Status::LocalProtection;
-        case S::MEMORY_MGT_OPERATION_ERR: return Status::MemoryManagement;
-        case S::REMOTE_INVALID_REQUEST_ERR: return Status::RemoteInvalidRequest;
-        case S::REMOTE_ACCESS_ERR: return Status::RemoteAccess;
-        case S::REMOTE_OPERATION_ERR: return Status::RemoteOperation;
-        case S::RNR_NAK_RETRY_CNT_ERR: return Status::RnrRetryExceeded;
-        case S::TRANSPORT_RETRY_CNT_ERR: return Status::TransportRetryExceeded;
-        case S::WORK_REQUEST_FLUSHED_ERR: return Status::Flushed;
+    case S::OK: return Status::Ok;
+    case S::BAD_RESPONSE_ERR: return Status::BadResponse;
+    case S::LOCAL_LENGTH_ERR: return Status::LocalLength;
+    case S::LOCAL_QP_OPERATION_ERR: return Status::LocalQpOperation;
+    case S::LOCAL_PROTECTION_ERR: return Status::LocalProtection;
+    case S::MEMORY_MGT_OPERATION_ERR: return Status::MemoryManagement;
+    case S::REMOTE_INVALID_REQUEST_ERR: return Status::RemoteInvalidRequest;
+    case S::REMOTE_ACCESS_ERR: return Status::RemoteAccess;
+    case S::REMOTE_OPERATION_ERR: return Status::RemoteOperation;
+    case S::RNR_NAK_RETRY_CNT_ERR: return Status::RnrRetryExceeded;
+    case S::TRANSPORT_RETRY_CNT_ERR: return Status::TransportRetryExceeded;
+    case S::WORK_REQUEST_FLUSHED_ERR: return Status::Flushed;
     }
     return Status::Unknown;
 }
@@ -65,15 +65,15 @@ Status requester_status(std::uint8_t code) {
 Status responder_status(std::uint8_t code) {
     using S = hsi::CqeResStatus;
     switch (static_cast<S>(code)) {
-        case S::OK: return Status::Ok;
-        case S::LOCAL_ACCESS_ERROR: return Status::LocalAccess;
-        case S::LOCAL_LENGTH_ERR: return Status::LocalLength;
-        case S::LOCAL_PROTECTION_ERR: return Status::LocalProtection;
-        case S::LOCAL_QP_OPERATION_ERR: return Status::LocalQpOperation;
-        case S::MEMORY_MGT_OPERATION_ERR: return Status::MemoryManagement;
-        case S::REMOTE_INVALID_REQUEST_ERR: return Status::RemoteInvalidRequest;
-        case S::WORK_REQUEST_FLUSHED_ERR: return Status::Flushed;
-        case S::HW_FLUSH_ERR: return Status::HardwareFlush;
+    case S::OK: return Status::Ok;
+    case S::LOCAL_ACCESS_ERROR: return Status::LocalAccess;
+    case S::LOCAL_LENGTH_ERR: return Status::LocalLength;
+    case S::LOCAL_PROTECTION_ERR: return Status::LocalProtection;
+    case S::LOCAL_QP_OPERATION_ERR: return Status::LocalQpOperation;
+    case S::MEMORY_MGT_OPERATION_ERR: return Status::MemoryManagement;
+    case S::REMOTE_INVALID_REQUEST_ERR: return Status::RemoteInvalidRequest;
+    case S::WORK_REQUEST_FLUSHED_ERR: return Status::Flushed;
+    case S::HW_FLUSH_ERR: return Status::HardwareFlush;
     }
     return Status::Unknown;
 }
@@ -83,8 +83,8 @@ Result<Cq> Cq::create(const Nic& nic, std::uint32_t depth) {
     if (!n || n->closed.load(std::memory_order_acquire))
         throw std::invalid_argument("rig::bnxt::Cq::create: the NIC is closed");
     if (depth == 0 || depth > n->limits.max_cqe)
-        throw std::invalid_argument("rig::bnxt::Cq::create: a depth of " + std::to_string(depth) +
-                                    " is not in 1.." + std::to_string(n->limits.max_cqe) + " (QUERY_FUNC max_cqe - 1)");
+        throw std::invalid_argument("rig::bnxt::Cq::create: a depth of " + std::to_string(depth) + " is not in 1.." +
+                                    std::to_string(n->limits.max_cqe) + " (QUERY_FUNC max_cqe - 1)");
     auto cq = std::make_shared<State>();
     cq->nic = n;
     cq->depth = depth;
@@ -97,13 +97,14 @@ Result<Cq> Cq::create(const Nic& nic, std::uint32_t depth) {
     cq->cons = detail::RingPosition(cq->size);
 
     std::lock_guard lock(n->mutex);
-    if (n->closed.load(std::memory_order_acquire)) throw std::invalid_argument("rig::bnxt::Cq::create: the NIC is closed");
+    if (n->closed.load(std::memory_order_acquire))
+        throw std::invalid_argument("rig::bnxt::Cq::create: the NIC is closed");
     cq->handle = n->next_handle++;
     // §4.6.6, §7.2 step 2.
     hsi::CreateCq command{};
     command.cq_handle = cq->handle;
-    command.pg_size_lvl = static_cast<std::uint32_t>(hsi::create_cq::lvl(static_cast<std::uint8_t>(cq->ring.pages.level)) |
-                                                     hsi::create_cq::pg_size(pg_code_4k));
+    command.pg_size_lvl = static_cast<std::uint32_t>(
+        hsi::create_cq::lvl(static_cast<std::uint8_t>(cq->ring.pages.level)) | hsi::create_cq::pg_size(pg_code_4k));
     command.cq_fco_cnq_id = static_cast<std::uint32_t>(hsi::create_cq::cnq_id(n->nq.ring_id));
     command.dpi = 0;  // the privileged page (§5.8.4: mainline's numbering)
     command.cq_size = cq->size;

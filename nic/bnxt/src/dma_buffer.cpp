@@ -4,7 +4,6 @@
 #include <stdexcept>
 #include <utility>
 
-
 namespace rig::bnxt {
 
 Result<DmaBuffer> DmaBuffer::allocate(const pci::Function& fn, std::uint64_t bytes, pci::Contiguity contiguity,
@@ -56,7 +55,8 @@ void DmaBuffer::fill(std::byte value) const {
     chunk.fill(value);
     const std::uint64_t n = dma_.window.size();
     for (std::uint64_t offset = 0; offset < n; offset += chunk.size())
-        dma_.window.write(offset, std::span<const std::byte>(chunk.data(), std::min<std::uint64_t>(chunk.size(), n - offset)));
+        dma_.window.write(offset,
+                          std::span<const std::byte>(chunk.data(), std::min<std::uint64_t>(chunk.size(), n - offset)));
 }
 
 Result<PageList> make_page_list(const pci::Function& fn, std::span<const std::uint64_t> pages,

@@ -17,8 +17,8 @@ bool all_zero(const Gid& g, std::size_t from, std::size_t to) {
 Gid with_interface_id(std::uint8_t b0, std::uint8_t b1, const Mac& mac) {
     // RFC 4291 appendix A: the modified EUI-64 of a MAC flips the universal/local bit and
     // puts ff:fe in the middle.
-    return Gid{b0, b1, 0, 0, 0, 0, 0, 0,
-               static_cast<std::uint8_t>(mac[0] ^ 0x02), mac[1], mac[2], 0xff, 0xfe, mac[3], mac[4], mac[5]};
+    return Gid{b0,     b1,     0,    0,    0,      0,      0,     0, static_cast<std::uint8_t>(mac[0] ^ 0x02),
+               mac[1], mac[2], 0xff, 0xfe, mac[3], mac[4], mac[5]};
 }
 
 // 1 for the best class of address, 2 the next, 3 only with link-local allowed, 0 never.

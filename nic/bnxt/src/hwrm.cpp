@@ -28,8 +28,12 @@ std::string hwrm_name(hsi::ReqType type) {
 
 Hwrm::Hwrm(std::string bus, pci::Window bar0, DmaBuffer response, DmaBuffer request, std::shared_ptr<Clock> clock,
            std::optional<std::chrono::milliseconds> timeout)
-    : bus_(std::move(bus)), bar0_(std::move(bar0)), response_(std::move(response)), request_(std::move(request)),
-      clock_(std::move(clock)), fixed_timeout_(timeout) {}
+    : bus_(std::move(bus)),
+      bar0_(std::move(bar0)),
+      response_(std::move(response)),
+      request_(std::move(request)),
+      clock_(std::move(clock)),
+      fixed_timeout_(timeout) {}
 
 std::unexpected<std::string> Hwrm::refused(hsi::ReqType type, std::uint16_t error_code) const {
     return fail(bus_, ": the firmware refused ", hwrm_name(type), " (status ", status_words(error_code), ")");
@@ -38,8 +42,7 @@ std::unexpected<std::string> Hwrm::refused(hsi::ReqType type, std::uint16_t erro
 void Hwrm::adopt(const hsi::VerGetResponse& v) {
     // Fields past resp_len read as zero (§0): an older firmware's shorter answer keeps
     // the defaults.
-    if (v.max_req_win_len != 0)
-        max_req_len_ = std::min<std::size_t>(v.max_req_win_len, hsi::bar0::hwrm_window_bytes);
+    if (v.max_req_win_len != 0) max_req_len_ = std::min<std::size_t>(v.max_req_win_len, hsi::bar0::hwrm_window_bytes);
     if (v.max_resp_len != 0) max_resp_len_ = std::min<std::size_t>(v.max_resp_len, response_.bytes());
     if (v.def_req_timeout != 0) default_timeout_ = std::chrono::milliseconds(v.def_req_timeout);
     max_ext_req_len_ = v.max_ext_req_len;
@@ -104,7 +107,8 @@ Result<void> Hwrm::submit(hsi::ReqType type, std::span<const std::byte> request)
     return {};
 }
 
-Result<std::pair<std::uint16_t, std::uint16_t>> Hwrm::transact(hsi::ReqType type, std::span<std::byte> request, std::span<std::byte> response) {
+Result<std::pair<std::uint16_t, std::uint16_t>> Hwrm::transact(hsi::ReqType type, std::span<std::byte> request,
+                                                               std::span<std::byte> response) {
     const std::uint16_t seq_id = ++seq_id_;
     hsi::HwrmRequestHeader header{};
     header.req_type = static_cast<std::uint16_t>(type);
@@ -132,8 +136,8 @@ Result<std::pair<std::uint16_t, std::uint16_t>> Hwrm::transact(hsi::ReqType type
             const std::size_t most = max_resp_len_ != 0 ? max_resp_len_ : response_.bytes();
             if (resp_len < min_resp_len || resp_len > most)
                 return fail(bus_, ": ", hwrm_name(type), " was answered with a response length of ",
-                            std::to_string(resp_len), " bytes (at least ", std::to_string(min_resp_len),
-                            ", at most ", std::to_string(most), ")");
+                            std::to_string(resp_len), " bytes (at least ", std::to_string(min_resp_len), ", at most ",
+                            std::to_string(most), ")");
             if (w.read8(resp_len - 1u, std::memory_order_acquire) == hsi::hwrm::valid) {
                 std::array<std::byte, header_bytes> head;
                 w.read(0, head);

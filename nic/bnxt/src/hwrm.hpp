@@ -59,8 +59,9 @@ public:
     template <class Response, class Request>
     Result<Answer<Response>> ask(hsi::ReqType type, Request request, std::size_t request_bytes = sizeof(Request)) {
         Answer<Response> answer;
-        auto got = transact(type, std::as_writable_bytes(std::span(&request, 1)).first(std::min(request_bytes, sizeof(Request))),
-                            std::as_writable_bytes(std::span(&answer.response, 1)));
+        auto got = transact(
+            type, std::as_writable_bytes(std::span(&request, 1)).first(std::min(request_bytes, sizeof(Request))),
+            std::as_writable_bytes(std::span(&answer.response, 1)));
         if (!got) return std::unexpected(std::move(got).error());
         answer.error_code = got->first;
         answer.resp_len = got->second;
@@ -76,7 +77,8 @@ public:
         auto answer = ask<Response>(type, request);
         if (!answer) return std::unexpected(std::move(answer).error());
         if (answer->error_code != 0) return refused(type, answer->error_code);
-        if (auto short_ = too_short(type, answer->resp_len, needed); !short_) return std::unexpected(std::move(short_).error());
+        if (auto short_ = too_short(type, answer->resp_len, needed); !short_)
+            return std::unexpected(std::move(short_).error());
         return answer->response;
     }
 
@@ -95,7 +97,8 @@ public:
 private:
     // The response's error_code and resp_len, its bytes copied into `response` (zero
     // beyond resp_len).
-    Result<std::pair<std::uint16_t, std::uint16_t>> transact(hsi::ReqType type, std::span<std::byte> request, std::span<std::byte> response);
+    Result<std::pair<std::uint16_t, std::uint16_t>> transact(hsi::ReqType type, std::span<std::byte> request,
+                                                             std::span<std::byte> response);
     Result<void> submit(hsi::ReqType type, std::span<const std::byte> request);
 
     std::string bus_;

@@ -6,7 +6,9 @@
 namespace rig::bnxt {
 
 Nic::State::State(pci::Function function, Options opts)
-    : bus(function.bus()), fn(std::move(function)), options(std::move(opts)),
+    : bus(function.bus()),
+      fn(std::move(function)),
+      options(std::move(opts)),
       clock(options.clock ? options.clock : steady_clock()) {}
 
 Nic::State::~State() = default;

@@ -29,7 +29,8 @@ void put_entry(std::span<std::byte> table, std::uint64_t entry_index, std::uint6
 
 unsigned region_page_shift(std::uint64_t va, std::span<const pci::Run> runs) {
     unsigned shift = alignment_shift(va);
-    for (const pci::Run& run : runs) shift = std::min({shift, alignment_shift(run.address.value), alignment_shift(run.bytes)});
+    for (const pci::Run& run : runs)
+        shift = std::min({shift, alignment_shift(run.address.value), alignment_shift(run.bytes)});
     return std::max(shift, min_shift);
 }
 
@@ -50,7 +51,8 @@ std::vector<std::uint64_t> page_addresses(std::span<const pci::Run> runs, unsign
 std::uint64_t write_page_list(std::span<const std::uint64_t> pages, std::span<const std::uint64_t> table_addresses,
                               PageListKind kind, std::span<std::byte> table, hsi::PblLevel at_least) {
     const auto level = pbl_level(pages.size(), at_least);
-    if (!level) throw std::invalid_argument("write_page_list: no level holds " + std::to_string(pages.size()) + " pages");
+    if (!level)
+        throw std::invalid_argument("write_page_list: no level holds " + std::to_string(pages.size()) + " pages");
     if (table_addresses.size() != table_pages(*level, pages.size()) ||
         table.size() < table_addresses.size() * hsi::pte::table_page_bytes)
         throw std::invalid_argument("write_page_list: the table pages do not fit the level");
@@ -64,11 +66,13 @@ std::uint64_t write_page_list(std::span<const std::uint64_t> pages, std::span<co
         const bool queue = kind == PageListKind::Queue;
         const bool last = queue && i == n - 1;
         const bool next_to_last = queue && n >= 2 && i == n - 2;
-        put_entry(table, first_pte_page * hsi::pte::entries_per_page + i, hsi::encode_pte(pages[i], last, next_to_last));
+        put_entry(table, first_pte_page * hsi::pte::entries_per_page + i,
+                  hsi::encode_pte(pages[i], last, next_to_last));
     }
     if (*level == hsi::PblLevel::LVL_2) {
         // PDE j names PTE page j (§6.2: PDE = read64(B + 8 (i >> 9))).
-        for (std::uint64_t j = 1; j < table_addresses.size(); ++j) put_entry(table, j - 1, hsi::encode_pte(table_addresses[j]));
+        for (std::uint64_t j = 1; j < table_addresses.size(); ++j)
+            put_entry(table, j - 1, hsi::encode_pte(table_addresses[j]));
     }
     return table_addresses[0];
 }

@@ -57,8 +57,9 @@ bool report_sends(Qp::State& qp, std::span<Completion> out, std::size_t& n) {
                 qp.sq_retired.store(r, std::memory_order_release);
                 return false;
             }
-            out[n++] = Completion{e.id, e.op, error ? qp.sq_status : Status::Ok, error ? qp.sq_code : std::uint8_t{0},
-                                  e.bytes, std::nullopt, qp.qpn};
+            out[n++] = Completion{
+                e.id,         e.op,  error ? qp.sq_status : Status::Ok, error ? qp.sq_code : std::uint8_t{0}, e.bytes,
+                std::nullopt, qp.qpn};
         }
         ++r;
     }
@@ -111,74 +112,75 @@ Took take(Cq::State& cq, const QpList& list, std::span<const std::byte, hsi::cqe
     // what was posted, nullopt.
     auto sends_until = [](const Qp::State& qp, std::uint16_t sq_cons_idx) -> std::optional<std::uint64_t> {
         if (sq_cons_idx >= qp.sq_size) return std::nullopt;
-        const std::uint64_t until = detail::completed_until(qp.sq_retired.load(std::memory_order_relaxed), sq_cons_idx, qp.sq_size);
+        const std::uint64_t until =
+            detail::completed_until(qp.sq_retired.load(std::memory_order_relaxed), sq_cons_idx, qp.sq_size);
         if (until > qp.sq_posted.load(std::memory_order_acquire)) return std::nullopt;
         return until;
     };
     switch (static_cast<hsi::CqeType>(hsi::cqe::cqe_type.of(type_toggle))) {
-        case hsi::CqeType::REQ: {
-            const auto c = wire::load<hsi::CqeReq>(bytes);
-            Qp::State* qp = find(list, c.qp_handle);
-            if (qp == nullptr) return Took::All;  // destroyed: its CQEs are dropped
-            if (qp->send_cq.get() != &cq) return invalid("a requester CQE for a queue pair whose sends complete elsewhere");
-            const Status status = requester_status(c.status);
-            if (status == Status::Unknown) return invalid("a requester status no table lists");
-            if (qp->failed.load(std::memory_order_relaxed)) return Took::All;  // flushed already
-            const auto until = sends_until(*qp, c.sq_cons_idx);
-            if (!until) return invalid("sq_cons_idx beyond the send queue or the work requests posted");
-            if (*until == qp->sq_retired.load(std::memory_order_relaxed))
-                return invalid("a requester CQE that completes no work request");
-            qp->sq_done_until = *until;
-            qp->sq_status = status;
-            qp->sq_code = c.status;
-            if (report_sends(*qp, out, n)) return Took::All;
-            cq.carry = qp;
-            return Took::Full;
-        }
-        case hsi::CqeType::RES_RC: {
-            const auto c = wire::load<hsi::CqeResRc>(bytes);
-            Qp::State* qp = find(list, c.qp_handle);
-            if (qp == nullptr) return Took::All;
-            if (qp->recv_cq.get() != &cq) return invalid("a responder CQE for a queue pair whose receives complete elsewhere");
-            const Status status = responder_status(c.status);
-            if (status == Status::Unknown) return invalid("a responder status no table lists");
-            if (hsi::cqe_res_flags::SRQ.of(c.flags) != 0) return invalid("a responder CQE of a shared receive queue");
-            if (qp->failed.load(std::memory_order_relaxed)) return Took::All;
-            const std::uint64_t r = qp->rq_retired.load(std::memory_order_relaxed);
-            if (r >= qp->rq_posted.load(std::memory_order_acquire)) return invalid("a responder CQE with no receive outstanding");
-            // §5.3: receives complete in RQ order; the tag names the oldest.
-            if (hsi::cqe_res_flags::srq_or_rq_wr_id.of(c.srq_or_rq_wr_id) != r % qp->rq_size)
-                return invalid("a responder CQE naming another receive than the oldest outstanding");
-            const RecvEntry& e = qp->rq_shadow[r % qp->rq_size];
-            if (status == Status::Ok && c.length > e.bytes) return invalid("a receive longer than the bytes posted for it");
-            std::optional<std::uint32_t> immediate;
-            if (hsi::cqe_res_flags::IMM.of(c.flags) != 0) immediate = c.imm_data_or_inv_r_key.get();
-            out[n++] = Completion{e.id, Op::Recv, status, c.status, c.length, immediate, qp->qpn};
-            qp->rq_retired.store(r + 1, std::memory_order_release);
-            if (status != Status::Ok) qp->fail();
-            return Took::All;
-        }
-        case hsi::CqeType::TERMINAL: {
-            // §5.5.3: the WQEs before sq_cons_idx succeeded; the rest flush.
-            const auto c = wire::load<hsi::CqeTerminal>(bytes);
-            Qp::State* qp = find(list, c.qp_handle);
-            if (qp == nullptr) return Took::All;
-            if (qp->send_cq.get() != &cq) return invalid("a terminal CQE for a queue pair whose sends complete elsewhere");
-            if (qp->failed.load(std::memory_order_relaxed)) return Took::All;
-            const auto until = sends_until(*qp, c.sq_cons_idx);
-            if (!until || (c.rq_cons_idx != hsi::cqe_terminal::rq_cons_idx_none && c.rq_cons_idx >= qp->rq_size))
-                return invalid("a terminal CQE's consumer indexes beyond the queues or the work requests posted");
-            qp->sq_done_until = *until;
-            qp->sq_status = Status::Ok;
-            qp->sq_fail_after = true;
-            if (report_sends(*qp, out, n)) return Took::All;
-            cq.carry = qp;
-            return Took::Full;
-        }
-        case hsi::CqeType::NO_OP:
-            return Took::All;
-        default:
-            return invalid("a CQE of a type no queue of this CQ produces");  // CUT_OFF (no resize), UD, raw
+    case hsi::CqeType::REQ: {
+        const auto c = wire::load<hsi::CqeReq>(bytes);
+        Qp::State* qp = find(list, c.qp_handle);
+        if (qp == nullptr) return Took::All;  // destroyed: its CQEs are dropped
+        if (qp->send_cq.get() != &cq) return invalid("a requester CQE for a queue pair whose sends complete elsewhere");
+        const Status status = requester_status(c.status);
+        if (status == Status::Unknown) return invalid("a requester status no table lists");
+        if (qp->failed.load(std::memory_order_relaxed)) return Took::All;  // flushed already
+        const auto until = sends_until(*qp, c.sq_cons_idx);
+        if (!until) return invalid("sq_cons_idx beyond the send queue or the work requests posted");
+        if (*until == qp->sq_retired.load(std::memory_order_relaxed))
+            return invalid("a requester CQE that completes no work request");
+        qp->sq_done_until = *until;
+        qp->sq_status = status;
+        qp->sq_code = c.status;
+        if (report_sends(*qp, out, n)) return Took::All;
+        cq.carry = qp;
+        return Took::Full;
+    }
+    case hsi::CqeType::RES_RC: {
+        const auto c = wire::load<hsi::CqeResRc>(bytes);
+        Qp::State* qp = find(list, c.qp_handle);
+        if (qp == nullptr) return Took::All;
+        if (qp->recv_cq.get() != &cq)
+            return invalid("a responder CQE for a queue pair whose receives complete elsewhere");
+        const Status status = responder_status(c.status);
+        if (status == Status::Unknown) return invalid("a responder status no table lists");
+        if (hsi::cqe_res_flags::SRQ.of(c.flags) != 0) return invalid("a responder CQE of a shared receive queue");
+        if (qp->failed.load(std::memory_order_relaxed)) return Took::All;
+        const std::uint64_t r = qp->rq_retired.load(std::memory_order_relaxed);
+        if (r >= qp->rq_posted.load(std::memory_order_acquire))
+            return invalid("a responder CQE with no receive outstanding");
+        // §5.3: receives complete in RQ order; the tag names the oldest.
+        if (hsi::cqe_res_flags::srq_or_rq_wr_id.of(c.srq_or_rq_wr_id) != r % qp->rq_size)
+            return invalid("a responder CQE naming another receive than the oldest outstanding");
+        const RecvEntry& e = qp->rq_shadow[r % qp->rq_size];
+        if (status == Status::Ok && c.length > e.bytes) return invalid("a receive longer than the bytes posted for it");
+        std::optional<std::uint32_t> immediate;
+        if (hsi::cqe_res_flags::IMM.of(c.flags) != 0) immediate = c.imm_data_or_inv_r_key.get();
+        out[n++] = Completion{e.id, Op::Recv, status, c.status, c.length, immediate, qp->qpn};
+        qp->rq_retired.store(r + 1, std::memory_order_release);
+        if (status != Status::Ok) qp->fail();
+        return Took::All;
+    }
+    case hsi::CqeType::TERMINAL: {
+        // §5.5.3: the WQEs before sq_cons_idx succeeded; the rest flush.
+        const auto c = wire::load<hsi::CqeTerminal>(bytes);
+        Qp::State* qp = find(list, c.qp_handle);
+        if (qp == nullptr) return Took::All;
+        if (qp->send_cq.get() != &cq) return invalid("a terminal CQE for a queue pair whose sends complete elsewhere");
+        if (qp->failed.load(std::memory_order_relaxed)) return Took::All;
+        const auto until = sends_until(*qp, c.sq_cons_idx);
+        if (!until || (c.rq_cons_idx != hsi::cqe_terminal::rq_cons_idx_none && c.rq_cons_idx >= qp->rq_size))
+            return invalid("a terminal CQE's consumer indexes beyond the queues or the work requests posted");
+        qp->sq_done_until = *until;
+        qp->sq_status = Status::Ok;
+        qp->sq_fail_after = true;
+        if (report_sends(*qp, out, n)) return Took::All;
+        cq.carry = qp;
+        return Took::Full;
+    }
+    case hsi::CqeType::NO_OP: return Took::All;
+    default: return invalid("a CQE of a type no queue of this CQ produces");  // CUT_OFF (no resize), UD, raw
     }
 }
 

@@ -49,7 +49,7 @@ void check_sendable(const Qp::State& qp) {
 }
 
 [[noreturn, gnu::cold, gnu::noinline]] void refuse_bytes(const char* what, std::size_t index, std::uint64_t offset,
-                                                        std::uint64_t bytes, std::uint64_t region_bytes) {
+                                                         std::uint64_t bytes, std::uint64_t region_bytes) {
     if (offset > region_bytes || bytes > region_bytes - offset)
         refuse(what, index,
                std::to_string(bytes) + " bytes at offset " + std::to_string(offset) + " do not lie in a region of " +
@@ -61,11 +61,13 @@ void check_sendable(const Qp::State& qp) {
 // only; the messages are built out of line.
 [[gnu::always_inline]] inline void check_bytes(const Qp::State& qp, const Region* region, std::uint64_t offset,
                                                std::uint64_t bytes, const char* what, std::size_t index) {
-    if (region == nullptr) [[unlikely]] refuse(what, index, "no region");
+    if (region == nullptr) [[unlikely]]
+        refuse(what, index, "no region");
     const Region::State* r = region_state(*region);
     if (r == nullptr || !r->usable.load(std::memory_order_relaxed)) [[unlikely]]
         refuse(what, index, "the region is deregistered");
-    if (r->nic.get() != qp.nic.get()) [[unlikely]] refuse(what, index, "the region belongs to another NIC");
+    if (r->nic.get() != qp.nic.get()) [[unlikely]]
+        refuse(what, index, "the region belongs to another NIC");
     if (offset > r->bytes || bytes > r->bytes - offset || bytes >= max_message_bytes) [[unlikely]]
         refuse_bytes(what, index, offset, bytes, r->bytes);
 }
@@ -80,7 +82,8 @@ void check_sendable(const Qp::State& qp) {
                        std::to_string(qp.max_inline) + " (QUERY_FUNC max_inline_data)");
         return;
     }
-    if (!s.inline_data.empty()) [[unlikely]] refuse("send", index, "both a region and inline data");
+    if (!s.inline_data.empty()) [[unlikely]]
+        refuse("send", index, "both a region and inline data");
     check_bytes(qp, s.region, s.offset, s.bytes, "send", index);
 }
 
@@ -107,9 +110,7 @@ SendEntry entry_of(const Read& r) {
     return SendEntry{r.id, static_cast<std::uint32_t>(r.bytes), Op::Read, r.signalled == Signal::Yes};
 }
 
-hsi::WqeType type_of(const Send& s) {
-    return s.immediate ? hsi::WqeType::SEND_WITH_IMMEDIATE : hsi::WqeType::SEND;
-}
+hsi::WqeType type_of(const Send& s) { return s.immediate ? hsi::WqeType::SEND_WITH_IMMEDIATE : hsi::WqeType::SEND; }
 hsi::WqeType type_of(const Read&) { return hsi::WqeType::RDMA_READ; }
 
 std::size_t encode(detail::WqeBytes wqe, const Send& s) {
@@ -126,11 +127,12 @@ std::size_t encode(detail::WqeBytes wqe, const Read& r) {
 // Writes `count` staged entries of `entry_bytes` each into `ring`, entry k of the stage at
 // ring index (first + k) % size: one copy per contiguous run. `at(i)` is entry i's offset.
 template <class At>
-void write_runs(const pci::Window& ring, std::span<const std::byte> stage, std::size_t entry_bytes,
-                std::uint32_t first, std::uint32_t count, std::uint32_t size, At at) {
+void write_runs(const pci::Window& ring, std::span<const std::byte> stage, std::size_t entry_bytes, std::uint32_t first,
+                std::uint32_t count, std::uint32_t size, At at) {
     const std::uint32_t run = std::min(count, size - first);
     ring.write(at(first), stage.first(std::size_t{run} * entry_bytes));
-    if (run < count) ring.write(at(0), stage.subspan(std::size_t{run} * entry_bytes, std::size_t{count - run} * entry_bytes));
+    if (run < count)
+        ring.write(at(0), stage.subspan(std::size_t{run} * entry_bytes, std::size_t{count - run} * entry_bytes));
 }
 
 // Queues the first of `requests` the send queue has room for; how many.
@@ -156,9 +158,10 @@ std::size_t post_send(Qp::State& qp, std::span<const Request> requests) {
             // §5.2.5, §5.4: this WQE's PSNs.
             const std::uint32_t start = qp.next_psn;
             qp.next_psn = (start + hsi::npkts(e.bytes, qp.mtu_bytes)) & hsi::psn_mask;
-            detail::encode_psn(std::span<std::byte, hsi::psn_search::entry_bytes>(
-                                   psns.data() + std::size_t{i} * hsi::psn_search::entry_bytes, hsi::psn_search::entry_bytes),
-                               type_of(r), start, qp.next_psn, index);
+            detail::encode_psn(
+                std::span<std::byte, hsi::psn_search::entry_bytes>(
+                    psns.data() + std::size_t{i} * hsi::psn_search::entry_bytes, hsi::psn_search::entry_bytes),
+                type_of(r), start, qp.next_psn, index);
         }
         if (!failed) {
             write_runs(qp.sq_ring, wqes, hsi::wqe::bytes, first, k, qp.sq_size,
@@ -209,8 +212,8 @@ std::size_t Qp::post(std::span<const Recv> recvs) {
             qp.rq_prod.advance();
             if (failed) continue;
             // §5.3: the tag is the RQ index, returned in the responder CQE.
-            detail::encode_recv(detail::WqeBytes(wqes.data() + std::size_t{i} * hsi::wqe::bytes, hsi::wqe::bytes), index,
-                                sge_of(*r.region, r.offset, r.bytes));
+            detail::encode_recv(detail::WqeBytes(wqes.data() + std::size_t{i} * hsi::wqe::bytes, hsi::wqe::bytes),
+                                index, sge_of(*r.region, r.offset, r.bytes));
         }
         if (!failed)
             write_runs(qp.rq_ring, wqes, hsi::wqe::bytes, first, k, qp.rq_size,
@@ -222,7 +225,8 @@ std::size_t Qp::post(std::span<const Recv> recvs) {
     if (failed) return n;
     // §4.6.9: before RTR the RQ doorbell waits for connect.
     const QpState state = qp.state.load(std::memory_order_acquire);
-    if (state == QpState::Rtr || state == QpState::Rts) ring_doorbell(qp.doorbells, qp.rq_prod.doorbell(hsi::DbType::RQ, qp.qpn));
+    if (state == QpState::Rtr || state == QpState::Rts)
+        ring_doorbell(qp.doorbells, qp.rq_prod.doorbell(hsi::DbType::RQ, qp.qpn));
     else qp.rq_doorbell_deferred = true;
     return n;
 }

@@ -16,8 +16,8 @@ namespace {
 constexpr std::uint8_t qp_access = hsi::qp_access::LOCAL_WRITE | hsi::qp_access::REMOTE_READ;  // never REMOTE_WRITE
 constexpr std::uint16_t pkey_default = 0xFFFF;
 constexpr std::uint8_t min_rnr_timer = 12;
-constexpr std::uint16_t vlan_untagged = 0xFFF;   // Linux's VID for an untagged GID
-constexpr std::uint8_t read_depth_most = 16;     // RDMA READs in flight per direction
+constexpr std::uint16_t vlan_untagged = 0xFFF;  // Linux's VID for an untagged GID
+constexpr std::uint8_t read_depth_most = 16;    // RDMA READs in flight per direction
 
 std::uint64_t round_page(std::uint64_t n) { return (n + 4095) / 4096 * 4096; }
 
@@ -78,8 +78,10 @@ Result<Qp> Qp::create(const Nic& nic, Cq& send_cq, Cq& recv_cq, Depths depths) {
     auto rq = allocate_queue(n->fn, std::uint64_t{qp->rq_size} * hsi::wqe::bytes, poison_device_reads, "RQ");
     if (!rq) return std::unexpected(std::move(rq).error());
     qp->rq = std::move(*rq);
-    const std::uint64_t orrq_bytes = round_page(std::uint64_t{hsi::orrq_slots(qp->initiator_depth)} * hsi::orrq_irrq_entry_bytes);
-    const std::uint64_t irrq_bytes = round_page(std::uint64_t{hsi::irrq_slots(qp->responder_depth)} * hsi::orrq_irrq_entry_bytes);
+    const std::uint64_t orrq_bytes =
+        round_page(std::uint64_t{hsi::orrq_slots(qp->initiator_depth)} * hsi::orrq_irrq_entry_bytes);
+    const std::uint64_t irrq_bytes =
+        round_page(std::uint64_t{hsi::irrq_slots(qp->responder_depth)} * hsi::orrq_irrq_entry_bytes);
     auto rrq = DmaBuffer::allocate(n->fn, orrq_bytes + irrq_bytes, pci::Contiguity::Contiguous, "ORRQ and IRRQ");
     if (!rrq) return std::unexpected(std::move(rrq).error());
     qp->orrq_irrq = std::move(*rrq);
@@ -88,7 +90,8 @@ Result<Qp> Qp::create(const Nic& nic, Cq& send_cq, Cq& recv_cq, Depths depths) {
     qp->doorbells = n->doorbells;
 
     std::lock_guard lock(n->mutex);
-    if (n->closed.load(std::memory_order_acquire)) throw std::invalid_argument("rig::bnxt::Qp::create: the NIC is closed");
+    if (n->closed.load(std::memory_order_acquire))
+        throw std::invalid_argument("rig::bnxt::Qp::create: the NIC is closed");
     const std::uint32_t extra = scq == rcq ? depths.send + depths.recv : depths.send;
     if (scq->reserved + extra > scq->depth || (scq != rcq && rcq->reserved + depths.recv > rcq->depth))
         throw std::invalid_argument("rig::bnxt::Qp::create: the completion queues of " + std::to_string(scq->depth) +
@@ -102,10 +105,10 @@ Result<Qp> Qp::create(const Nic& nic, Cq& send_cq, Cq& recv_cq, Depths depths) {
     command.qp_handle = qp->handle;
     command.qp_flags = hsi::create_qp::linux_rc_flags;
     command.type = static_cast<std::uint8_t>(hsi::QpType::RC);
-    command.sq_pg_size_sq_lvl = static_cast<std::uint8_t>(hsi::create_qp::sq_lvl(static_cast<std::uint8_t>(qp->sq.pages.level)) |
-                                                          hsi::create_qp::sq_pg_size(pg_code_4k));
-    command.rq_pg_size_rq_lvl = static_cast<std::uint8_t>(hsi::create_qp::rq_lvl(static_cast<std::uint8_t>(qp->rq.pages.level)) |
-                                                          hsi::create_qp::rq_pg_size(pg_code_4k));
+    command.sq_pg_size_sq_lvl = static_cast<std::uint8_t>(
+        hsi::create_qp::sq_lvl(static_cast<std::uint8_t>(qp->sq.pages.level)) | hsi::create_qp::sq_pg_size(pg_code_4k));
+    command.rq_pg_size_rq_lvl = static_cast<std::uint8_t>(
+        hsi::create_qp::rq_lvl(static_cast<std::uint8_t>(qp->rq.pages.level)) | hsi::create_qp::rq_pg_size(pg_code_4k));
     command.dpi = 0;
     command.sq_size = qp->sq_size;
     command.rq_size = qp->rq_size;
@@ -139,7 +142,8 @@ Result<void> Qp::connect(const Endpoint& peer, Retries retries, const Path& path
     State& qp = checked(state_, "connect");
     if (retries.retry_cnt > 7 || retries.rnr_retry > 7 || retries.timeout > 31)
         throw std::invalid_argument("rig::bnxt::Qp::connect: retry counts run 0..7 and the timeout 0..31");
-    if (path.hop_limit == 0) throw std::invalid_argument("rig::bnxt::Qp::connect: a hop limit of 0 (its packets would leave no port)");
+    if (path.hop_limit == 0)
+        throw std::invalid_argument("rig::bnxt::Qp::connect: a hop limit of 0 (its packets would leave no port)");
     const auto depth = [](std::optional<std::uint8_t> asked, std::uint8_t most, const char* what) {
         if (asked && (*asked == 0 || *asked > most))
             throw std::invalid_argument(std::string("rig::bnxt::Qp::connect: ") + what + " " + std::to_string(*asked) +
@@ -151,7 +155,8 @@ Result<void> Qp::connect(const Endpoint& peer, Retries retries, const Path& path
     Nic::State& n = *qp.nic;
     std::lock_guard lock(n.mutex);
     if (qp.state.load(std::memory_order_acquire) != QpState::Reset)
-        throw std::invalid_argument("rig::bnxt::Qp::connect: queue pair " + std::to_string(qp.qpn) + " is not in RESET");
+        throw std::invalid_argument("rig::bnxt::Qp::connect: queue pair " + std::to_string(qp.qpn) +
+                                    " is not in RESET");
     const std::size_t gid_entry = path.gid_index.value_or(n.gid_chosen);
     if (gid_entry >= n.gids.size())
         throw std::invalid_argument("rig::bnxt::Qp::connect: GID index " + std::to_string(gid_entry) +
@@ -163,9 +168,9 @@ Result<void> Qp::connect(const Endpoint& peer, Retries retries, const Path& path
     const std::uint16_t sgid_index = n.gid_firmware[gid_entry];
     const bool ipv4 = is_ipv4_mapped(source.gid);
     if (ipv4 != is_ipv4_mapped(peer.gid))
-        return fail(n.bus, ": queue pair ", std::to_string(qp.qpn), ": the source GID ", to_string(source.gid), " (index ",
-                    std::to_string(gid_entry), ") is ", ipv4 ? "IPv4" : "IPv6", " and the peer's ", to_string(peer.gid), " ",
-                    ipv4 ? "IPv6" : "IPv4");
+        return fail(n.bus, ": queue pair ", std::to_string(qp.qpn), ": the source GID ", to_string(source.gid),
+                    " (index ", std::to_string(gid_entry), ") is ", ipv4 ? "IPv4" : "IPv6", " and the peer's ",
+                    to_string(peer.gid), " ", ipv4 ? "IPv6" : "IPv4");
     const Mtu mtu = std::min({qp.local.mtu, peer.mtu, path.mtu.value_or(qp.local.mtu)});
 
     // RESET -> INIT (mask 0x0000000D).
@@ -187,7 +192,8 @@ Result<void> Qp::connect(const Endpoint& peer, Retries retries, const Path& path
     rtr.sgid_index = sgid_index;
     rtr.hop_limit = path.hop_limit;
     rtr.dest_mac = peer.mac;
-    rtr.path_mtu_pingpong_push_enable = static_cast<std::uint8_t>(hsi::modify_qp::path_mtu(static_cast<std::uint8_t>(mtu_code(mtu))));
+    rtr.path_mtu_pingpong_push_enable =
+        static_cast<std::uint8_t>(hsi::modify_qp::path_mtu(static_cast<std::uint8_t>(mtu_code(mtu))));
     rtr.rq_psn = static_cast<std::uint32_t>(hsi::modify_qp::psn(peer.psn));
     rtr.max_dest_rd_atomic = hsi::irrq_slots(responder);
     rtr.min_rnr_timer = min_rnr_timer;

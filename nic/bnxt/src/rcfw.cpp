@@ -22,9 +22,17 @@ std::string opcode_name(hsi::Opcode opcode) {
 Rcfw::Rcfw(std::string bus, pci::Window bar0, pci::Window doorbells, DmaBuffer cmdq, std::uint32_t depth,
            QueueMemory creq, std::uint32_t creq_entries, std::uint16_t creq_ring_id, DmaBuffer side,
            std::shared_ptr<Clock> clock, std::chrono::milliseconds timeout)
-    : bus_(std::move(bus)), bar0_(std::move(bar0)), doorbells_(std::move(doorbells)), cmdq_(std::move(cmdq)),
-      depth_(depth), creq_(std::move(creq)), creq_cons_(creq_entries), creq_ring_id_(creq_ring_id),
-      side_(std::move(side)), clock_(std::move(clock)), timeout_(timeout) {}
+    : bus_(std::move(bus)),
+      bar0_(std::move(bar0)),
+      doorbells_(std::move(doorbells)),
+      cmdq_(std::move(cmdq)),
+      depth_(depth),
+      creq_(std::move(creq)),
+      creq_cons_(creq_entries),
+      creq_ring_id_(creq_ring_id),
+      side_(std::move(side)),
+      clock_(std::move(clock)),
+      timeout_(timeout) {}
 
 void Rcfw::start() {
     hsi::CmdqInit init{};

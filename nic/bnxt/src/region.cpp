@@ -53,15 +53,16 @@ Result<void> register_region(Region::State& r, std::span<const pci::Run> runs) {
     if (nic.closed.load(std::memory_order_acquire)) return fail(nic.bus, ": the NIC closed");
     hsi::AllocateMrw allocate{};
     allocate.mrw_handle = reinterpret_cast<std::uintptr_t>(&r);
-    allocate.mrw_flags = static_cast<std::uint8_t>(hsi::allocate_mrw::mrw_type(static_cast<std::uint8_t>(hsi::MrwType::MR)));
+    allocate.mrw_flags =
+        static_cast<std::uint8_t>(hsi::allocate_mrw::mrw_type(static_cast<std::uint8_t>(hsi::MrwType::MR)));
     allocate.pd_id = nic.pd_id;
     auto key = nic.rcfw->call(hsi::Opcode::ALLOCATE_MRW, allocate);
     if (!key) return std::unexpected(std::move(key).error());
     r.key = key->xid;
 
     hsi::RegisterMr command{};
-    command.log2_pg_size_lvl = static_cast<std::uint8_t>(hsi::register_mr::lvl(static_cast<std::uint8_t>(r.pages.level)) |
-                                                         hsi::register_mr::log2_pg_size(shift));
+    command.log2_pg_size_lvl = static_cast<std::uint8_t>(
+        hsi::register_mr::lvl(static_cast<std::uint8_t>(r.pages.level)) | hsi::register_mr::log2_pg_size(shift));
     command.access = region_access;
     command.log2_pbl_pg_size = static_cast<std::uint16_t>(hsi::register_mr::log2_pbl_pg_size(12));
     command.key = r.key;
@@ -107,7 +108,8 @@ Result<Region> Region::host(const Nic& nic, std::uint64_t bytes) {
     const std::uint64_t page = state->nic->fn.machine().page();
     if (bytes > ~std::uint64_t{0} - page)
         return fail(nic.bus(), ": no memory for a host region of ", std::to_string(bytes), " bytes");
-    auto memory = DmaBuffer::allocate(state->nic->fn, (bytes + page - 1) / page * page, pci::Contiguity::Any, "host region");
+    auto memory =
+        DmaBuffer::allocate(state->nic->fn, (bytes + page - 1) / page * page, pci::Contiguity::Any, "host region");
     if (!memory) return std::unexpected(std::move(memory).error());
     state->bytes = memory->bytes();
     state->va = memory->bus();
@@ -125,8 +127,8 @@ Result<Region> Region::pages(const Nic& nic, std::span<std::byte> memory) {
     const std::uint64_t page = state->nic->fn.machine().page();
     const auto address = reinterpret_cast<std::uintptr_t>(memory.data());
     if (address % page != 0)
-        throw std::invalid_argument("rig::bnxt::Region::pages: address " + text::hex(address) + " is not on a page of " +
-                                    text::bytes(page));
+        throw std::invalid_argument("rig::bnxt::Region::pages: address " + text::hex(address) +
+                                    " is not on a page of " + text::bytes(page));
     state->kind = RegionKind::Pages;
     state->bytes = memory.size();
     state->va = address;
@@ -158,7 +160,8 @@ struct Provider {
     pci::Route route;
 };
 
-Result<pci::Run> reach(Nic::State& nic, const pci::Run& run, std::optional<Provider>& last, std::vector<pci::Run>& mapped) {
+Result<pci::Run> reach(Nic::State& nic, const pci::Run& run, std::optional<Provider>& last,
+                       std::vector<pci::Run>& mapped) {
     const pci::Machine& machine = nic.fn.machine();
     const std::string what = "the run of " + text::bytes(run.bytes) + " at " + text::hex(run.address.value);
     const auto inside = [&](const pci::Bar& bar) {
@@ -166,7 +169,8 @@ Result<pci::Run> reach(Nic::State& nic, const pci::Run& run, std::optional<Provi
     };
     if (!last || !inside(last->bar.bar)) {
         if (!machine.root())
-            return fail(nic.bus, ": cannot tell whose BAR holds ", what, ": the machine's transport sent no sysfs files, "
+            return fail(nic.bus, ": cannot tell whose BAR holds ", what,
+                        ": the machine's transport sent no sysfs files, "
                         "so neither the BAR nor the route to it can be read");
         auto owner = machine.bar_at(run.address);
         if (!owner) return fail(nic.bus, ": cannot tell whose BAR holds ", what, ": ", owner.error());
@@ -186,8 +190,9 @@ Result<pci::Run> reach(Nic::State& nic, const pci::Run& run, std::optional<Provi
         if (nic.fn.addressing() == pci::Addressing::Physical) return run;
         auto iova = nic.fn.map_peer(owner.bus, owner.index, offset, run.bytes);
         if (!iova)
-            return fail(nic.bus, ": the NIC is behind an IOMMU and its requests reach ", bar,
-                        " through the host bridge, so the IOMMU must map the BAR for it, and it cannot: ", iova.error());
+            return fail(
+                nic.bus, ": the NIC is behind an IOMMU and its requests reach ", bar,
+                " through the host bridge, so the IOMMU must map the BAR for it, and it cannot: ", iova.error());
         mapped.push_back(*iova);
         return *iova;
     }
@@ -265,10 +270,12 @@ Result<void> Region::State::deregister_locked() {
     Result<void> result;
     if (n.rcfw) {
         hsi::DeallocateKey command{};
-        command.mrw_flags = static_cast<std::uint8_t>(hsi::allocate_mrw::mrw_type(static_cast<std::uint8_t>(hsi::MrwType::MR)));
+        command.mrw_flags =
+            static_cast<std::uint8_t>(hsi::allocate_mrw::mrw_type(static_cast<std::uint8_t>(hsi::MrwType::MR)));
         command.key = key;
         // The key is unbound: the NIC reaches the memory no more even where it keeps the key.
-        if (auto done = n.rcfw->call(hsi::Opcode::DEALLOCATE_KEY, command); !done) result = std::unexpected(std::move(done).error());
+        if (auto done = n.rcfw->call(hsi::Opcode::DEALLOCATE_KEY, command); !done)
+            result = std::unexpected(std::move(done).error());
     }
     memory.reset();
     pages.table.reset();

@@ -72,13 +72,13 @@ struct Nic::State {
     std::optional<Rcfw> rcfw;
 
     // What bring-up set up, so that teardown undoes exactly that (§7.4).
-    bool registered = false;       // FUNC_DRV_RGTR
+    bool registered = false;  // FUNC_DRV_RGTR
     std::vector<DmaBuffer> backing_store;
-    QueueMemory creq_memory;       // until the channel takes it
+    QueueMemory creq_memory;  // until the channel takes it
     std::uint16_t creq_ring_id = hsi::ring_id_invalid;
     std::optional<std::uint32_t> stat_ctx_id;
     DmaBuffer stats;
-    bool fw_initialized = false;   // INITIALIZE_FW
+    bool fw_initialized = false;  // INITIALIZE_FW
     Nq nq;
     // The port's GID table (Options::gids, address_gids or default_gids), the entry chosen
     // at open, and the firmware's index of each entry (ADD_GID at open; entries of one
@@ -86,8 +86,8 @@ struct Nic::State {
     std::vector<GidEntry> gids;
     std::size_t gid_chosen = 0;
     std::vector<std::uint16_t> gid_firmware;
-    std::optional<std::uint16_t> gid_index;   // the chosen GID's
-    std::vector<std::uint16_t> added_gids;    // every ADD_GID's index, in order
+    std::optional<std::uint16_t> gid_index;  // the chosen GID's
+    std::vector<std::uint16_t> added_gids;   // every ADD_GID's index, in order
 
     Limits limits;
     bool hw_retransmission = false;  // QUERY_FUNC HW_REQUESTER_RETX_ENABLED
@@ -121,18 +121,18 @@ struct Region::State {
     std::uint64_t bytes = 0;
     std::uint64_t va = 0;
     std::uint32_t key = 0;
-    DmaBuffer memory;                  // Host
-    pci::Window view;                  // Host: the memory read and write reach, kept where memory goes to Nic::kept
-    const void* pinned = nullptr;      // Pages
+    DmaBuffer memory;              // Host
+    pci::Window view;              // Host: the memory read and write reach, kept where memory goes to Nic::kept
+    const void* pinned = nullptr;  // Pages
     std::uint64_t pinned_bytes = 0;
-    std::vector<pci::Run> peers;       // Device: what map_peer mapped into the NIC's IOMMU domain
+    std::vector<pci::Run> peers;  // Device: what map_peer mapped into the NIC's IOMMU domain
     // Pages, Device: the memory it covers, claimed against its owner's free (B18): the
     // process's bytes (Pages) or the runs' bus addresses on the NIC's machine (Device).
     pci::Claim claim;
     PageList pages;
     // Deregistered until REGISTER_MR succeeds; Stuck once DEREGISTER_MR was refused.
     enum class Life : std::uint8_t { Registered, Deregistered, Stuck } life = Life::Deregistered;
-    std::atomic<bool> usable{true};    // Registered and the NIC open: posts and read/write may use it
+    std::atomic<bool> usable{true};  // Registered and the NIC open: posts and read/write may use it
 
     // DEREGISTER_MR, DEALLOCATE_KEY, then the memory back. Under the NIC's mutex.
     Result<void> deregister_locked();
@@ -191,8 +191,8 @@ struct Cq::State {
     std::unique_ptr<QpList> qps = std::make_unique<QpList>();
     std::atomic<const QpList*> published{qps.get()};
     std::atomic<std::uint64_t> poll_seq{0};
-    std::uint32_t reserved = 0;   // their depths together
-    Qp::State* carry = nullptr;   // a requester CQE not yet wholly reported (the poller's)
+    std::uint32_t reserved = 0;  // their depths together
+    Qp::State* carry = nullptr;  // a requester CQE not yet wholly reported (the poller's)
     std::atomic<bool> flush_pending{false};
     std::atomic<bool> live{false};  // from the firmware's CREATE on; a refused create leaves it false
     // A CQE that failed the checks of poll.cpp: the device is in error and so are the
@@ -237,7 +237,7 @@ struct Qp::State {
     detail::RingPosition rq_prod{1};
     std::uint32_t next_psn = 0;
     std::uint32_t mtu_bytes = 1024;
-    std::optional<Mtu> path_mtu;  // set at RTR
+    std::optional<Mtu> path_mtu;        // set at RTR
     bool rq_doorbell_deferred = false;  // receives posted before RTR
     std::uint64_t sq_count = 0;         // the poster's copies of the posted counts
     std::uint64_t rq_count = 0;
@@ -253,7 +253,7 @@ struct Qp::State {
     std::uint64_t sq_done_until = 0;
     Status sq_status = Status::Ok;  // of the WQE before sq_done_until
     std::uint8_t sq_code = 0;
-    bool sq_fail_after = false;     // a TERMINAL CQE: fail once done_until is reported
+    bool sq_fail_after = false;         // a TERMINAL CQE: fail once done_until is reported
     std::atomic<bool> failed{false};    // Error: every outstanding entry is flushed
     std::atomic<bool> notified{false};  // the firmware said Error (§4.5.4)
 

@@ -78,19 +78,19 @@ void Nic::State::teardown(std::optional<std::string>& first_error) {
         cq->retire(Memory::KeepUntilClose);
     }
 
-    if (rcfw && !added_gids.empty()) note(delete_gids(*this));                      // step 4
-    if (hwrm && nq.ring_id != hsi::ring_id_invalid) {                               // step 5
+    if (rcfw && !added_gids.empty()) note(delete_gids(*this));  // step 4
+    if (hwrm && nq.ring_id != hsi::ring_id_invalid) {           // step 5
         note(ring_free(*this, nq.ring_id));
         nq.ring_id = hsi::ring_id_invalid;
     }
-    if (rcfw && fw_initialized) note(deinitialize_fw(*this));                       // step 6
-    if (hwrm && stat_ctx_id) note(stat_ctx_free(*this));                            // step 7
-    rcfw.reset();                                                                   // step 8
+    if (rcfw && fw_initialized) note(deinitialize_fw(*this));  // step 6
+    if (hwrm && stat_ctx_id) note(stat_ctx_free(*this));       // step 7
+    rcfw.reset();                                              // step 8
     if (hwrm && creq_ring_id != hsi::ring_id_invalid) {
         note(ring_free(*this, creq_ring_id));
         creq_ring_id = hsi::ring_id_invalid;
     }
-    if (hwrm && registered) note(drv_unrgtr(*this));                                // step 9
+    if (hwrm && registered) note(drv_unrgtr(*this));  // step 9
 }
 
 Qp::State* Nic::State::find_qp(std::uint32_t qpn) const {

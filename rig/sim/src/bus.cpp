@@ -62,10 +62,10 @@ void move_to(std::byte* to, std::span<const std::byte> in) {
         return;
     }
     switch (in.size()) {
-        case 1: return store_release<std::uint8_t>(to, in);
-        case 2: return store_release<std::uint16_t>(to, in);
-        case 4: return store_release<std::uint32_t>(to, in);
-        default: return store_release<std::uint64_t>(to, in);
+    case 1: return store_release<std::uint8_t>(to, in);
+    case 2: return store_release<std::uint16_t>(to, in);
+    case 4: return store_release<std::uint32_t>(to, in);
+    default: return store_release<std::uint64_t>(to, in);
     }
 }
 
@@ -75,16 +75,17 @@ void move_from(std::span<std::byte> out, std::byte* from) {
         return;
     }
     switch (out.size()) {
-        case 1: return load_acquire<std::uint8_t>(out, from);
-        case 2: return load_acquire<std::uint16_t>(out, from);
-        case 4: return load_acquire<std::uint32_t>(out, from);
-        default: return load_acquire<std::uint64_t>(out, from);
+    case 1: return load_acquire<std::uint8_t>(out, from);
+    case 2: return load_acquire<std::uint16_t>(out, from);
+    case 4: return load_acquire<std::uint32_t>(out, from);
+    default: return load_acquire<std::uint64_t>(out, from);
     }
 }
 
 // The widest access of 8, 4, 2 or 1 bytes that is aligned at `offset` and fits `left`.
 unsigned width_at(std::uint64_t offset, std::size_t left) {
-    for (unsigned w : {8u, 4u, 2u}) if (offset % w == 0 && left >= w) return w;
+    for (unsigned w : {8u, 4u, 2u})
+        if (offset % w == 0 && left >= w) return w;
     return 1;
 }
 
@@ -122,7 +123,8 @@ public:
         return at ? at->slot->model->read(at->bar, at->offset, width) : all_ones(width);
     }
     void write(std::uint64_t address, unsigned width, std::uint64_t value) override {
-        if (auto at = reach(Operation::Write, address, width)) at->slot->model->write(at->bar, at->offset, width, value);
+        if (auto at = reach(Operation::Write, address, width))
+            at->slot->model->write(at->bar, at->offset, width, value);
     }
     void read(std::uint64_t address, std::span<std::byte> out) override {
         if (auto at = reach(Operation::Read, address, out.size())) registers_read(*at->slot, at->bar, at->offset, out);

@@ -61,17 +61,17 @@ std::uint64_t DmaEngine::read(unsigned bar, std::uint64_t offset, unsigned width
     }
     if (width != 4) return ones(width);
     switch (offset) {
-        case id: return id_value;
-        case source: return static_cast<std::uint32_t>(source_);
-        case source + 4: return static_cast<std::uint32_t>(source_ >> 32);
-        case destination: return static_cast<std::uint32_t>(destination_);
-        case destination + 4: return static_cast<std::uint32_t>(destination_ >> 32);
-        case length: return length_;
-        case go: return 0;
-        case status: return static_cast<std::uint32_t>(status_);
-        case vector: return vector_;
-        case copies: return copies_;
-        default: return ones(width);
+    case id: return id_value;
+    case source: return static_cast<std::uint32_t>(source_);
+    case source + 4: return static_cast<std::uint32_t>(source_ >> 32);
+    case destination: return static_cast<std::uint32_t>(destination_);
+    case destination + 4: return static_cast<std::uint32_t>(destination_ >> 32);
+    case length: return length_;
+    case go: return 0;
+    case status: return static_cast<std::uint32_t>(status_);
+    case vector: return vector_;
+    case copies: return copies_;
+    default: return ones(width);
     }
 }
 
@@ -86,23 +86,23 @@ void DmaEngine::write(unsigned bar, std::uint64_t offset, unsigned width, std::u
         return;
     }
     switch (offset) {
-        case source: source_ = (source_ & ~0xffff'ffffull) | low; break;
-        case source + 4: source_ = (source_ & 0xffff'ffffull) | (std::uint64_t{low} << 32); break;
-        case destination: destination_ = (destination_ & ~0xffff'ffffull) | low; break;
-        case destination + 4: destination_ = (destination_ & 0xffff'ffffull) | (std::uint64_t{low} << 32); break;
-        case length: length_ = low; break;
-        case vector: vector_ = low; break;
-        case go:
-            if (low != 1 || status_ == Status::Busy) break;
-            status_ = Status::Busy;
-            if (threading_ == Threading::Caller) {
-                copy(lock);
-            } else {
-                started_ = true;
-                wake_.notify_all();
-            }
-            break;
-        default: break;
+    case source: source_ = (source_ & ~0xffff'ffffull) | low; break;
+    case source + 4: source_ = (source_ & 0xffff'ffffull) | (std::uint64_t{low} << 32); break;
+    case destination: destination_ = (destination_ & ~0xffff'ffffull) | low; break;
+    case destination + 4: destination_ = (destination_ & 0xffff'ffffull) | (std::uint64_t{low} << 32); break;
+    case length: length_ = low; break;
+    case vector: vector_ = low; break;
+    case go:
+        if (low != 1 || status_ == Status::Busy) break;
+        status_ = Status::Busy;
+        if (threading_ == Threading::Caller) {
+            copy(lock);
+        } else {
+            started_ = true;
+            wake_.notify_all();
+        }
+        break;
+    default: break;
     }
 }
 

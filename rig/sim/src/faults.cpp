@@ -16,9 +16,10 @@
 namespace rig::sim {
 namespace {
 
-constexpr std::array<std::string_view, 20> names{
-    "functions", "take", "reserve", "config", "set_config", "bar", "map", "unmap", "interrupt", "reset",
-    "forget", "alloc_dma", "free_dma", "pin", "unpin", "release", "read", "write", "map_peer", "unmap_peer"};
+constexpr std::array<std::string_view, 20> names{"functions", "take",      "reserve",  "config",    "set_config",
+                                                 "bar",       "map",       "unmap",    "interrupt", "reset",
+                                                 "forget",    "alloc_dma", "free_dma", "pin",       "unpin",
+                                                 "release",   "read",      "write",    "map_peer",  "unmap_peer"};
 
 bool is_access(Operation op) { return op == Operation::Read || op == Operation::Write; }
 

@@ -36,9 +36,6 @@ fs::path host_bridge_dir(const Topology& t, HostBridgeRef h) {
     return dir / name;
 }
 
-
-
-
 std::string resource_text(const Topology::Function& f) {
     std::string text;
     const int lines = f.spec.is_bridge() ? bridge_resource_lines : resource_lines;
@@ -82,7 +79,9 @@ Result<void> write_function(const Topology& t, FunctionRef ref, const fs::path& 
         const auto speed = [](const std::optional<pci::LinkState>& x) {
             return x ? fmt::format("{:.1f} GT/s PCIe\n", pci::gigatransfers(x->speed)) : std::string("Unknown\n");
         };
-        const auto width = [](const std::optional<pci::LinkState>& x) { return fmt::format("{}\n", x ? x->width : 0u); };
+        const auto width = [](const std::optional<pci::LinkState>& x) {
+            return fmt::format("{}\n", x ? x->width : 0u);
+        };
         const std::pair<const char*, std::string> link_files[] = {
             {"current_link_speed", speed(l.status)},
             {"current_link_width", width(l.status)},

@@ -152,7 +152,8 @@ void Slot::function_level_reset() {
 
 void Slot::take_config() {
     std::uint16_t command = static_cast<std::uint16_t>(read_config(cfg::command, 2));
-    write_config(cfg::command, 2, static_cast<std::uint16_t>((command | cfg::command_memory_space) & ~cfg::command_bus_master));
+    write_config(cfg::command, 2,
+                 static_cast<std::uint16_t>((command | cfg::command_memory_space) & ~cfg::command_bus_master));
     if (msix) {
         const auto control = read_config(msix + cfg::msix_message_control, 2);
         write_config(msix + cfg::msix_message_control, 2, (control | cfg::msix_enable) & ~cfg::msix_function_mask);

@@ -34,8 +34,7 @@ public:
             try {
                 release();
                 return;
-            } catch (...) {
-            }
+            } catch (...) {}
         }
     }
 
@@ -77,7 +76,8 @@ public:
 
     void unmap(const pci::Window& window) override {
         call(Operation::Unmap);  // given back here even where the machine cannot be reached
-        const std::uint64_t address = window.is_mapped() ? reinterpret_cast<std::uintptr_t>(window.data()) : window.address();
+        const std::uint64_t address =
+            window.is_mapped() ? reinterpret_cast<std::uintptr_t>(window.data()) : window.address();
         std::lock_guard hold(slot_.holdings_mutex);
         auto it = std::find_if(slot_.windows.begin(), slot_.windows.end(),
                                [&](const WindowRecord& w) { return w.address == address && w.bytes == window.size(); });
@@ -147,7 +147,8 @@ public:
         call(Operation::FreeDma);
         const auto address = reinterpret_cast<std::uintptr_t>(window.data());
         std::lock_guard hold(slot_.holdings_mutex);
-        auto it = std::find_if(slot_.dmas.begin(), slot_.dmas.end(), [&](const Held& h) { return h.address == address; });
+        auto it =
+            std::find_if(slot_.dmas.begin(), slot_.dmas.end(), [&](const Held& h) { return h.address == address; });
         if (it == slot_.dmas.end()) {
             ++state_->injection.double_give_backs;
             return;
@@ -160,7 +161,7 @@ public:
     }
 
     Result<std::optional<std::vector<pci::Run>>> pin(std::uint64_t below, std::uintptr_t address,
-                                                      std::uint64_t bytes) override {
+                                                     std::uint64_t bytes) override {
         if (!call(Operation::Pin)) return unreachable();
         std::vector<pci::Run> runs;
         {

@@ -98,7 +98,7 @@ struct Slot {
     // Its way up as the bus routes its requests: topology indices of the function, then
     // its upstream bridges, nearest first (a VF's are its PF's; the PF is not on it).
     std::vector<std::size_t> way;
-    bool attached = false;                         // Device::attach was called
+    bool attached = false;  // Device::attach was called
 
     // Configuration space (function_config.cpp), guarded by config_mutex; the bits the
     // bus reads on every request are mirrored in atomics.
@@ -123,7 +123,7 @@ struct Slot {
     std::vector<Held> dmas;
     std::vector<Held> pins;
     std::vector<Held> peers;  // map_peer's, counted as pins
-    std::vector<Held> kept;  // memory a release could not give back: inherited by the next take
+    std::vector<Held> kept;   // memory a release could not give back: inherited by the next take
     Domain domain;
     struct GiveBacks {
         std::size_t windows = 0, pins = 0, dma_allocations = 0;
@@ -150,11 +150,11 @@ struct Slot {
 // Call records and injection (faults.cpp).
 struct Injection {
     std::mutex mutex;
-    std::atomic<bool> armed{false};   // something is set: take the slow path
+    std::atomic<bool> armed{false};      // something is set: take the slow path
     std::atomic<bool> recording{false};  // a Faults watches: calls are listed
     std::atomic<bool> failed{false};
-    std::string why;                  // guarded; set once failed
-    std::vector<Call> calls;          // guarded; only while recording
+    std::string why;          // guarded; set once failed
+    std::vector<Call> calls;  // guarded; only while recording
     std::array<std::atomic<std::uint64_t>, 20> counts{};
     std::atomic<std::uint64_t> total{0};
     struct FailAt {
@@ -176,7 +176,7 @@ struct System::State {
     bool own_sysfs = false;  // a temporary tree, removed with the state
     pci::Machine routes;     // Machine::at(sysfs): forwards and distance on the tree
     std::uint64_t page = pci::page_bytes;
-    std::vector<std::unique_ptr<Slot>> slots;  // by topology index; null without a model
+    std::vector<std::unique_ptr<Slot>> slots;            // by topology index; null without a model
     std::uint64_t aperture_start = 0, aperture_end = 0;  // the BARs' bus addresses
     // Every BAR of a slot, in slot order, for decode.
     struct BarRange {
@@ -190,13 +190,13 @@ struct System::State {
 
     // System memory (memory.cpp), guarded by memory_mutex.
     mutable std::shared_mutex memory_mutex;
-    pci::RangeAllocator frames;                        // free physical pages (addresses)
+    pci::RangeAllocator frames;  // free physical pages (addresses)
     struct Frame {
         std::byte* host = nullptr;
         std::shared_ptr<pci::DmaMemory> owner;  // keeps alloc_dma memory mapped while reached
         unsigned refs = 0;
     };
-    std::map<std::uint64_t, Frame> frame_map;               // physical page number -> page
+    std::map<std::uint64_t, Frame> frame_map;                       // physical page number -> page
     std::unordered_map<std::uintptr_t, std::uint64_t> host_frames;  // process page -> physical page number
     std::uint64_t frames_in_use = 0;
 
@@ -224,8 +224,9 @@ struct System::State {
     // `memory` set; a pin's: null, reusing the frames pages already have). Contiguous
     // (alloc_dma only): one physical run. nullopt where no physical memory below `below`
     // is left.
-    std::optional<std::vector<std::uint64_t>> give_frames(std::uintptr_t host, std::uint64_t bytes, pci::Contiguity contiguity,
-                                                          std::uint64_t below, std::shared_ptr<pci::DmaMemory> memory);
+    std::optional<std::vector<std::uint64_t>> give_frames(std::uintptr_t host, std::uint64_t bytes,
+                                                          pci::Contiguity contiguity, std::uint64_t below,
+                                                          std::shared_ptr<pci::DmaMemory> memory);
     void take_frames(const std::vector<std::uint64_t>& frames);
     // Maps frames at IOVAs of the slot's domain below `below`: the IOVA of byte 0, or nullopt.
     std::optional<std::uint64_t> map_iova(Slot& slot, const std::vector<std::uint64_t>& frames, std::uint64_t below);

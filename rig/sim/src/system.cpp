@@ -52,9 +52,10 @@ void check_identity(const Topology::Function& f, const Identity& id, const std::
         throw std::invalid_argument("System::build: the model at " + bus + " disagrees with its Spec: " + what);
     };
     if (id.vendor != s.vendor || id.device != s.device_id)
-        refuse("IDs " + text::hex(id.vendor, 4) + ":" + text::hex(id.device, 4) + " vs " + text::hex(s.vendor, 4) + ":" +
-               text::hex(s.device_id, 4));
-    if (id.class_code != s.class_code) refuse("class " + text::hex(id.class_code, 6) + " vs " + text::hex(s.class_code, 6));
+        refuse("IDs " + text::hex(id.vendor, 4) + ":" + text::hex(id.device, 4) + " vs " + text::hex(s.vendor, 4) +
+               ":" + text::hex(s.device_id, 4));
+    if (id.class_code != s.class_code)
+        refuse("class " + text::hex(id.class_code, 6) + " vs " + text::hex(s.class_code, 6));
     for (unsigned i = 0; i < id.bars.size(); ++i) {
         const BarSpec& a = id.bars[i];
         const BarSpec& b = s.bars[i];
@@ -89,7 +90,8 @@ public:
         // As VFIO takes: the function bound to vfio-pci (or to none), its group viable.
         const Spec& spec = state_->topology[*state_->topology.find(bus)].spec;
         if (!spec.driver.empty() && spec.driver != "vfio-pci")
-            return fail(name, ": ", bus, " is bound to the driver ", spec.driver, "; to take it, unbind it and bind vfio-pci");
+            return fail(name, ": ", bus, " is bound to the driver ", spec.driver,
+                        "; to take it, unbind it and bind vfio-pci");
         auto group = pci::iommu_group(state_->routes, bus);
         if (!group) return fail(name, ": ", bus, ": ", group.error());
         if (*group)
@@ -133,7 +135,11 @@ Spec endpoint_spec(std::uint8_t device, std::uint8_t function, const Identity& i
 }
 
 System::State::State(std::string n, Topology t, fs::path root, bool own)
-    : name(std::move(n)), topology(std::move(t)), sysfs(std::move(root)), own_sysfs(own), routes(pci::Machine::at(sysfs)) {}
+    : name(std::move(n)),
+      topology(std::move(t)),
+      sysfs(std::move(root)),
+      own_sysfs(own),
+      routes(pci::Machine::at(sysfs)) {}
 
 System::State::~State() {
     for (auto& s : slots)

@@ -91,29 +91,33 @@ HostBridgeRef Topology::host_bridge(std::uint32_t domain, std::uint8_t bus, std:
 }
 
 HostBridgeRef Topology::vmd_host_bridge(FunctionRef vmd, std::uint32_t domain, std::uint8_t bus) {
-    if (vmd.index >= functions_.size()) throw std::invalid_argument("Topology: no VMD function to nest a host bridge under");
+    if (vmd.index >= functions_.size())
+        throw std::invalid_argument("Topology: no VMD function to nest a host bridge under");
     const HostBridgeRef host = host_bridge(domain, bus);
     host_bridges_.back().vmd = vmd;
     return host;
 }
 
 FunctionRef Topology::place(Spec spec, std::uint32_t domain, std::uint8_t bus, std::optional<HostBridgeRef> root_bus,
-                            std::optional<FunctionRef> upstream, std::optional<FunctionRef> physfn, HostBridgeRef host) {
+                            std::optional<FunctionRef> upstream, std::optional<FunctionRef> physfn,
+                            HostBridgeRef host) {
     const pci::BusAddress address{domain, bus, spec.device, spec.function};
     if (spec.device > 0x1f || spec.function > 7)
-        throw std::invalid_argument(fmt::format("Topology: {:04x}:{:02x}:{:02x}.{:x} is not a bus address", domain,
-                                                bus, spec.device, spec.function));
+        throw std::invalid_argument(fmt::format("Topology: {:04x}:{:02x}:{:02x}.{:x} is not a bus address", domain, bus,
+                                                spec.device, spec.function));
     const std::string name = address.to_string();
     if (find(name)) throw std::invalid_argument("Topology: " + name + " is added twice");
     if (spec.config_bytes == 0) spec.config_bytes = spec.port_type ? cfg::express_bytes : cfg::legacy_bytes;
     if (spec.config_bytes < cfg::unprivileged_bytes || spec.config_bytes > cfg::express_bytes)
-        throw std::invalid_argument(fmt::format("Topology: {}: config_bytes {} is not 64..4096", name, spec.config_bytes));
+        throw std::invalid_argument(
+            fmt::format("Topology: {}: config_bytes {} is not 64..4096", name, spec.config_bytes));
     if (spec.acs_control && !spec.port_type)
         throw std::invalid_argument("Topology: " + name + ": an ACS capability needs a PCI Express capability");
     if (spec.is_bridge()) {
         if (!spec.secondary) {
             unsigned next = bus + 1u;
-            while (next <= 0xff && std::find(buses_.begin(), buses_.end(), std::pair{domain, static_cast<std::uint8_t>(next)}) != buses_.end())
+            while (next <= 0xff && std::find(buses_.begin(), buses_.end(),
+                                             std::pair{domain, static_cast<std::uint8_t>(next)}) != buses_.end())
                 ++next;
             if (next > 0xff) throw std::invalid_argument("Topology: " + name + ": no bus number left below it");
             spec.secondary = static_cast<std::uint8_t>(next);
@@ -125,7 +129,8 @@ FunctionRef Topology::place(Spec spec, std::uint32_t domain, std::uint8_t bus, s
         const std::uint64_t bytes = spec.bars[i].bytes;
         if (bytes == 0) continue;
         if ((bytes & (bytes - 1)) != 0 || bytes < 16)
-            throw std::invalid_argument(fmt::format("Topology: {}: BAR{} of {} bytes is not a power of two", name, i, bytes));
+            throw std::invalid_argument(
+                fmt::format("Topology: {}: BAR{} of {} bytes is not a power of two", name, i, bytes));
         next_bar_ = (next_bar_ + bytes - 1) & ~(bytes - 1);
         f.bar_address[i] = next_bar_;
         next_bar_ += bytes;
@@ -142,14 +147,16 @@ FunctionRef Topology::add(HostBridgeRef host, Spec spec) {
 FunctionRef Topology::add(FunctionRef below, Spec spec) {
     const Function& bridge = functions_.at(below.index);
     if (!bridge.spec.is_bridge())
-        throw std::invalid_argument("Topology: " + bridge.address.to_string() + " is not a bridge: nothing sits below it");
+        throw std::invalid_argument("Topology: " + bridge.address.to_string() +
+                                    " is not a bridge: nothing sits below it");
     return place(std::move(spec), bridge.address.domain, *bridge.spec.secondary, std::nullopt, below, std::nullopt,
                  bridge.host_bridge);
 }
 
 FunctionRef Topology::add_vf(FunctionRef pf, Spec spec, std::optional<std::uint8_t> bus) {
     const Function& parent = functions_.at(pf.index);
-    if (parent.physfn) throw std::invalid_argument("Topology: " + parent.address.to_string() + " is a VF: VFs have no VFs");
+    if (parent.physfn)
+        throw std::invalid_argument("Topology: " + parent.address.to_string() + " is a VF: VFs have no VFs");
     if (bus) use_bus(parent.address.domain, *bus, "a VF of " + parent.address.to_string());
     const Function copy = parent;  // place() may reallocate functions_
     return place(std::move(spec), copy.address.domain, bus.value_or(copy.address.bus), copy.root_bus, copy.upstream, pf,
@@ -305,7 +312,9 @@ std::vector<std::uint8_t> Topology::config_space(FunctionRef ref) const {
             cfg::express_version(2) | cfg::express_port_type(static_cast<std::uint8_t>(*s.port_type)));
         // §7.5.3.6, §7.5.3.8: LnkCap and LnkSta; zero (reserved) for a VF.
         const pci::Link l = link(ref);
-        const auto speed = [](const std::optional<pci::LinkState>& x) { return x ? static_cast<unsigned>(x->speed) : 0u; };
+        const auto speed = [](const std::optional<pci::LinkState>& x) {
+            return x ? static_cast<unsigned>(x->speed) : 0u;
+        };
         const auto width = [](const std::optional<pci::LinkState>& x) { return x ? x->width : 0u; };
         put(c, cfg::capability_first + cfg::express_link_capabilities, 4,
             cfg::link_capabilities_speed(speed(l.capability)) | cfg::link_capabilities_width(width(l.capability)));
@@ -314,7 +323,8 @@ std::vector<std::uint8_t> Topology::config_space(FunctionRef ref) const {
     }
     if (s.acs_control) {
         // §7.7.8: the ACS extended capability, the only one.
-        put(c, cfg::extended_first, 4, cfg::extended_id(cfg::extended_acs) | cfg::extended_version(1) | cfg::extended_next(0));
+        put(c, cfg::extended_first, 4,
+            cfg::extended_id(cfg::extended_acs) | cfg::extended_version(1) | cfg::extended_next(0));
         put(c, cfg::extended_first + cfg::acs_capability, 2, s.acs_capability);
         put(c, cfg::extended_first + cfg::acs_control, 2, *s.acs_control);
     }

@@ -73,8 +73,8 @@ class Hold {
 public:
     Hold() = default;
     // For rig_space only: no one else can make a HoldKey.
-    Hold(detail::HoldKey, detail::SpaceState* space, std::uint64_t life, detail::Block* node,
-         std::uint64_t generation, std::int64_t address)
+    Hold(detail::HoldKey, detail::SpaceState* space, std::uint64_t life, detail::Block* node, std::uint64_t generation,
+         std::int64_t address)
         : space_(space), life_(life), node_(node), generation_(generation), address_(address) {}
 
 private:
@@ -116,7 +116,7 @@ private:
     std::int64_t bytes_;
     std::shared_ptr<detail::Faults> faults_;  // null outside tests
     std::mutex creating_;
-    std::uint64_t life_ = 0;                                // the state's life, set before published_
+    std::uint64_t life_ = 0;                               // the state's life, set before published_
     std::atomic<detail::SpaceState*> published_{nullptr};  // the state once made; this Space owns it
 };
 

@@ -78,12 +78,12 @@ int main() try {
     must(receiver.qp.connect(sender.qp.endpoint()));
 
     must(sender.gpu.fill(sender.memory, 42));  // a pattern, written on the GPU
-    if (!receiver.qp.post(rig::bnxt::Recv{.region = &receiver.region, .bytes = bytes, .id = 1}) || !sender.qp.post(rig::bnxt::Send{.region = &sender.region, .bytes = bytes, .id = 1}))
+    if (!receiver.qp.post(rig::bnxt::Recv{.region = &receiver.region, .bytes = bytes, .id = 1}) ||
+        !sender.qp.post(rig::bnxt::Send{.region = &sender.region, .bytes = bytes, .id = 1}))
         throw std::runtime_error("a queue is full");
     // The receive's completion, not the data, says the bytes are in GPU memory.
     rig::bnxt::Completion done[1];
-    while (must(receiver.cq.wait(done, std::chrono::seconds(1))) == 0) {
-    }
+    while (must(receiver.cq.wait(done, std::chrono::seconds(1))) == 0) {}
     if (!done[0].ok()) throw std::runtime_error(std::string(rig::bnxt::to_string(done[0].status)));
     const bool same = must(sender.gpu.checksum(sender.memory)) == must(receiver.gpu.checksum(receiver.memory));
     std::printf("%s: %llu bytes GPU to GPU, checksums %s\n", receiver.nic.bus().c_str(),

@@ -19,11 +19,11 @@
 namespace p2p_copy {
 namespace {
 
+using nlohmann::json;
 using rig::sim::Cpu;
 using rig::test::OneSwitch;
 using rig::test::TempDir;
 using rig::test::Tree;
-using nlohmann::json;
 namespace fs = std::filesystem;
 
 // Runs the p2p_copy binary with `args`.
@@ -52,7 +52,8 @@ void expect_verified(const json& path, const char* name, std::uint64_t bytes) {
     EXPECT_EQ(path.at("bytes").get<std::uint64_t>(), bytes);
     const double seconds = path.at("seconds").get<double>();
     EXPECT_GT(seconds, 0);
-    EXPECT_NEAR(path.at("bytes_per_second").get<double>(), static_cast<double>(bytes) / seconds, 1e-6 * static_cast<double>(bytes) / seconds);
+    EXPECT_NEAR(path.at("bytes_per_second").get<double>(), static_cast<double>(bytes) / seconds,
+                1e-6 * static_cast<double>(bytes) / seconds);
 }
 
 void expect_refused(const json& path, const char* name) {
@@ -86,7 +87,11 @@ TEST(P2pCopy, JsonHasExactlyTheIssuesFieldsInItsOrder) {
     const auto [status, out] = p2p_copy_json({"--size", "64K"});
     EXPECT_EQ(status, 0);
     const rig::test::Run raw = p2p_copy({"--size", "64K", "--json"});
-    EXPECT_EQ(raw.out.rfind("{\"topology\":\"switch\",\"size\":65536,\"path_mtu\":4096,\"paths\":[{\"path\":\"p2p\",\"ran\":true,\"reason\":", 0), 0u)
+    EXPECT_EQ(
+        raw.out.rfind(
+            "{\"topology\":\"switch\",\"size\":65536,\"path_mtu\":4096,\"paths\":[{\"path\":\"p2p\",\"ran\":true,\"reason\":",
+            0),
+        0u)
         << raw.out;
     std::set<std::string> keys, path_keys;
     for (const auto& [k, v] : out.items()) keys.insert(k);
@@ -132,9 +137,9 @@ TEST(P2pCopy, AcsRefusesP2pNamingTheRedirectingPortsAndTheHostBridgeAndRunsBounc
     ASSERT_EQ(out.at("paths").size(), 2u);
     expect_refused(out["paths"][0], "p2p");
     const std::string why = out["paths"][0]["reason"];
-    for (const char* part : {"machine 1: distance switch, does not forward", "machine 2: distance switch, does not forward",
-                             "0000:02:00.0 (ACSCtl 0x001d)", "0000:02:01.0 (ACSCtl 0x001d)",
-                             "0000:00:00.0 (8086:6f00) is not in the allow-list"})
+    for (const char* part : {"machine 1: distance switch, does not forward",
+                             "machine 2: distance switch, does not forward", "0000:02:00.0 (ACSCtl 0x001d)",
+                             "0000:02:01.0 (ACSCtl 0x001d)", "0000:00:00.0 (8086:6f00) is not in the allow-list"})
         EXPECT_TRUE(has(why, part)) << part << " not in: " << why;
     expect_verified(out["paths"][1], "bounce", 128 * 1024);
 }
@@ -153,7 +158,8 @@ TEST(P2pCopy, AutoOnAcsRunsBounceAndSaysWhy) {
     ASSERT_EQ(out.at("paths").size(), 1u);
     expect_verified(out["paths"][0], "bounce", 64 * 1024);
     const std::string why = out["paths"][0]["reason"];
-    EXPECT_EQ(why.rfind("auto chose bounce, since p2p cannot run: machine 1: distance switch, does not forward", 0), 0u) << why;
+    EXPECT_EQ(why.rfind("auto chose bounce, since p2p cannot run: machine 1: distance switch, does not forward", 0), 0u)
+        << why;
     EXPECT_TRUE(has(why, "ACSCtl 0x001d")) << why;
 }
 
@@ -215,11 +221,12 @@ TEST(P2pCopy, IommuDirectRunsP2pAtBusAddresses) {
     EXPECT_EQ(status, 0);
     ASSERT_EQ(out.at("paths").size(), 1u);
     expect_verified(out["paths"][0], "p2p", 64 * 1024);
-    EXPECT_TRUE(has(out["paths"][0]["reason"],
-                    "machine 1: distance switch, forwards (direct below 0000:01:00.0, bus addresses the switch takes to the "
-                    "BAR before the NIC's IOMMU sees them); behind an IOMMU this direct route means no ACS isolates "
-                    "0000:04:00.0 from 0000:03:00.0, so they share an IOMMU group, and VFIO takes 0000:04:00.0 only with "
-                    "0000:03:00.0 free of its vendor driver (bound to vfio-pci or to none)"))
+    EXPECT_TRUE(
+        has(out["paths"][0]["reason"],
+            "machine 1: distance switch, forwards (direct below 0000:01:00.0, bus addresses the switch takes to the "
+            "BAR before the NIC's IOMMU sees them); behind an IOMMU this direct route means no ACS isolates "
+            "0000:04:00.0 from 0000:03:00.0, so they share an IOMMU group, and VFIO takes 0000:04:00.0 only with "
+            "0000:03:00.0 free of its vendor driver (bound to vfio-pci or to none)"))
         << out["paths"][0]["reason"];
 }
 
@@ -231,7 +238,8 @@ TEST(P2pCopy, IommuBlockedRefusesP2pNamingTheHostBridgeAndAutoBounces) {
     ASSERT_EQ(out.at("paths").size(), 1u);
     expect_verified(out["paths"][0], "bounce", 64 * 1024);
     const std::string why = out["paths"][0]["reason"];
-    EXPECT_EQ(why.rfind("auto chose bounce, since p2p cannot run: machine 1: distance switch, does not forward", 0), 0u) << why;
+    EXPECT_EQ(why.rfind("auto chose bounce, since p2p cannot run: machine 1: distance switch, does not forward", 0), 0u)
+        << why;
     EXPECT_TRUE(has(why, "0000:00:00.0 (8086:6f00) is not in the allow-list")) << why;
     EXPECT_TRUE(has(why, gpu_host_memory)) << why;
 }
@@ -253,9 +261,11 @@ TEST(P2pCopy, SmallBarRefusesP2pWithTheSizesAndAutoBounces) {
     expect_refused(out["paths"][0], "p2p");
     const std::string why = out["paths"][0]["reason"];
     EXPECT_TRUE(has(why, "machine 1: distance switch, forwards (direct below 0000:01:00.0); machine 2:")) << why;
-    EXPECT_TRUE(has(why, "but machine 1: 0000:03:00.0 (rig sim GPU): bytes [0x10000, 0x19000) of the 128 KiB at ")) << why;
-    EXPECT_TRUE(has(why, "lie outside BAR2, so no NIC can reach them: BAR2 is 64 KiB of the GPU's 64 MiB of memory, with "
-                         "0 bytes of it free"))
+    EXPECT_TRUE(has(why, "but machine 1: 0000:03:00.0 (rig sim GPU): bytes [0x10000, 0x19000) of the 128 KiB at "))
+        << why;
+    EXPECT_TRUE(has(why,
+                    "lie outside BAR2, so no NIC can reach them: BAR2 is 64 KiB of the GPU's 64 MiB of memory, with "
+                    "0 bytes of it free"))
         << why;
     expect_verified(out["paths"][1], "bounce", 100 * 1024);
     const auto [auto_status, auto_out] = p2p_copy_json({"--size", "100K", "--topology", "small-bar", "--path", "auto"});
@@ -269,7 +279,8 @@ TEST(P2pCopy, SmallBarRefusesP2pWithTheSizesAndAutoBounces) {
 
 // Sizes no page divides, through 2 slots of 4 KiB reused many times.
 TEST(P2pCopy, PathBounceOnIommuMovesOddSizesExactly) {
-    const auto [status, out] = p2p_copy_json({"--size", "70001", "--topology", "iommu", "--path", "bounce", "--chunk", "4K", "--depth", "2"});
+    const auto [status, out] =
+        p2p_copy_json({"--size", "70001", "--topology", "iommu", "--path", "bounce", "--chunk", "4K", "--depth", "2"});
     EXPECT_EQ(status, 0);
     ASSERT_EQ(out.at("paths").size(), 1u);
     expect_verified(out["paths"][0], "bounce", 70001);
@@ -284,7 +295,8 @@ TEST(P2pCopy, PullReadsTheSendersRegion) {
 }
 
 TEST(P2pCopy, PullRunsBounceByReadOfTheSendersHostRegion) {
-    const auto [status, out] = p2p_copy_json({"--size", "70001", "--path", "bounce", "--pull", "--chunk", "4K", "--depth", "2"});
+    const auto [status, out] =
+        p2p_copy_json({"--size", "70001", "--path", "bounce", "--pull", "--chunk", "4K", "--depth", "2"});
     EXPECT_EQ(status, 0);
     EXPECT_EQ(out.at("topology"), "switch");
     ASSERT_EQ(out.at("paths").size(), 1u);
@@ -339,11 +351,13 @@ TEST(P2pCopy, SizeSuffixesAreBinary) {
 TEST(P2pCopy, TableNamesEachPathWithoutProgressForShortTransfers) {
     const rig::test::Run run = p2p_copy({"--size", "64K"});
     EXPECT_EQ(run.status, 0) << run.out;
-    EXPECT_TRUE(has(run.out, "p2p_copy: 64 KiB from GPU memory on machine 1 to GPU memory on machine 2 (topology switch: "
-                             "GPU 0000:03:00.0, NIC 0000:04:00.0 on each; path MTU 4096)"))
+    EXPECT_TRUE(has(run.out,
+                    "p2p_copy: 64 KiB from GPU memory on machine 1 to GPU memory on machine 2 (topology switch: "
+                    "GPU 0000:03:00.0, NIC 0000:04:00.0 on each; path MTU 4096)"))
         << run.out;
     EXPECT_TRUE(has(run.out, "path    ran             bytes   seconds   throughput      ceiling  verified")) << run.out;
-    EXPECT_TRUE(has(run.out, "        ceiling: machine 1: Gen4 x16 0000:03:00.0 - 0000:02:00.0, 31.51 GB/s")) << run.out;
+    EXPECT_TRUE(has(run.out, "        ceiling: machine 1: Gen4 x16 0000:03:00.0 - 0000:02:00.0, 31.51 GB/s"))
+        << run.out;
     EXPECT_TRUE(has(run.out, "p2p     ran             65536")) << run.out;
     EXPECT_TRUE(has(run.out, "bounce  ran             65536")) << run.out;
     EXPECT_TRUE(has(run.out, "        why: machine 1 sends from its GPU region")) << run.out;
@@ -355,16 +369,18 @@ TEST(P2pCopy, BadCommandLinesExitTwoNamingTheArgument) {
         std::vector<std::string> args;
         std::string message;
     };
-    for (const Case& c : std::vector<Case>{
-             {{"--size", "12Q"}, "--size 12Q: not a size"},
-             {{"--size", "0"}, "--size 0: not a size"},
-             {{"--chunk", "1000"}, "--chunk 1000: not a multiple of 4096"},
-             {{"--topology", "nope"}, "no built-in topology \"nope\" (switch, acs, two-host-bridges, iommu, iommu-direct, iommu-blocked, small-bar;"},
-             {{"--gpu", "0000:03:00.0"}, "--gpu and --nic name functions of a snapshot"},
-             {{"--topology", "/nonexistent/snapshot", "--gpu", "0000:03:00.0", "--nic", "0000:04:00.0"},
-              "--topology /nonexistent/snapshot is no directory"},
-             {{"--depth", "0"}, "p2p_copy: --depth"},
-             {{"--path", "sideways"}, "--path"}}) {
+    for (
+        const Case& c : std::vector<Case>{
+            {{"--size", "12Q"}, "--size 12Q: not a size"},
+            {{"--size", "0"}, "--size 0: not a size"},
+            {{"--chunk", "1000"}, "--chunk 1000: not a multiple of 4096"},
+            {{"--topology", "nope"},
+             "no built-in topology \"nope\" (switch, acs, two-host-bridges, iommu, iommu-direct, iommu-blocked, small-bar;"},
+            {{"--gpu", "0000:03:00.0"}, "--gpu and --nic name functions of a snapshot"},
+            {{"--topology", "/nonexistent/snapshot", "--gpu", "0000:03:00.0", "--nic", "0000:04:00.0"},
+             "--topology /nonexistent/snapshot is no directory"},
+            {{"--depth", "0"}, "p2p_copy: --depth"},
+            {{"--path", "sideways"}, "--path"}}) {
         const rig::test::Run run = p2p_copy(c.args);
         EXPECT_EQ(run.status, 2) << c.args[0] << "\n" << run.out;
         EXPECT_TRUE(has(run.out, c.message)) << run.out;
@@ -384,8 +400,7 @@ TEST(P2pCopy, ASizeTheMachineCannotHoldIsRefusedBeforeAnythingRuns) {
     std::string key;
     std::uint64_t kib = 0;
     std::string unit;
-    while (meminfo >> key >> kib >> unit && key != "MemAvailable:") {
-    }
+    while (meminfo >> key >> kib >> unit && key != "MemAvailable:") {}
     if (key != "MemAvailable:" || kib >= (std::uint64_t{2} << 30)) GTEST_SKIP() << "no MemAvailable, or 2 TiB of it";
     const rig::test::Run run = p2p_copy({"--size", "1024G"});
     EXPECT_EQ(run.status, 2) << run.out;
@@ -426,20 +441,23 @@ private:
 
 TEST_F(Snapshot, ModelsTakeTheNamedFunctionsPlacesAndItsRoutes) {
     take(OneSwitch{});
-    const auto [status, out] = p2p_copy_json({"--size", "64K", "--topology", dir(), "--gpu", "0000:03:00.0", "--nic", "0000:04:00.0"});
+    const auto [status, out] =
+        p2p_copy_json({"--size", "64K", "--topology", dir(), "--gpu", "0000:03:00.0", "--nic", "0000:04:00.0"});
     EXPECT_EQ(status, 0);
     EXPECT_EQ(out.at("topology"), dir());
     ASSERT_EQ(out.at("paths").size(), 2u);
     expect_verified(out["paths"][0], "p2p", 64 * 1024);
     expect_verified(out["paths"][1], "bounce", 64 * 1024);
     EXPECT_TRUE(has(out["paths"][0]["reason"], "machine 1: " + direct_below_switch)) << out["paths"][0]["reason"];
-    const rig::test::Run table = p2p_copy({"--size", "64K", "--topology", dir(), "--gpu", "0000:03:00.0", "--nic", "0000:04:00.0"});
+    const rig::test::Run table =
+        p2p_copy({"--size", "64K", "--topology", dir(), "--gpu", "0000:03:00.0", "--nic", "0000:04:00.0"});
     EXPECT_TRUE(has(table.out, "GPU 0000:03:00.0, NIC 0000:04:00.0 on each")) << table.out;
 }
 
 TEST_F(Snapshot, BusAddressesAsRigSpellsThemNameTheSameFunctions) {
     take(OneSwitch{});
-    const rig::test::Run run = p2p_copy({"--size", "64K", "--topology", dir(), "--gpu", "03:00.0", "--nic", "0000:04:00.0"});
+    const rig::test::Run run =
+        p2p_copy({"--size", "64K", "--topology", dir(), "--gpu", "03:00.0", "--nic", "0000:04:00.0"});
     EXPECT_EQ(run.status, 0) << run.out;
     EXPECT_TRUE(has(run.out, "GPU 0000:03:00.0, NIC 0000:04:00.0 on each")) << run.out;
 }
@@ -448,7 +466,8 @@ TEST_F(Snapshot, RedirectingSwitchPortsRefuseP2pNamingThem) {
     OneSwitch machine;
     machine.downstream_acs = 0x001d;
     take(machine);
-    const auto [status, out] = p2p_copy_json({"--size", "64K", "--topology", dir(), "--gpu", "0000:03:00.0", "--nic", "0000:04:00.0"});
+    const auto [status, out] =
+        p2p_copy_json({"--size", "64K", "--topology", dir(), "--gpu", "0000:03:00.0", "--nic", "0000:04:00.0"});
     EXPECT_EQ(status, 0);
     ASSERT_EQ(out.at("paths").size(), 2u);
     expect_refused(out["paths"][0], "p2p");
@@ -463,7 +482,8 @@ TEST_F(Snapshot, AnAmdCpuForwardsWhatTheSameSwitchRedirects) {
     machine.cpu = Cpu::amd();
     machine.downstream_acs = 0x001d;
     take(machine);
-    const auto [status, out] = p2p_copy_json({"--size", "64K", "--topology", dir(), "--gpu", "0000:03:00.0", "--nic", "0000:04:00.0"});
+    const auto [status, out] =
+        p2p_copy_json({"--size", "64K", "--topology", dir(), "--gpu", "0000:03:00.0", "--nic", "0000:04:00.0"});
     EXPECT_EQ(status, 0);
     expect_verified(out["paths"][0], "p2p", 64 * 1024);
     EXPECT_TRUE(has(out["paths"][0]["reason"], "forwards (through host bridge below 0000:01:00.0, the AMD CPU rule)"))
@@ -475,9 +495,11 @@ TEST_F(Snapshot, AnAmdCpuForwardsWhatTheSameSwitchRedirects) {
 TEST_F(Snapshot, AnUnreadableWayUpIsRefusedSayingWhy) {
     take(OneSwitch{});
     std::ofstream(dir() + "/sys/devices/pci0000:00/0000:00:01.0/0000:01:00.0/0000:02:08.0/config", std::ios::trunc);
-    const rig::test::Run run = p2p_copy({"--size", "64K", "--topology", dir(), "--gpu", "0000:03:00.0", "--nic", "0000:04:00.0"});
+    const rig::test::Run run =
+        p2p_copy({"--size", "64K", "--topology", dir(), "--gpu", "0000:03:00.0", "--nic", "0000:04:00.0"});
     EXPECT_EQ(run.status, 2) << run.out;
-    EXPECT_TRUE(has(run.out, "--gpu 0000:03:00.0: its way up cannot be read: 0000:03:00.0: its upstream bridge 0000:02:08.0: "))
+    EXPECT_TRUE(
+        has(run.out, "--gpu 0000:03:00.0: its way up cannot be read: 0000:03:00.0: its upstream bridge 0000:02:08.0: "))
         << run.out;
     EXPECT_FALSE(has(run.out, "loop")) << run.out;
 }
@@ -496,9 +518,9 @@ TEST_F(Snapshot, LinksOutOfTheTreeAreNotRead) {
     GTEST_SKIP() << "a sanitizer's shadow memory needs more address space than the limit leaves";
 #else
     // Under a 2 GiB address-space limit, so that a reader without a bound ends at once.
-    const rig::test::Run run = rig::test::run("/bin/sh", {"-c", "ulimit -v 2097152 && exec " + std::string(P2P_COPY_BINARY) +
-                                                                " --size 64K --path p2p --topology " + dir() +
-                                                                " --gpu 0000:03:00.0 --nic 0000:04:00.0"});
+    const rig::test::Run run = rig::test::run(
+        "/bin/sh", {"-c", "ulimit -v 2097152 && exec " + std::string(P2P_COPY_BINARY) +
+                              " --size 64K --path p2p --topology " + dir() + " --gpu 0000:03:00.0 --nic 0000:04:00.0"});
     EXPECT_EQ(run.status, 0) << run.out;
     EXPECT_TRUE(has(run.out, "p2p     ran")) << run.out;
 #endif
@@ -524,8 +546,9 @@ TEST_F(Snapshot, WithoutNicTheNicRigPairsWithTheGpuIsTakenAndSaysWhy) {
     take(OneSwitch{});
     const rig::test::Run run = p2p_copy({"--size", "64K", "--topology", dir(), "--gpu", "03:00.0"});
     EXPECT_EQ(run.status, 0) << run.out;
-    EXPECT_TRUE(has(run.out, "p2p_copy: --nic 0000:04:00.0: the NIC rig pairs with 0000:03:00.0 (switch 0000:01:00.0, "
-                             "Gen4 x16, NUMA unknown)\n"))
+    EXPECT_TRUE(has(run.out,
+                    "p2p_copy: --nic 0000:04:00.0: the NIC rig pairs with 0000:03:00.0 (switch 0000:01:00.0, "
+                    "Gen4 x16, NUMA unknown)\n"))
         << run.out;
     EXPECT_TRUE(has(run.out, "GPU 0000:03:00.0, NIC 0000:04:00.0 on each")) << run.out;
     const auto [status, out] = p2p_copy_json({"--size", "64K", "--topology", dir(), "--gpu", "0000:03:00.0"});
@@ -553,7 +576,8 @@ TEST_F(Snapshot, FunctionsTheSnapshotLacksOrThatAreBridgesAreRefused) {
     }
     const rig::test::Run missing = p2p_copy({"--topology", dir()});
     EXPECT_EQ(missing.status, 2);
-    EXPECT_TRUE(has(missing.out, "is a snapshot: name the GPU with --gpu BUS (and the NIC with --nic BUS, or rig pairs one)"))
+    EXPECT_TRUE(
+        has(missing.out, "is a snapshot: name the GPU with --gpu BUS (and the NIC with --nic BUS, or rig pairs one)"))
         << missing.out;
 }
 
@@ -609,7 +633,8 @@ void expect_one_mebibyte_sent(const std::filesystem::path& file) {
 // --loss: the cable loses frames, the transport sends them again, the bytes arrive.
 TEST(P2pCopy, LossOnTheCableIsRecoveredAndCounted) {
     for (const std::string cable : {"wire", "udp"}) {
-        const auto [status, report] = p2p_copy_json({"--size", "4M", "--path", "p2p", "--cable", cable, "--loss", "0.01"});
+        const auto [status, report] =
+            p2p_copy_json({"--size", "4M", "--path", "p2p", "--cable", cable, "--loss", "0.01"});
         EXPECT_EQ(status, 0) << cable;
         ASSERT_EQ(report["paths"].size(), 1u) << cable;
         EXPECT_TRUE(report["paths"][0]["verified"].get<bool>()) << cable;
@@ -629,7 +654,8 @@ TEST(P2pCopy, CaptureOfTheWireHoldsEveryFrameOfTheTransferBothWays) {
 
 TEST(P2pCopy, CaptureOfTheDatagramCableHoldsEveryFrameOfTheTransferBothWays) {
     TempDir dir;
-    const auto run = p2p_copy({"--size", "1M", "--path", "p2p", "--cable", "udp", "--pcap", (dir.path() / "udp.pcap").string()});
+    const auto run =
+        p2p_copy({"--size", "1M", "--path", "p2p", "--cable", "udp", "--pcap", (dir.path() / "udp.pcap").string()});
     ASSERT_EQ(run.status, 0) << run.out;
     expect_one_mebibyte_sent(dir.path() / "udp.pcap");
 }

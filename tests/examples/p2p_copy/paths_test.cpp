@@ -103,8 +103,8 @@ TEST_F(Paths, FreeingGpuMemoryARegionCoversIsRefusedAndTheReceiveMissesTheNextAl
     const auto first = must(old.runs(0, 4096)).runs[0].address.value;
     const auto refused = gpu.free(old);
     ASSERT_FALSE(refused);
-    EXPECT_NE(refused.error().find(": the device region of 304 KiB of NIC " + pair_->two.nic->bus() + " covers bus addresses [" +
-                                   rig::text::hex(first) + ", "),
+    EXPECT_NE(refused.error().find(": the device region of 304 KiB of NIC " + pair_->two.nic->bus() +
+                                   " covers bus addresses [" + rig::text::hex(first) + ", "),
               std::string::npos)
         << refused.error();
     EXPECT_NE(refused.error().find("deregister the region first"), std::string::npos) << refused.error();
@@ -114,7 +114,8 @@ TEST_F(Paths, FreeingGpuMemoryARegionCoversIsRefusedAndTheReceiveMissesTheNextAl
     must(gpu.fill(next, 13));
     must(path->run(size));  // receives into the old region
     expect_arrived(size);
-    EXPECT_EQ(must(gpu.checksum(next)), rig::gpu::reference::fill_checksum(13, size)) << "the receive wrote the next allocation";
+    EXPECT_EQ(must(gpu.checksum(next)), rig::gpu::reference::fill_checksum(13, size))
+        << "the receive wrote the next allocation";
 
     path.reset();  // deregisters both regions
     must(gpu.free(old));
@@ -179,7 +180,8 @@ TEST_F(Paths, BounceOnTheSwitchStagesInTheNicsOwnDmaMemory) {
         auto path = must(Bounce::open(*pair_, *link_, *buffers_, Mode::SendRecv, {16 * KiB, 2}));
         EXPECT_GT(nic.dma_allocations(), allocations);
         EXPECT_EQ(nic.pins(), pins + 1);
-        EXPECT_EQ(path->memory(), "host memory on each machine: the NIC's DMA memory, at physical addresses the GPU reaches too");
+        EXPECT_EQ(path->memory(),
+                  "host memory on each machine: the NIC's DMA memory, at physical addresses the GPU reaches too");
     }
     EXPECT_EQ(nic.dma_allocations(), allocations);
     EXPECT_EQ(nic.pins(), pins);
@@ -215,9 +217,10 @@ TEST_F(IommuPaths, BounceMovesExactlyTheBytesThroughTheGpusHostMemoryPinnedByThe
         {
             auto path = must(Bounce::open(*pair_, *link_, *buffers_, mode, {4 * KiB, 3}));
             EXPECT_EQ(nic.pins(), pins + 1);
-            EXPECT_EQ(path->memory(),
-                      "host memory on each machine: the GPU's pinned host memory (Gpu::host), which the NIC pins again into "
-                      "its IOMMU domain");
+            EXPECT_EQ(
+                path->memory(),
+                "host memory on each machine: the GPU's pinned host memory (Gpu::host), which the NIC pins again into "
+                "its IOMMU domain");
             must(path->run(size));
             expect_arrived(size);
         }
@@ -250,9 +253,10 @@ protected:
 
 TEST_F(AllBehindIommuPaths, BounceMovesExactlyTheBytesThroughTheGpusHostMemory) {
     auto path = must(Bounce::open(*pair_, *link_, *buffers_, Mode::SendRecv, {16 * KiB, 4}));
-    EXPECT_EQ(path->memory(),
-              "host memory on each machine: the GPU's pinned host memory (Gpu::host), which the NIC pins again into its "
-              "IOMMU domain");
+    EXPECT_EQ(
+        path->memory(),
+        "host memory on each machine: the GPU's pinned host memory (Gpu::host), which the NIC pins again into its "
+        "IOMMU domain");
     must(path->run(size));
     expect_arrived(size);
 }

@@ -22,24 +22,30 @@ Report sample() {
     p2p.bytes = 4096;
     p2p.seconds = 0.5;
     p2p.verified = true;
-    Report r{"switch", 4096, "0000:03:00.0", "0000:04:00.0",
-             {p2p, Outcome::refused(Path::Bounce, "the firmware refused REGISTER_MR: status 4")}, "", 1024};
+    Report r{"switch",
+             4096,
+             "0000:03:00.0",
+             "0000:04:00.0",
+             {p2p, Outcome::refused(Path::Bounce, "the firmware refused REGISTER_MR: status 4")},
+             "",
+             1024};
     r.paths[0].ceiling_bytes_per_second = 31'507'692'304.0;  // Gen4 x16
     r.paths[0].ceiling = "machine 1: Gen4 x16 0000:03:00.0 - 0000:02:08.0, 31.51 GB/s";
     return r;
 }
 
 TEST(Report, TableHasAHeadingARowPerPathAndEachReason) {
-    EXPECT_EQ(table(sample()),
-              "p2p_copy: 4 KiB from GPU memory on machine 1 to GPU memory on machine 2 (topology switch: GPU 0000:03:00.0, "
-              "NIC 0000:04:00.0 on each; path MTU 1024)\n"
-              "\n"
-              "path    ran             bytes   seconds   throughput      ceiling  verified\n"
-              "p2p     ran              4096     0.500     8.2 KB/s   31.51 GB/s  yes\n"
-              "        why: machine 1: distance switch\n"
-              "        ceiling: machine 1: Gen4 x16 0000:03:00.0 - 0000:02:08.0, 31.51 GB/s\n"
-              "bounce  refused             -         -            -            -  -\n"
-              "        why: the firmware refused REGISTER_MR: status 4\n");
+    EXPECT_EQ(
+        table(sample()),
+        "p2p_copy: 4 KiB from GPU memory on machine 1 to GPU memory on machine 2 (topology switch: GPU 0000:03:00.0, "
+        "NIC 0000:04:00.0 on each; path MTU 1024)\n"
+        "\n"
+        "path    ran             bytes   seconds   throughput      ceiling  verified\n"
+        "p2p     ran              4096     0.500     8.2 KB/s   31.51 GB/s  yes\n"
+        "        why: machine 1: distance switch\n"
+        "        ceiling: machine 1: Gen4 x16 0000:03:00.0 - 0000:02:08.0, 31.51 GB/s\n"
+        "bounce  refused             -         -            -            -  -\n"
+        "        why: the firmware refused REGISTER_MR: status 4\n");
 }
 
 // docs/bugs.md B30: a figure above what the links carry is impossible and fails the run.
@@ -49,7 +55,8 @@ TEST(Report, AFigureAboveItsLinksCeilingIsImpossibleAndFailsTheRun) {
     judge(p2p, {8000.0, "machine 1: Gen1 x1 0000:03:00.0 - 0000:02:08.0, 8.0 KB/s"});  // 8192 B/s measured
     EXPECT_TRUE(p2p.impossible);
     EXPECT_FALSE(p2p.verified);
-    EXPECT_NE(p2p.reason.find("; impossible: 8.2 KB/s is above the ceiling of 8.0 KB/s (machine 1: Gen1 x1"), std::string::npos)
+    EXPECT_NE(p2p.reason.find("; impossible: 8.2 KB/s is above the ceiling of 8.0 KB/s (machine 1: Gen1 x1"),
+              std::string::npos)
         << p2p.reason;
     EXPECT_NE(table(report).find("8.2 KB/s     8.0 KB/s  IMPOSSIBLE\n"), std::string::npos) << table(report);
     EXPECT_EQ(exit_status(report, Choice::P2p), 1);
@@ -67,21 +74,23 @@ TEST(Report, TableOfOneSideOfTwoProcessesNamesItBelowTheHeadingAndTheJsonDoesNot
     Report report = sample();
     report.side = "this process: machine 2, the receiver, with 127.0.0.1:40312";
     const std::string text = table(report);
-    EXPECT_EQ(text.substr(0, text.find("path    ran")),
-              "p2p_copy: 4 KiB from GPU memory on machine 1 to GPU memory on machine 2 (topology switch: GPU 0000:03:00.0, "
-              "NIC 0000:04:00.0 on each; path MTU 1024)\n"
-              "this process: machine 2, the receiver, with 127.0.0.1:40312\n"
-              "\n");
+    EXPECT_EQ(
+        text.substr(0, text.find("path    ran")),
+        "p2p_copy: 4 KiB from GPU memory on machine 1 to GPU memory on machine 2 (topology switch: GPU 0000:03:00.0, "
+        "NIC 0000:04:00.0 on each; path MTU 1024)\n"
+        "this process: machine 2, the receiver, with 127.0.0.1:40312\n"
+        "\n");
     EXPECT_EQ(json(report), json(sample()));
 }
 
 TEST(Report, JsonIsTheIssuesShapeInItsOrder) {
-    EXPECT_EQ(json(sample()).dump(),
-              R"({"topology":"switch","size":4096,"path_mtu":1024,"paths":[)"
-              R"({"path":"p2p","ran":true,"reason":"machine 1: distance switch","bytes":4096,"seconds":0.5,"bytes_per_second":8192.0,)"
-              R"("ceiling_bytes_per_second":31507692304.0,"impossible":false,"verified":true},)"
-              R"({"path":"bounce","ran":false,"reason":"the firmware refused REGISTER_MR: status 4","bytes":0,"seconds":0.0,"bytes_per_second":0.0,)"
-              R"("ceiling_bytes_per_second":null,"impossible":false,"verified":false}]})");
+    EXPECT_EQ(
+        json(sample()).dump(),
+        R"({"topology":"switch","size":4096,"path_mtu":1024,"paths":[)"
+        R"({"path":"p2p","ran":true,"reason":"machine 1: distance switch","bytes":4096,"seconds":0.5,"bytes_per_second":8192.0,)"
+        R"("ceiling_bytes_per_second":31507692304.0,"impossible":false,"verified":true},)"
+        R"({"path":"bounce","ran":false,"reason":"the firmware refused REGISTER_MR: status 4","bytes":0,"seconds":0.0,"bytes_per_second":0.0,)"
+        R"("ceiling_bytes_per_second":null,"impossible":false,"verified":false}]})");
 }
 
 TEST(Report, ThroughputPicksDecimalUnits) {
@@ -131,8 +140,9 @@ TEST(ProgressLine, WritesOnlyAfterASecondAndAtMostFourTimesASecond) {
     now += 100ms;
     line(256 * 1024);
     line.finish();
-    EXPECT_EQ(out.text(), "\rp2p: 64 KiB of 256 KiB (25%), 65.5 KB/s   \rp2p: 160 KiB of 256 KiB (62%), 131.1 KB/s   "
-                          "\rp2p: 256 KiB of 256 KiB (100%), 194.2 KB/s   \n");
+    EXPECT_EQ(out.text(),
+              "\rp2p: 64 KiB of 256 KiB (25%), 65.5 KB/s   \rp2p: 160 KiB of 256 KiB (62%), 131.1 KB/s   "
+              "\rp2p: 256 KiB of 256 KiB (100%), 194.2 KB/s   \n");
 }
 
 TEST(ProgressLine, DisabledOrShortWritesNothing) {

@@ -125,7 +125,8 @@ rig::sim::Topology grouped_machine(const std::string& audio_driver) {
     rig::sim::Topology t(rig::sim::Cpu::intel(0x8f));
     const auto h = t.host_bridge(0, 0);
     t.add(h, Spec::root_complex(0x8086, 0x09a2));
-    const auto usp = t.add(t.add(h, Spec::root_port(1, 0, 0x8086, 0x352a, 0x001d)), Spec::upstream_port(0x1000, 0xc030));
+    const auto usp =
+        t.add(t.add(h, Spec::root_port(1, 0, 0x8086, 0x352a, 0x001d)), Spec::upstream_port(0x1000, 0xc030));
     const auto dsp1 = t.add(usp, Spec::downstream_port(0x08, 0x1000, 0xc030));
     const auto dsp2 = t.add(usp, Spec::downstream_port(0x10, 0x1000, 0xc030));
     auto gpu_fn = Spec::endpoint(0, 0, 0x10de, 0x2335, 0x030200);

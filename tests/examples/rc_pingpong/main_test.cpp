@@ -28,7 +28,8 @@ TEST(RcPingpong, ClientExchangesAddressesWithAnRcPingpongServer) {
     std::string record(52, '\0');
     ASSERT_TRUE(stream->read(std::as_writable_bytes(std::span(record)), 30s, "the client's record"));
     // LID 0, a QPN and PSN of 6 hex digits, GID[1] = ::ffff:10.77.0.1, the NUL.
-    EXPECT_THAT(record.substr(0, 51), testing::MatchesRegex("0000:[0-9a-f]{6}:[0-9a-f]{6}:00000000000000000000ffff0a4d0001"));
+    EXPECT_THAT(record.substr(0, 51),
+                testing::MatchesRegex("0000:[0-9a-f]{6}:[0-9a-f]{6}:00000000000000000000ffff0a4d0001"));
     EXPECT_EQ(record[51], '\0');
     const std::string answer("0000:000011:a1b2c3:00000000000000000000ffff0a4d0002\0", 52);
     ASSERT_TRUE(stream->write(std::as_bytes(std::span(answer)), 5s, "the server's record"));
@@ -40,9 +41,12 @@ TEST(RcPingpong, ClientExchangesAddressesWithAnRcPingpongServer) {
     // no one can answer, and it says so as rc_pingpong says a failed RTR.
     EXPECT_EQ(result.status, 1);
     const std::string qpn = "0x" + record.substr(5, 6), psn = "0x" + record.substr(12, 6);
-    EXPECT_EQ(result.out, "  local address:  LID 0x0000, QPN " + qpn + ", PSN " + psn + ", GID ::ffff:10.77.0.1\n"
-                          "  remote address: LID 0x0000, QPN 0x000011, PSN 0xa1b2c3, GID ::ffff:10.77.0.2\n"
-                          "Failed to modify QP to RTR: the peer's MAC: bnxt model: resolve ::ffff:10.77.0.2: the port is on no cable\n");
+    EXPECT_EQ(
+        result.out,
+        "  local address:  LID 0x0000, QPN " + qpn + ", PSN " + psn +
+            ", GID ::ffff:10.77.0.1\n"
+            "  remote address: LID 0x0000, QPN 0x000011, PSN 0xa1b2c3, GID ::ffff:10.77.0.2\n"
+            "Failed to modify QP to RTR: the peer's MAC: bnxt model: resolve ::ffff:10.77.0.2: the port is on no cable\n");
 }
 
 struct Case {
@@ -52,8 +56,7 @@ struct Case {
 
 class Pingpong : public testing::TestWithParam<Case> {};
 
-INSTANTIATE_TEST_SUITE_P(RcPingpong, Pingpong,
-                         testing::Values(Case{64, 1000}, Case{4096, 1000}, Case{1048576, 20}),
+INSTANTIATE_TEST_SUITE_P(RcPingpong, Pingpong, testing::Values(Case{64, 1000}, Case{4096, 1000}, Case{1048576, 20}),
                          [](const testing::TestParamInfo<Case>& c) { return std::to_string(c.param.size) + "Bytes"; });
 
 // Server (10.77.0.1) and client (10.77.0.2) run the whole ping-pong: each prints the
@@ -62,9 +65,10 @@ INSTANTIATE_TEST_SUITE_P(RcPingpong, Pingpong,
 TEST_P(Pingpong, TwoProcessesCompleteOverTheDatagramCable) {
     const auto [size, iters] = GetParam();
     const std::string tcp = std::to_string(rig::test::free_port(SOCK_STREAM));
-    const std::string a = std::to_string(rig::test::free_port(SOCK_DGRAM)), b = std::to_string(rig::test::free_port(SOCK_DGRAM));
-    const std::vector<std::string> common = {"-p", tcp, "-g", "1", "-m", "1024", "-s", std::to_string(size), "-n",
-                                             std::to_string(iters)};
+    const std::string a = std::to_string(rig::test::free_port(SOCK_DGRAM)),
+                      b = std::to_string(rig::test::free_port(SOCK_DGRAM));
+    const std::vector<std::string> common = {
+        "-p", tcp, "-g", "1", "-m", "1024", "-s", std::to_string(size), "-n", std::to_string(iters)};
     auto with = [&](std::vector<std::string> more) {
         std::vector<std::string> args = common;
         args.insert(args.end(), more.begin(), more.end());
@@ -74,7 +78,8 @@ TEST_P(Pingpong, TwoProcessesCompleteOverTheDatagramCable) {
         return rig::test::run(RC_PINGPONG_BINARY, with({"--cable", a + ":127.0.0.1:" + b}));
     });
     rig::test::wait_listening(static_cast<std::uint16_t>(std::stoi(tcp)), 30s);
-    const auto client = rig::test::run(RC_PINGPONG_BINARY, with({"--cable", b + ":127.0.0.1:" + a, "--ip", "10.77.0.2", "127.0.0.1"}));
+    const auto client =
+        rig::test::run(RC_PINGPONG_BINARY, with({"--cable", b + ":127.0.0.1:" + a, "--ip", "10.77.0.2", "127.0.0.1"}));
     const auto served = server.get();
     ASSERT_EQ(served.status, 0) << served.out;
     ASSERT_EQ(client.status, 0) << client.out;

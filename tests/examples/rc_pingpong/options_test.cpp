@@ -53,17 +53,25 @@ TEST(Options, LongNamesAreRcPingpongs) {
     EXPECT_EQ(o->gid_index, 0);
 }
 
-TEST(Options, MtuOutsideTheIbMtusIsRefused) { EXPECT_EQ(parse_args({"-m", "1500"}).error(), "-m 1500: not 256, 512, 1024, 2048 or 4096"); }
+TEST(Options, MtuOutsideTheIbMtusIsRefused) {
+    EXPECT_EQ(parse_args({"-m", "1500"}).error(), "-m 1500: not 256, 512, 1024, 2048 or 4096");
+}
 
-TEST(Options, PortAbove65535IsRefused) { EXPECT_EQ(parse_args({"-p", "65536"}).error(), "-p 65536: not a number from 0 to 65535"); }
+TEST(Options, PortAbove65535IsRefused) {
+    EXPECT_EQ(parse_args({"-p", "65536"}).error(), "-p 65536: not a number from 0 to 65535");
+}
 
-TEST(Options, NumberWithJunkIsRefused) { EXPECT_EQ(parse_args({"-s", "4k"}).error(), "-s 4k: not a number from 0 to 4294967295"); }
+TEST(Options, NumberWithJunkIsRefused) {
+    EXPECT_EQ(parse_args({"-s", "4k"}).error(), "-s 4k: not a number from 0 to 4294967295");
+}
 
 TEST(Options, TwoHostsAreRefused) { EXPECT_EQ(parse_args({"a", "b"}).error(), "one server host at most, not 2"); }
 
 TEST(Options, CableWithoutItsThreePartsIsRefused) {
-    EXPECT_EQ(parse_args({"--cable", "5555:127.0.0.1"}).error(), "--cable 5555:127.0.0.1: not LOCAL_PORT:REMOTE_HOST:REMOTE_PORT");
-    EXPECT_EQ(parse_args({"--cable", "x:127.0.0.1:5556"}).error(), "--cable x:127.0.0.1:5556: not LOCAL_PORT:REMOTE_HOST:REMOTE_PORT");
+    EXPECT_EQ(parse_args({"--cable", "5555:127.0.0.1"}).error(),
+              "--cable 5555:127.0.0.1: not LOCAL_PORT:REMOTE_HOST:REMOTE_PORT");
+    EXPECT_EQ(parse_args({"--cable", "x:127.0.0.1:5556"}).error(),
+              "--cable x:127.0.0.1:5556: not LOCAL_PORT:REMOTE_HOST:REMOTE_PORT");
 }
 
 TEST(Options, CableToAnIpv6HostTakesBrackets) {
@@ -72,7 +80,9 @@ TEST(Options, CableToAnIpv6HostTakesBrackets) {
     EXPECT_EQ(o->cable, (Cable{5555, {"::1", 5556}}));
 }
 
-TEST(Options, IpThatIsNoIpv4AddressIsRefused) { EXPECT_EQ(parse_args({"--ip", "10.77.0"}).error(), "--ip 10.77.0: not an IPv4 address"); }
+TEST(Options, IpThatIsNoIpv4AddressIsRefused) {
+    EXPECT_EQ(parse_args({"--ip", "10.77.0"}).error(), "--ip 10.77.0: not an IPv4 address");
+}
 
 TEST(Options, UnknownOptionIsRefused) { EXPECT_FALSE(parse_args({"-x", "1"})); }
 

@@ -23,13 +23,13 @@ std::string with_nul(std::string_view s) { return std::string(s) + '\0'; }
 
 // rxe's QP in the guest as ib_read_bw's server describes it: out_reads 128 (rxe's
 // max_qp_rd_atom), its buffer at 0x55d0c4a6b000, GID ::ffff:10.77.0.2.
-const std::string rxe_record =
-    with_nul("0000:0080:000011:5e2a1f:0000151e:000055d0c4a6b000:00:00:00:00:00:00:00:00:00:00:ff:ff:0a:4d:00:02:00000000:");
+const std::string rxe_record = with_nul(
+    "0000:0080:000011:5e2a1f:0000151e:000055d0c4a6b000:00:00:00:00:00:00:00:00:00:00:ff:ff:0a:4d:00:02:00000000:");
 const QpRecord rxe{0, 0x80, 0x11, 0x5e2a1f, 0x151e, 0x55d0c4a6b000, rig::bnxt::ipv4_gid(10, 77, 0, 2), 0};
 // rig's side.
 const QpRecord rig_qp{0, 16, 0x2, 0x6ef362, 0x100, 0x7f0000001000, rig::bnxt::ipv4_gid(10, 77, 0, 1), 0};
-const std::string rig_record =
-    with_nul("0000:0010:000002:6ef362:00000100:00007f0000001000:00:00:00:00:00:00:00:00:00:00:ff:ff:0a:4d:00:01:00000000:");
+const std::string rig_record = with_nul(
+    "0000:0010:000002:6ef362:00000100:00007f0000001000:00:00:00:00:00:00:00:00:00:00:ff:ff:0a:4d:00:01:00000000:");
 
 const std::string version_606 = std::string("6.06") + std::string(12, '\0');
 const std::string page_4096("\x00\x00\x10\x00", 4), page_16384("\x00\x00\x40\x00", 4), line_64("\x00\x00\x00\x40", 4);
@@ -62,7 +62,8 @@ TEST(PerftestRecord, ShortRecordIsAnError) {
 TEST(PerftestRecord, NonHexRkeyIsAnErrorNamingTheByte) {
     std::string r = rxe_record;
     r[30] = 'x';
-    EXPECT_EQ(decode_record(bytes(r)).error(), "byte 30 of the remote QP record is 'x' (0x78), not a hex digit of the rkey");
+    EXPECT_EQ(decode_record(bytes(r)).error(),
+              "byte 30 of the remote QP record is 'x' (0x78), not a hex digit of the rkey");
 }
 
 TEST(PerftestRecord, GidWithoutItsColonsIsAnError) {
@@ -74,7 +75,8 @@ TEST(PerftestRecord, GidWithoutItsColonsIsAnError) {
 TEST(PerftestRecord, RecordWithoutItsNulIsAnError) {
     std::string r = rxe_record;
     r[107] = ':';
-    EXPECT_EQ(decode_record(bytes(r)).error(), "byte 107 of the remote QP record is ':' (0x3a), not the NUL that ends it");
+    EXPECT_EQ(decode_record(bytes(r)).error(),
+              "byte 107 of the remote QP record is ':' (0x3a), not the NUL that ends it");
 }
 
 TEST(PerftestVersion, IsSixteenBytesNulPadded) {
@@ -86,7 +88,8 @@ TEST(PerftestVersion, IsSixteenBytesNulPadded) {
 }
 
 TEST(PerftestVersion, TextThatIsNoNumberIsAnError) {
-    EXPECT_EQ(decode_version(bytes(std::string("v6") + std::string(14, '\0'))).error(), "the version \"v6\" does not start with a number");
+    EXPECT_EQ(decode_version(bytes(std::string("v6") + std::string(14, '\0'))).error(),
+              "the version \"v6\" does not start with a number");
 }
 
 TEST(PerftestMtu, IsTheIbvMtuDigitAndNul) {
@@ -98,7 +101,8 @@ TEST(PerftestMtu, IsTheIbvMtuDigitAndNul) {
 TEST(PerftestMtu, OtherBytesAreAnError) {
     EXPECT_EQ(decode_mtu(bytes(std::string("7\0", 2))).error(),
               "the MTU (0x37 0x00) is not an ibv_mtu from \"1\" (256) to \"5\" (4096) with its NUL");
-    EXPECT_EQ(decode_mtu(bytes("31")).error(), "the MTU (0x33 0x31) is not an ibv_mtu from \"1\" (256) to \"5\" (4096) with its NUL");
+    EXPECT_EQ(decode_mtu(bytes("31")).error(),
+              "the MTU (0x33 0x31) is not an ibv_mtu from \"1\" (256) to \"5\" (4096) with its NUL");
 }
 
 TEST(PerftestSession, OlderPeerIsRefused) {
@@ -130,8 +134,8 @@ TEST(PerftestSession, SendBwClientRunsSendBwsOrder) {
         Program::SendBw, {}, rig::bnxt::Mtu::Mtu1024,
         [&](const Session::Agreed& a) -> rig::Result<QpRecord> {
             steps.push_back("record");
-            EXPECT_EQ(a.sys, (SysData{16384, 64}));       // the larger cycle buffer
-            EXPECT_EQ(a.mtu, rig::bnxt::Mtu::Mtu512);      // the smaller MTU
+            EXPECT_EQ(a.sys, (SysData{16384, 64}));    // the larger cycle buffer
+            EXPECT_EQ(a.mtu, rig::bnxt::Mtu::Mtu512);  // the smaller MTU
             EXPECT_EQ(a.peer.text, "6.06");
             return rig_qp;
         },
@@ -162,17 +166,18 @@ TEST(PerftestSession, SendBwClientRunsSendBwsOrder) {
 // the client's bandwidth report included.
 TEST(PerftestSession, ReadBwServerRunsReadBwsOrderAndTakesTheClientsReport) {
     auto c = connected();
-    const std::string report = std::string("\x00\x00\x00\x00\x00\x01\x00\x00", 8)    // size 65536
-                               + std::string("\x00\x00\x00\x00\x00\x00\x03\xe8", 8)  // iters 1000
-                               + std::string("\x40\x93\x4a\x00\x00\x00\x00\x00", 8)  // bw_peak 1234.5
-                               + std::string("\x40\x8f\x42\x00\x00\x00\x00\x00", 8)  // bw_avg 1000.25
-                               + std::string("\x3f\x90\x62\x4d\xd2\xf1\xa9\xfc", 8); // msgRate_avg 0.016
+    const std::string report = std::string("\x00\x00\x00\x00\x00\x01\x00\x00", 8)     // size 65536
+                               + std::string("\x00\x00\x00\x00\x00\x00\x03\xe8", 8)   // iters 1000
+                               + std::string("\x40\x93\x4a\x00\x00\x00\x00\x00", 8)   // bw_peak 1234.5
+                               + std::string("\x40\x8f\x42\x00\x00\x00\x00\x00", 8)   // bw_avg 1000.25
+                               + std::string("\x3f\x90\x62\x4d\xd2\xf1\xa9\xfc", 8);  // msgRate_avg 0.016
     put(c.client, version_606 + page_4096 + line_64 + mtu_1024 + rxe_record + rxe_record + rxe_record);
     put(c.client, rxe_record + report + rxe_record + done);
     Session server(c.server, Side::Server, 1s);
     int connects = 0;
     auto agreed = server.setup(
-        Program::ReadBw, {}, rig::bnxt::Mtu::Mtu4096, [](const Session::Agreed&) -> rig::Result<QpRecord> { return rig_qp; },
+        Program::ReadBw, {}, rig::bnxt::Mtu::Mtu4096,
+        [](const Session::Agreed&) -> rig::Result<QpRecord> { return rig_qp; },
         [&](const Session::Agreed& a) -> rig::Result<void> {
             ++connects;
             EXPECT_EQ(a.mtu, rig::bnxt::Mtu::Mtu1024);
@@ -190,9 +195,9 @@ TEST(PerftestSession, ReadBwServerRunsReadBwsOrderAndTakesTheClientsReport) {
     EXPECT_EQ(*theirs, (BwReport{65536, 1000, 1234.5, 1000.25, 0.016}));
     const std::string zeros(8, '\0');
     EXPECT_EQ(read_all(c.client, 16 + 4 + 4 + 2 + 5 * 108 + 5 * 8 + 5),
-              version_606 + page_4096 + line_64 + std::string("5\0", 2) + rig_record + rig_record + rig_record + rig_record +
-                  std::string("\x00\x00\x00\x00\x00\x01\x00\x00", 8) + std::string("\x00\x00\x00\x00\x00\x00\x03\xe8", 8) +
-                  zeros + zeros + zeros + rig_record + done);
+              version_606 + page_4096 + line_64 + std::string("5\0", 2) + rig_record + rig_record + rig_record +
+                  rig_record + std::string("\x00\x00\x00\x00\x00\x01\x00\x00", 8) +
+                  std::string("\x00\x00\x00\x00\x00\x00\x03\xe8", 8) + zeros + zeros + zeros + rig_record + done);
 }
 
 TEST(PerftestSession, PeerOfTheOtherIpVersionIsRefused) {
@@ -202,14 +207,16 @@ TEST(PerftestSession, PeerOfTheOtherIpVersionIsRefused) {
     put(c.server, version_606 + page_4096 + line_64 + mtu_1024 + link_local);
     Session client(c.client, Side::Client, 1s);
     auto agreed = client.setup(
-        Program::SendBw, {}, rig::bnxt::Mtu::Mtu1024, [](const Session::Agreed&) -> rig::Result<QpRecord> { return rig_qp; },
+        Program::SendBw, {}, rig::bnxt::Mtu::Mtu1024,
+        [](const Session::Agreed&) -> rig::Result<QpRecord> { return rig_qp; },
         [](const Session::Agreed&) -> rig::Result<void> {
             ADD_FAILURE() << "connected to a peer of the other IP version";
             return {};
         });
-    EXPECT_EQ(agreed.error(), c.client.peer() +
-                                  ": its GID fe80::5054:ff:fe00:2 is not of the IP version of this side's ::ffff:10.77.0.1 "
-                                  "(perftest: \"Found Incompatibility issue with GID types\")");
+    EXPECT_EQ(agreed.error(),
+              c.client.peer() +
+                  ": its GID fe80::5054:ff:fe00:2 is not of the IP version of this side's ::ffff:10.77.0.1 "
+                  "(perftest: \"Found Incompatibility issue with GID types\")");
 }
 
 TEST(PerftestSession, CloseTakesAPeerThatResetsAfterItsDone) {

@@ -20,7 +20,6 @@ using rig::test::text_of;
 const std::string guest_record("0000:000011:a1b2c3:00000000000000000000ffff0a4d0002\0", 52);
 const Dest guest{0, 0x11, 0xa1b2c3, rig::bnxt::ipv4_gid(10, 77, 0, 2)};
 
-
 std::string read_text(rig::bootstrap::Stream& s, std::size_t n) {
     std::string out(n, '\0');
     auto r = s.read(std::as_writable_bytes(std::span(out)), 1s, "the test's read");
@@ -133,7 +132,9 @@ TEST(PingpongExchange, ServerRefusesOtherBytesThanDone) {
     auto c = connected();
     put(c.client, guest_record);
     put(c.client, std::string("dune\n", 5));
-    EXPECT_EQ(server_exchange(c.server, guest, [](const Dest&) -> rig::Result<void> { return {}; }, 1s).error(),
+    EXPECT_EQ(server_exchange(
+                  c.server, guest, [](const Dest&) -> rig::Result<void> { return {}; }, 1s)
+                  .error(),
               c.server.peer() + ": sent \"dune\\x0a\", not \"done\\0\"");
 }
 
@@ -142,14 +143,18 @@ TEST(PingpongExchange, ServerNamesTheClientWhoseRecordIsMalformed) {
     std::string r = guest_record;
     r[0] = 'z';
     put(c.client, r);
-    EXPECT_EQ(server_exchange(c.server, guest, [](const Dest&) -> rig::Result<void> { return {}; }, 1s).error(),
+    EXPECT_EQ(server_exchange(
+                  c.server, guest, [](const Dest&) -> rig::Result<void> { return {}; }, 1s)
+                  .error(),
               c.server.peer() + ": byte 0 of the remote address is 'z' (0x7a), not a hex digit of the LID");
 }
 
 TEST(PingpongExchange, ServerTimesOutOnAStalledClient) {
     auto c = connected();
     put(c.client, guest_record.substr(0, 10));
-    EXPECT_EQ(server_exchange(c.server, guest, [](const Dest&) -> rig::Result<void> { return {}; }, 30ms).error(),
+    EXPECT_EQ(server_exchange(
+                  c.server, guest, [](const Dest&) -> rig::Result<void> { return {}; }, 30ms)
+                  .error(),
               c.server.peer() + ": only 10 of the 52 bytes of the remote address arrived within 30 ms");
 }
 

@@ -50,8 +50,12 @@ TEST_P(Wrap, CqAndSqWrapManyTimesWithEveryCompletionInOrder) {
     std::array<Completion, 7> batch;  // odd batches: a CQ doorbell lands at every index
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
     while ((sends.size() < n || recvs.size() < n) && std::chrono::steady_clock::now() < deadline) {
-        while (posted_recv < n && p.sb.qp->post(Recv{.region = &rb, .offset = posted_recv * size, .bytes = size, .id = posted_recv})) ++posted_recv;
-        while (posted_send < posted_recv && p.sa.qp->post(Send{.region = &ra, .offset = posted_send * size, .bytes = size, .id = posted_send})) ++posted_send;
+        while (posted_recv < n &&
+               p.sb.qp->post(Recv{.region = &rb, .offset = posted_recv * size, .bytes = size, .id = posted_recv}))
+            ++posted_recv;
+        while (posted_send < posted_recv &&
+               p.sa.qp->post(Send{.region = &ra, .offset = posted_send * size, .bytes = size, .id = posted_send}))
+            ++posted_send;
         for (std::size_t k = p.sa.send_cq->poll(batch), i = 0; i < k; ++i) sends.push_back(batch[i]);
         for (std::size_t k = p.sb.recv_cq->poll(batch), i = 0; i < k; ++i) recvs.push_back(batch[i]);
     }
@@ -250,7 +254,8 @@ TEST(Cq, ReadWithABadRkeyFailsAndFlushesWhatFollows) {
     Pair p;
     Region ra = host(*p.sa.nic, 8192), rb = host(*p.sb.nic, 8192);
     ASSERT_TRUE(p.sa.qp->post(Recv{.region = &ra, .offset = 4096, .bytes = 64, .id = 100}));
-    ASSERT_TRUE(p.sa.qp->post(Read{.region = &ra, .bytes = 64, .remote = Remote{rb.address(), rb.rkey() ^ 0x100}, .id = 1}));
+    ASSERT_TRUE(
+        p.sa.qp->post(Read{.region = &ra, .bytes = 64, .remote = Remote{rb.address(), rb.rkey() ^ 0x100}, .id = 1}));
     const auto failed = take(*p.sa.send_cq, 1);
     ASSERT_EQ(failed.size(), 1u);
     EXPECT_EQ(failed[0].id, 1u);
@@ -308,11 +313,17 @@ std::vector<HostileCqe> hostile_cqes() {
          "sq_cons_idx beyond the send queue or the work requests posted"},
         {"SqConsIdxBeyondTheRing", [=](auto c) { put16(c, 8, 0xFFFF); },
          "sq_cons_idx beyond the send queue or the work requests posted"},
-        {"RequesterCqeCompletingNothing", [=](auto c) { put16(c, 8, 0); }, "a requester CQE that completes no work request"},
+        {"RequesterCqeCompletingNothing", [=](auto c) { put16(c, 8, 0); },
+         "a requester CQE that completes no work request"},
         {"UnknownStatus", [](auto c) { c[25] = std::byte{0x55}; }, "a requester status no table lists"},
         {"UdResponderType", [](auto c) { c[24] = std::byte{static_cast<std::uint8_t>(2 << 1)}; },
          "a CQE of a type no queue of this CQ produces"},
-        {"TerminalBeyondThePosted", [=](auto c) { c[24] = std::byte{0xE << 1}; c[25] = std::byte{0}; put16(c, 8, 9); },
+        {"TerminalBeyondThePosted",
+         [=](auto c) {
+             c[24] = std::byte{0xE << 1};
+             c[25] = std::byte{0};
+             put16(c, 8, 9);
+         },
          "a terminal CQE's consumer indexes beyond the queues or the work requests posted"},
     };
 }
@@ -483,7 +494,8 @@ TEST(Cq, DeviceRegionWhereTheTopologyDoesNotForwardIsRefusedUpFront) {
     p.b.take_gpus();
     auto gpu = Region::device(*p.sb.nic, p.b.gpu_runs(far_gpu_bus, 0, 65536));
     ASSERT_FALSE(gpu);
-    EXPECT_NE(gpu.error().find("does not carry the NIC's requests to 0000:05:00.0 BAR0"), std::string::npos) << gpu.error();
+    EXPECT_NE(gpu.error().find("does not carry the NIC's requests to 0000:05:00.0 BAR0"), std::string::npos)
+        << gpu.error();
     EXPECT_NE(gpu.error().find("pci0000:00's first device 0000:00:00.0 (8086:6f00) is not in the allow-list"),
               std::string::npos)
         << gpu.error();

@@ -20,9 +20,7 @@ std::vector<GidEntry> b19_table() {
             {fd93_1(), RoceVersion::V2}};
 }
 
-TEST(NicGid, B19PicksTheRoutableRoceV2EntryNotIndexZero) {
-    EXPECT_EQ(choose_gid(b19_table()), 3u);
-}
+TEST(NicGid, B19PicksTheRoutableRoceV2EntryNotIndexZero) { EXPECT_EQ(choose_gid(b19_table()), 3u); }
 
 TEST(NicGid, Ipv4MappedIsPreferredOverIpv6) {
     std::vector<GidEntry> table = b19_table();
@@ -84,9 +82,7 @@ TEST(NicGid, AddressesParseAsGids) {
     EXPECT_FALSE(parse_address("host.example"));
 }
 
-TEST(NicGid, LinkLocalGidIsTheModifiedEui64) {
-    EXPECT_EQ(to_string(link_local_gid(mac)), "fe80::211:22ff:fe33:4455");
-}
+TEST(NicGid, LinkLocalGidIsTheModifiedEui64) { EXPECT_EQ(to_string(link_local_gid(mac)), "fe80::211:22ff:fe33:4455"); }
 
 TEST(NicGid, TextOfAddressesAndMacs) {
     EXPECT_EQ(to_string(ipv4_gid(10, 0, 0, 1)), "::ffff:10.0.0.1");

@@ -191,7 +191,9 @@ struct PairOptions {
 // connected to the other's (§7.2).
 struct Pair {
     explicit Pair(PairOptions o = {})
-        : a("a", o.iommu, 1, o.thread, {}, o.routing), b("b", o.iommu, 2, o.thread, {}, o.routing), wire(*a.model, *b.model) {
+        : a("a", o.iommu, 1, o.thread, {}, o.routing),
+          b("b", o.iommu, 2, o.thread, {}, o.routing),
+          wire(*a.model, *b.model) {
         if (o.thread == Thread::Stepped)
             o.nic.clock = std::make_shared<SteppingClock>(std::vector<sim::Model*>{a.model.get(), b.model.get()});
         for (auto [m, s] : {std::pair{&a, &sa}, std::pair{&b, &sb}}) {

@@ -155,8 +155,9 @@ TEST(Nic, AddressOptionThatIsNoAddressIsAnErrorNamingIt) {
     o.address = "10.77.0";
     auto nic = m.open(o);
     ASSERT_FALSE(nic);
-    EXPECT_EQ(nic.error(), "0000:04:00.0: Options::address \"10.77.0\" is neither an IPv4 nor an IPv6 address "
-                           "(numeric, as \"10.0.0.1\" or \"2001:db8::1\")");
+    EXPECT_EQ(nic.error(),
+              "0000:04:00.0: Options::address \"10.77.0\" is neither an IPv4 nor an IPv6 address "
+              "(numeric, as \"10.0.0.1\" or \"2001:db8::1\")");
     expect_all_given_back(m);
 }
 
@@ -190,7 +191,7 @@ TEST(Nic, OnlyLinkLocalGidsIsAnErrorUnlessAllowed) {
 struct BringUpFault {
     std::string name;
     std::function<void(sim::testing::Faults&)> plan;
-    std::string error;    // the whole message, or its start where `prefix`
+    std::string error;  // the whole message, or its start where `prefix`
     bool prefix = false;
 };
 
@@ -201,10 +202,10 @@ std::vector<BringUpFault> bring_up_faults() {
     const std::string bus = "0000:04:00.0: ";
     std::vector<BringUpFault> all;
     // Every HWRM and RCFW command of bring-up, refused.
-    for (ReqType t : {ReqType::HWRM_VER_GET, ReqType::HWRM_FUNC_RESET, ReqType::HWRM_FUNC_QCAPS,
-                      ReqType::HWRM_FUNC_DRV_RGTR, ReqType::HWRM_FUNC_QCFG, ReqType::HWRM_FUNC_BACKING_STORE_QCAPS,
-                      ReqType::HWRM_QUEUE_QPORTCFG, ReqType::HWRM_FUNC_BACKING_STORE_CFG, ReqType::HWRM_RING_ALLOC,
-                      ReqType::HWRM_STAT_CTX_ALLOC})
+    for (ReqType t :
+         {ReqType::HWRM_VER_GET, ReqType::HWRM_FUNC_RESET, ReqType::HWRM_FUNC_QCAPS, ReqType::HWRM_FUNC_DRV_RGTR,
+          ReqType::HWRM_FUNC_QCFG, ReqType::HWRM_FUNC_BACKING_STORE_QCAPS, ReqType::HWRM_QUEUE_QPORTCFG,
+          ReqType::HWRM_FUNC_BACKING_STORE_CFG, ReqType::HWRM_RING_ALLOC, ReqType::HWRM_STAT_CTX_ALLOC})
         all.push_back({"Refused" + words(t), [t](auto& f) { f.refuse(t, HwrmError::RESOURCE_ALLOC_ERROR); },
                        bus + "the firmware refused " + words(t) + " (status 4: RESOURCE_ALLOC_ERROR)"});
     for (Opcode o : {Opcode::QUERY_FUNC, Opcode::QUERY_VERSION, Opcode::INITIALIZE_FW, Opcode::ADD_GID})
@@ -212,18 +213,21 @@ std::vector<BringUpFault> bring_up_faults() {
                        bus + "the firmware refused " + words(o) + " (status 2: RESOURCES)"});
     // B25: never answered, a timeout instead of a hang.
     for (ReqType t : {ReqType::HWRM_FUNC_QCAPS, ReqType::HWRM_RING_ALLOC, ReqType::HWRM_STAT_CTX_ALLOC})
-        all.push_back({"Unanswered" + words(t), [t](auto& f) { f.drop(t); }, bus + words(t) + " timed out after 500 ms"});
+        all.push_back(
+            {"Unanswered" + words(t), [t](auto& f) { f.drop(t); }, bus + words(t) + " timed out after 500 ms"});
     all.push_back({"UnansweredFuncResetWaitsFourTimesLonger", [](auto& f) { f.drop(ReqType::HWRM_FUNC_RESET); },
                    bus + "HWRM_FUNC_RESET timed out after 2 s"});
     all.push_back({"VerGetNeverAnswered", [](auto& f) { f.drop(ReqType::HWRM_VER_GET, sim::testing::Faults::always); },
                    bus + "HWRM_VER_GET timed out after 500 ms"});
     for (Opcode o : {Opcode::QUERY_FUNC, Opcode::INITIALIZE_FW, Opcode::ADD_GID})
-        all.push_back({"Unanswered" + words(o), [o](auto& f) { f.drop(o); }, bus + words(o) + " timed out after 500 ms"});
+        all.push_back(
+            {"Unanswered" + words(o), [o](auto& f) { f.drop(o); }, bus + words(o) + " timed out after 500 ms"});
     // §3.1 step 5, §4.3 step 6: an answer of another sequence number or cookie is not the
     // command's: ignored (and said), so the command times out.
     all.push_back({"StaleHwrmResponse", [](auto& f) { f.stale(ReqType::HWRM_FUNC_QCFG); },
                    bus + "HWRM_FUNC_QCFG timed out after 500 ms (a response with sequence number ", true});
-    all.push_back({"StaleRcfwCompletion", [](auto& f) { f.stale(Opcode::ADD_GID); }, bus + "ADD_GID timed out after 500 ms"});
+    all.push_back(
+        {"StaleRcfwCompletion", [](auto& f) { f.stale(Opcode::ADD_GID); }, bus + "ADD_GID timed out after 500 ms"});
     // §0: a response shorter than the fields the driver reads is rejected, not read as zeros.
     all.push_back({"ShortFuncQcaps", [](auto& f) { f.truncate(ReqType::HWRM_FUNC_QCAPS); },
                    bus + "HWRM_FUNC_QCAPS was answered with 16 bytes; the driver reads its first 22"});
@@ -256,8 +260,9 @@ SimMachine with(sim::ModelOptions o) { return SimMachine("sim0", Iommu::Off, 1, 
 // Linux's iboe_get_mtu: the port MTU less 96 bytes of RoCEv2 headers (GRH 40, UDP 8, BTH
 // 12, XRC 4, AtomicETH 28, ICRC 4) is the largest path MTU: 1120 carries 1024, 1119 not.
 TEST(Nic, PathMtuLeavesRoomForNinetySixBytesOfHeaders) {
-    for (auto [port, path] : {std::pair{1120, Mtu::Mtu1024}, std::pair{1119, Mtu::Mtu512}, std::pair{1500, Mtu::Mtu1024},
-                              std::pair{4192, Mtu::Mtu4096}, std::pair{4191, Mtu::Mtu2048}}) {
+    for (auto [port, path] :
+         {std::pair{1120, Mtu::Mtu1024}, std::pair{1119, Mtu::Mtu512}, std::pair{1500, Mtu::Mtu1024},
+          std::pair{4192, Mtu::Mtu4096}, std::pair{4191, Mtu::Mtu2048}}) {
         sim::ModelOptions o;
         o.port_mtu = static_cast<std::uint16_t>(port);
         SimMachine m = with(o);
@@ -276,9 +281,10 @@ TEST(Nic, QueryFuncLimitsOfZeroOrOneAreRefusedAtOpen) {
     SimMachine m = with(o);
     auto nic = m.open();
     ASSERT_FALSE(nic);
-    EXPECT_EQ(nic.error(), "0000:04:00.0: QUERY_FUNC reports max_qp_wr 1, max_cqe 0: the function cannot hold one "
-                           "queue pair with one work request and its completion (max_qp_wr and max_cqe count the "
-                           "ring's spare entry, so each must be at least 2)");
+    EXPECT_EQ(nic.error(),
+              "0000:04:00.0: QUERY_FUNC reports max_qp_wr 1, max_cqe 0: the function cannot hold one "
+              "queue pair with one work request and its completion (max_qp_wr and max_cqe count the "
+              "ring's spare entry, so each must be at least 2)");
     expect_all_given_back(m);
     sim::ModelOptions two;
     two.limits.max_qp_wr = 2;
@@ -308,8 +314,9 @@ TEST(Nic, ARequestLongerThanTheWindowWithoutShortCommandsIsAnError) {
     SimMachine m = with(o);
     auto nic = m.open();
     ASSERT_FALSE(nic);
-    EXPECT_EQ(nic.error(), "0000:04:00.0: HWRM_FUNC_BACKING_STORE_CFG takes 256 bytes, more than the 128-byte window, "
-                           "and the firmware offers no short commands (HWRM_VER_GET dev_caps_cfg)");
+    EXPECT_EQ(nic.error(),
+              "0000:04:00.0: HWRM_FUNC_BACKING_STORE_CFG takes 256 bytes, more than the 128-byte window, "
+              "and the firmware offers no short commands (HWRM_VER_GET dev_caps_cfg)");
     expect_all_given_back(m);
 }
 
@@ -416,7 +423,8 @@ TEST(Nic, BackingStoreAskingForMoreThanTheDriverGivesIsRefusedWithTheFigures) {
     auto nic = m.open();
     ASSERT_FALSE(nic);
     EXPECT_EQ(nic.error().rfind("0000:04:00.0: HWRM_FUNC_BACKING_STORE_QCAPS asks for 262144 TQM slow-path entries of "
-                                "8192 bytes (2 GiB), more than a level-2 page list of 4 KiB pages holds (1 GiB)", 0),
+                                "8192 bytes (2 GiB), more than a level-2 page list of 4 KiB pages holds (1 GiB)",
+                                0),
               0u)
         << nic.error();
     expect_all_given_back(m);

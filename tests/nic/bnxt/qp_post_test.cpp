@@ -115,8 +115,9 @@ TEST(QpPost, ReadsAndInlineSendsInOnePost) {
     Region ra = host(*p.sa.nic, 8192), rb = host(*p.sb.nic, 8192);
     const auto far = pattern(3000, 4);
     rb.write(1000, far);
-    const std::array<Read, 2> reads{Read{.region = &ra, .bytes = 1000, .remote = rb.remote(1000), .id = 1},
-                                    Read{.region = &ra, .offset = 1000, .bytes = 2000, .remote = rb.remote(2000), .id = 2}};
+    const std::array<Read, 2> reads{
+        Read{.region = &ra, .bytes = 1000, .remote = rb.remote(1000), .id = 1},
+        Read{.region = &ra, .offset = 1000, .bytes = 2000, .remote = rb.remote(2000), .id = 2}};
     ASSERT_EQ(p.sa.qp->post(reads), 2u);
     const auto done = take(*p.sa.send_cq, 2);
     ASSERT_EQ(done.size(), 2u);
@@ -127,8 +128,12 @@ TEST(QpPost, ReadsAndInlineSendsInOnePost) {
     EXPECT_EQ(read_back(ra, 0, 3000), far);
 
     const auto a = pattern(40, 1), b = pattern(96, 2);
-    ASSERT_EQ(p.sb.qp->post(std::array{Recv{.region = &rb, .bytes = 100, .id = 7}, Recv{.region = &rb, .offset = 100, .bytes = 100, .id = 8}}), 2u);
-    ASSERT_EQ(p.sa.qp->post(std::array{Send{.id = 3, .immediate = 0xAB, .inline_data = a}, Send{.id = 4, .inline_data = b}}), 2u);
+    ASSERT_EQ(p.sb.qp->post(std::array{Recv{.region = &rb, .bytes = 100, .id = 7},
+                                       Recv{.region = &rb, .offset = 100, .bytes = 100, .id = 8}}),
+              2u);
+    ASSERT_EQ(
+        p.sa.qp->post(std::array{Send{.id = 3, .immediate = 0xAB, .inline_data = a}, Send{.id = 4, .inline_data = b}}),
+        2u);
     const auto got = take(*p.sb.recv_cq, 2);
     ASSERT_EQ(got.size(), 2u);
     EXPECT_EQ(got[0].bytes, 40u);
@@ -165,7 +170,8 @@ TEST(QpPost, OneBadRequestThrowsNamingItAndQueuesNone) {
     std::array<Completion, 4> more;
     EXPECT_EQ(p.sa.send_cq->poll(more), 0u);
 
-    const std::array<Recv, 2> recvs{Recv{.region = &rb, .bytes = 8, .id = 1}, Recv{.region = nullptr, .bytes = 8, .id = 2}};
+    const std::array<Recv, 2> recvs{Recv{.region = &rb, .bytes = 8, .id = 1},
+                                    Recv{.region = nullptr, .bytes = 8, .id = 2}};
     EXPECT_THROW((void)p.sb.qp->post(recvs), std::invalid_argument);
 }
 
@@ -173,7 +179,8 @@ TEST(QpPost, SendWithARegionAndInlineDataOrBytesWithoutARegionThrows) {
     Pair p;
     Region ra = host(*p.sa.nic, 4096);
     const auto data = pattern(8, 1);
-    EXPECT_THROW((void)p.sa.qp->post(Send{.region = &ra, .bytes = 8, .id = 1, .inline_data = data}), std::invalid_argument);
+    EXPECT_THROW((void)p.sa.qp->post(Send{.region = &ra, .bytes = 8, .id = 1, .inline_data = data}),
+                 std::invalid_argument);
     EXPECT_THROW((void)p.sa.qp->post(Send{.bytes = 8, .id = 1}), std::invalid_argument);
     EXPECT_THROW((void)p.sa.qp->post(Read{.bytes = 8, .id = 1}), std::invalid_argument);
     EXPECT_THROW((void)p.sa.qp->post(Recv{.bytes = 8, .id = 1}), std::invalid_argument);

@@ -92,7 +92,8 @@ TEST(Qp, ReadOfAPeersRegionBringsItsBytes) {
     Region ra = host(*p.sa.nic, 16384), rb = host(*p.sb.nic, 16384);
     const auto data = pattern(10000, 11);
     rb.write(3000, data);
-    ASSERT_TRUE(p.sa.qp->post(Read{.region = &ra, .offset = 1000, .bytes = 10000, .remote = rb.remote(3000), .id = 77}));
+    ASSERT_TRUE(
+        p.sa.qp->post(Read{.region = &ra, .offset = 1000, .bytes = 10000, .remote = rb.remote(3000), .id = 77}));
     const auto got = take(*p.sa.send_cq, 1);
     ASSERT_EQ(got.size(), 1u);
     expect_completion(got[0], 77, Op::Read, Status::Ok, 10000);
@@ -114,7 +115,8 @@ TEST(Qp, ReadsTranslateThroughPageListsOfEachLevel) {
         if (pages > 512) pieces.push_back({511 * 4096 + 7, 3 * 4096});  // across the first PTE page's end
         if (pages > 512) pieces.push_back({(pages - 1) * 4096, 4096});
         for (auto [offset, n] : pieces) {
-            ASSERT_TRUE(p.sa.qp->post(Read{.region = &ra, .offset = offset, .bytes = n, .remote = rb.remote(offset), .id = offset}));
+            ASSERT_TRUE(p.sa.qp->post(
+                Read{.region = &ra, .offset = offset, .bytes = n, .remote = rb.remote(offset), .id = offset}));
             const auto got = take(*p.sa.send_cq, 1);
             ASSERT_EQ(got.size(), 1u);
             ASSERT_EQ(got[0].status, Status::Ok) << pages << " pages at " << offset;
@@ -141,8 +143,13 @@ TEST(Qp, ThousandSmallSendsCompleteInPostingOrder) {
     std::array<Completion, 16> batch;
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
     while ((sends.size() < n || recvs.size() < n) && std::chrono::steady_clock::now() < deadline) {
-        while (posted_recv < n && p.sb.qp->post(Recv{.region = &rb, .offset = posted_recv * size, .bytes = size, .id = posted_recv})) ++posted_recv;
-        while (posted_send < posted_recv && p.sa.qp->post(Send{.region = &ra, .offset = posted_send * size, .bytes = size, .id = 1000 + posted_send})) ++posted_send;
+        while (posted_recv < n &&
+               p.sb.qp->post(Recv{.region = &rb, .offset = posted_recv * size, .bytes = size, .id = posted_recv}))
+            ++posted_recv;
+        while (
+            posted_send < posted_recv &&
+            p.sa.qp->post(Send{.region = &ra, .offset = posted_send * size, .bytes = size, .id = 1000 + posted_send}))
+            ++posted_send;
         for (std::size_t k = p.sa.send_cq->poll(batch), i = 0; i < k; ++i) sends.push_back(batch[i]);
         for (std::size_t k = p.sb.recv_cq->poll(batch), i = 0; i < k; ++i) recvs.push_back(batch[i]);
     }
@@ -177,8 +184,10 @@ TEST_P(MessageSize, SendDeliversExactlyTheBytes) {
 TEST(Qp, UnsignalledSendsCompleteOnlyWithTheSignalledOne) {
     Pair p;
     Region ra = host(*p.sa.nic, 4096), rb = host(*p.sb.nic, 4096);
-    for (std::uint64_t i = 0; i < 11; ++i) ASSERT_TRUE(p.sb.qp->post(Recv{.region = &rb, .offset = i * 64, .bytes = 64, .id = i}));
-    for (std::uint64_t i = 0; i < 10; ++i) ASSERT_TRUE(p.sa.qp->post(Send{.region = &ra, .bytes = 64, .id = i, .signalled = Signal::No}));
+    for (std::uint64_t i = 0; i < 11; ++i)
+        ASSERT_TRUE(p.sb.qp->post(Recv{.region = &rb, .offset = i * 64, .bytes = 64, .id = i}));
+    for (std::uint64_t i = 0; i < 10; ++i)
+        ASSERT_TRUE(p.sa.qp->post(Send{.region = &ra, .bytes = 64, .id = i, .signalled = Signal::No}));
     ASSERT_TRUE(p.sa.qp->post(Send{.region = &ra, .bytes = 64, .id = 10}));
     EXPECT_EQ(take(*p.sb.recv_cq, 11).size(), 11u);
     const auto sent = take(*p.sa.send_cq, 1);
@@ -187,7 +196,8 @@ TEST(Qp, UnsignalledSendsCompleteOnlyWithTheSignalledOne) {
     std::array<Completion, 4> more;
     EXPECT_EQ(p.sa.send_cq->poll(more), 0u);
     // The unsignalled ones were retired with it: the whole queue is free again.
-    for (std::uint64_t i = 0; i < p.sa.qp->depths().send; ++i) ASSERT_TRUE(p.sa.qp->post(Send{.region = &ra, .bytes = 0, .id = i, .signalled = Signal::No}));
+    for (std::uint64_t i = 0; i < p.sa.qp->depths().send; ++i)
+        ASSERT_TRUE(p.sa.qp->post(Send{.region = &ra, .bytes = 0, .id = i, .signalled = Signal::No}));
 }
 
 TEST(Qp, FullSendQueueQueuesNothingAndSaysSo) {
@@ -198,7 +208,8 @@ TEST(Qp, FullSendQueueQueuesNothingAndSaysSo) {
     Region ra = host(*p.sa.nic, 4096);
     p.connect();
     // Nothing receives: the NIC retries the first send (receiver not ready) while the rest wait.
-    for (int i = 0; i < 4; ++i) ASSERT_TRUE(p.sa.qp->post(Send{.region = &ra, .bytes = 8, .id = static_cast<std::uint64_t>(i)}));
+    for (int i = 0; i < 4; ++i)
+        ASSERT_TRUE(p.sa.qp->post(Send{.region = &ra, .bytes = 8, .id = static_cast<std::uint64_t>(i)}));
     EXPECT_FALSE(p.sa.qp->post(Send{.region = &ra, .bytes = 8, .id = 99}));
 }
 
@@ -223,7 +234,8 @@ TEST(Qp, SendBeforeConnectThrows) {
     Pair p(o);
     Region ra = host(*p.sa.nic, 4096);
     EXPECT_THROW((void)p.sa.qp->post(Send{.region = &ra, .bytes = 8, .id = 1}), std::invalid_argument);
-    EXPECT_THROW((void)p.sa.qp->post(Read{.region = &ra, .bytes = 8, .remote = Remote{0, 0}, .id = 1}), std::invalid_argument);
+    EXPECT_THROW((void)p.sa.qp->post(Read{.region = &ra, .bytes = 8, .remote = Remote{0, 0}, .id = 1}),
+                 std::invalid_argument);
 }
 
 TEST(Qp, ConnectTwiceThrows) {
@@ -234,9 +246,11 @@ TEST(Qp, ConnectTwiceThrows) {
 TEST(Qp, RequestOutsideItsRegionThrows) {
     Pair p;
     Region ra = host(*p.sa.nic, 4096);
-    EXPECT_THROW((void)p.sa.qp->post(Send{.region = &ra, .offset = 4000, .bytes = 100, .id = 1}), std::invalid_argument);
+    EXPECT_THROW((void)p.sa.qp->post(Send{.region = &ra, .offset = 4000, .bytes = 100, .id = 1}),
+                 std::invalid_argument);
     EXPECT_THROW((void)p.sa.qp->post(Recv{.region = &ra, .bytes = 4097, .id = 1}), std::invalid_argument);
-    EXPECT_THROW((void)p.sa.qp->post(Read{.region = &ra, .offset = 1, .bytes = 4096, .remote = Remote{0, 0}, .id = 1}), std::invalid_argument);
+    EXPECT_THROW((void)p.sa.qp->post(Read{.region = &ra, .offset = 1, .bytes = 4096, .remote = Remote{0, 0}, .id = 1}),
+                 std::invalid_argument);
 }
 
 TEST(Qp, RegionOfAnotherNicThrows) {
@@ -487,7 +501,8 @@ TEST(Qp, QueuePairsOfOneGidEntryShareItsFirmwareEntryAndCloseDeletesIt) {
 TEST(Qp, ConnectFromARoceV1GidIsAnErrorNamingTheEntry) {
     PairOptions o;
     o.connect = false;
-    o.nic.gids = {{link_local_gid(Mac{0x02, 0, 0, 0, 0, 0x01}), RoceVersion::V1}, {ipv4_gid(10, 0, 0, 1), RoceVersion::V2}};
+    o.nic.gids = {{link_local_gid(Mac{0x02, 0, 0, 0, 0, 0x01}), RoceVersion::V1},
+                  {ipv4_gid(10, 0, 0, 1), RoceVersion::V2}};
     Pair p(o);
     Path path;
     path.gid_index = 0;
@@ -543,7 +558,10 @@ TEST(Qp, DestroyWhileAnotherThreadPollsItsCqs) {
     o.cq_depth = 64;
     Pair p(o);
     Region ra = host(*p.sa.nic, 8192), rb = host(*p.sb.nic, 8192);
-    ASSERT_TRUE(p.sa.qp->post(Read{.region = &ra, .bytes = 8, .remote = Remote{rb.address(), rb.rkey() ^ 0x100}, .id = 1}));  // fails: REMOTE_ACCESS
+    ASSERT_TRUE(p.sa.qp->post(Read{.region = &ra,
+                                   .bytes = 8,
+                                   .remote = Remote{rb.address(), rb.rkey() ^ 0x100},
+                                   .id = 1}));  // fails: REMOTE_ACCESS
     ASSERT_EQ(take(*p.sa.send_cq, 1).size(), 1u);
     ASSERT_EQ(p.sa.qp->state(), QpState::Error);
 
@@ -567,7 +585,8 @@ TEST(Qp, DestroyWhileAnotherThreadPollsItsCqs) {
     for (int round = 0; round < rounds; ++round) {
         auto qp = Qp::create(*p.sa.nic, *p.sa.send_cq, *p.sa.recv_cq, {4, 4});
         ASSERT_TRUE(qp) << qp.error();
-        for (std::uint64_t i = 0; i < 3; ++i) ASSERT_TRUE(qp->post(Recv{.region = &ra, .offset = 64 * i, .bytes = 64, .id = 1000 + i}));
+        for (std::uint64_t i = 0; i < 3; ++i)
+            ASSERT_TRUE(qp->post(Recv{.region = &ra, .offset = 64 * i, .bytes = 64, .id = 1000 + i}));
         if (round % 2 == 1) {
             // A peer that does not exist: connected, then failing its send (retry count 0).
             Endpoint nowhere = p.sb.qp->endpoint();

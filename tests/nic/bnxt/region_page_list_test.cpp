@@ -34,12 +34,12 @@ std::uint64_t translate(PblLevel level, std::uint64_t base, const std::vector<st
         return std::uint64_t{0};
     };
     switch (level) {
-        case PblLevel::LVL_0: return base;
-        case PblLevel::LVL_1: return read64(base + 8 * i) & ~0xFFFull;
-        case PblLevel::LVL_2: {
-            const std::uint64_t pde = read64(base + 8 * (i >> 9));
-            return read64((pde & ~0xFFFull) + 8 * (i & 511)) & ~0xFFFull;
-        }
+    case PblLevel::LVL_0: return base;
+    case PblLevel::LVL_1: return read64(base + 8 * i) & ~0xFFFull;
+    case PblLevel::LVL_2: {
+        const std::uint64_t pde = read64(base + 8 * (i >> 9));
+        return read64((pde & ~0xFFFull) + 8 * (i & 511)) & ~0xFFFull;
+    }
     }
     return 0;
 }
@@ -158,11 +158,12 @@ TEST(RegionPageList, AForcedLevelDescribesEvenOnePage) {
     EXPECT_EQ(write_page_list(pages, std::vector<std::uint64_t>{0x50000, 0x60000}, PageListKind::Region, table,
                               hsi::PblLevel::LVL_2),
               0x50000u);
-    EXPECT_EQ(entry(table, 0), 0x60001u);        // PDE 0 -> the PTE page
-    EXPECT_EQ(entry(table, 512), 0xA001u);       // PTE 0 -> the page
+    EXPECT_EQ(entry(table, 0), 0x60001u);   // PDE 0 -> the PTE page
+    EXPECT_EQ(entry(table, 512), 0xA001u);  // PTE 0 -> the page
     std::vector<std::byte> one(4096);
-    EXPECT_EQ(write_page_list(pages, std::vector<std::uint64_t>{0x70000}, PageListKind::Region, one, hsi::PblLevel::LVL_1),
-              0x70000u);
+    EXPECT_EQ(
+        write_page_list(pages, std::vector<std::uint64_t>{0x70000}, PageListKind::Region, one, hsi::PblLevel::LVL_1),
+        0x70000u);
     EXPECT_EQ(entry(one, 0), 0xA001u);
     // Forced below what the pages need: the pages decide.
     EXPECT_EQ(*pbl_level(600, hsi::PblLevel::LVL_1), hsi::PblLevel::LVL_2);

@@ -36,8 +36,9 @@ std::unique_ptr<std::byte, FreeAligned> process_pages(std::size_t bytes) {
 }
 
 class EitherAddressing : public ::testing::TestWithParam<Iommu> {};
-INSTANTIATE_TEST_SUITE_P(Region, EitherAddressing, ::testing::Values(Iommu::Off, Iommu::On),
-                         [](const auto& p) { return p.param == Iommu::On ? std::string("Iommu") : std::string("Physical"); });
+INSTANTIATE_TEST_SUITE_P(Region, EitherAddressing, ::testing::Values(Iommu::Off, Iommu::On), [](const auto& p) {
+    return p.param == Iommu::On ? std::string("Iommu") : std::string("Physical");
+});
 
 // ---- host ----
 
@@ -205,7 +206,8 @@ TEST(Region, DeviceRunAddressNotPageMultipleThrows) {
 
 TEST(Region, DeviceRunSizeNotPageMultipleThrows) {
     Opened o;
-    const std::vector<pci::Run> runs = {{pci::DmaAddress{0x40'0000'0000}, 4096}, {pci::DmaAddress{0x40'0001'0000}, 100}};
+    const std::vector<pci::Run> runs = {{pci::DmaAddress{0x40'0000'0000}, 4096},
+                                        {pci::DmaAddress{0x40'0001'0000}, 100}};
     EXPECT_THROW((void)Region::device(*o.nic, runs), std::invalid_argument);
 }
 
@@ -265,8 +267,9 @@ TEST_P(EitherAddressing, DeviceWhereTheBusDoesNotForwardIsRefusedNamingTheHostBr
     o.m.faults.refuse(Opcode::ALLOCATE_MRW, RcfwStatus::FAIL);  // reached only if registration were tried
     auto r = Region::device(*o.nic, o.m.gpu_runs(far_gpu_bus, 0, 65536));
     ASSERT_FALSE(r);
-    EXPECT_TRUE(r.error().starts_with("0000:04:00.0: the bus does not carry the NIC's requests to 0000:05:00.0 BAR0, "
-                                      "so the run of 64 KiB at "))
+    EXPECT_TRUE(
+        r.error().starts_with("0000:04:00.0: the bus does not carry the NIC's requests to 0000:05:00.0 BAR0, "
+                              "so the run of 64 KiB at "))
         << r.error();
     EXPECT_NE(r.error().find("not supported (PCI_P2PDMA_MAP_NOT_SUPPORTED)"), std::string::npos) << r.error();
     EXPECT_NE(r.error().find("pci0000:00's first device 0000:00:00.0 (8086:6f00) is not in the allow-list"),
@@ -291,8 +294,9 @@ TEST(Region, DeviceRunInNoBarIsAnError) {
     const std::vector<pci::Run> runs = {{pci::DmaAddress{0x1000'0000}, 4096}};
     auto r = Region::device(*o.nic, runs);
     ASSERT_FALSE(r);
-    EXPECT_EQ(r.error(), "0000:04:00.0: the run of 4 KiB at 0x10000000 lies in no BAR of a function of the machine "
-                         "(sysfs resource)");
+    EXPECT_EQ(r.error(),
+              "0000:04:00.0: the run of 4 KiB at 0x10000000 lies in no BAR of a function of the machine "
+              "(sysfs resource)");
 }
 
 TEST(Region, DeviceRunPastItsBarsEndIsAnError) {
@@ -449,8 +453,9 @@ TEST_P(EitherAddressing, RefusedDeregisterKeepsTheMemoryUntilClose) {
     EXPECT_EQ(first.error(), "0000:04:00.0: the firmware refused DEREGISTER_MR (status 1: FAIL)");
     auto second = r->deregister();
     ASSERT_FALSE(second);
-    EXPECT_EQ(second.error(), "0000:04:00.0: the host region of 4 KiB could not be deregistered earlier; its memory "
-                              "stays allocated and pinned until the NIC closes");
+    EXPECT_EQ(second.error(),
+              "0000:04:00.0: the host region of 4 KiB could not be deregistered earlier; its memory "
+              "stays allocated and pinned until the NIC closes");
     EXPECT_FALSE(r->deregistered());
     EXPECT_EQ(o.nic->function().dma_allocations(), held);
     ASSERT_TRUE(o.nic->close());

@@ -52,10 +52,10 @@
 
 namespace rig::bootstrap {
 
-enum class Role : std::uint8_t { Sender, Receiver };          // "sender", "receiver"
-enum class Path : std::uint8_t { P2p, Bounce };               // "p2p", "bounce"
+enum class Role : std::uint8_t { Sender, Receiver };           // "sender", "receiver"
+enum class Path : std::uint8_t { P2p, Bounce };                // "p2p", "bounce"
 enum class Choice : std::uint8_t { Both, Auto, P2p, Bounce };  // "both", "auto", "p2p", "bounce"
-enum class Mode : std::uint8_t { SendRecv, Read };            // "send", "read"
+enum class Mode : std::uint8_t { SendRecv, Read };             // "send", "read"
 
 // What the two processes move, as p2p_copy's options say it: `size` bytes in messages of
 // at most `chunk` bytes, at most `depth` of them in flight.

@@ -55,7 +55,8 @@ inline constexpr std::uint32_t max_message_bytes = 1 << 20;
 class Peer {
 public:
     // `timeout`: how long a send may take, and a receive for each of a message's header and payload.
-    explicit Peer(Stream stream, Timeout timeout = std::chrono::seconds(30)) : stream_(std::move(stream)), timeout_(timeout) {}
+    explicit Peer(Stream stream, Timeout timeout = std::chrono::seconds(30))
+        : stream_(std::move(stream)), timeout_(timeout) {}
 
     // "127.0.0.1:40312": the start of every error message.
     const std::string& address() const { return stream_.peer(); }

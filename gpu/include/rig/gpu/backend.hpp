@@ -97,7 +97,8 @@ public:
     virtual Result<std::uint64_t> checksum(Allocation& memory, std::uint64_t offset, std::uint64_t n) = 0;
 
 protected:
-    Backend(std::string name, std::string bus) : name_(std::move(name)), bus_(std::move(bus)), label_(bus_ + " (" + name_ + ")") {}
+    Backend(std::string name, std::string bus)
+        : name_(std::move(name)), bus_(std::move(bus)), label_(bus_ + " (" + name_ + ")") {}
 
     // For backends that copy through the process (CUDA, HIP): byte `offset` of `host`'s
     // window, or an Error naming the GPU and the n bytes where the window is not mapped.

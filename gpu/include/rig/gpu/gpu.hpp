@@ -109,7 +109,9 @@ struct HostBuffer {
     std::vector<pci::Run> runs;
 
     static HostBuffer of(const pci::Dma& dma) { return {dma.window, dma.runs}; }
-    static HostBuffer of(std::span<std::byte> process) { return {pci::Window::mapped(process.data(), process.size()), {}}; }
+    static HostBuffer of(std::span<std::byte> process) {
+        return {pci::Window::mapped(process.data(), process.size()), {}};
+    }
     std::uint64_t size() const { return window.size(); }
 };
 

@@ -52,24 +52,26 @@ RIG_GPU_HOST_DEVICE constexpr std::uint64_t term(std::uint64_t word, std::uint64
 }
 
 // The checksum of a range of `bytes` bytes whose terms sum to `sum`.
-RIG_GPU_HOST_DEVICE constexpr std::uint64_t finish(std::uint64_t sum, std::uint64_t bytes) {
-    return mix(sum ^ bytes);
-}
+RIG_GPU_HOST_DEVICE constexpr std::uint64_t finish(std::uint64_t sum, std::uint64_t bytes) { return mix(sum ^ bytes); }
 
 // The number of words of a range of `bytes` bytes.
 RIG_GPU_HOST_DEVICE constexpr std::uint64_t words(std::uint64_t bytes) { return (bytes + 7) / 8; }
 
 // Word `index` of the `bytes`-byte range at `first`, read byte by byte (little-endian,
 // zeros past the end): the host's way and a kernel's way for a word that is not aligned.
-RIG_GPU_HOST_DEVICE inline std::uint64_t load_word(const unsigned char* first, std::uint64_t bytes, std::uint64_t index) {
+RIG_GPU_HOST_DEVICE inline std::uint64_t load_word(const unsigned char* first, std::uint64_t bytes,
+                                                   std::uint64_t index) {
     std::uint64_t word = 0;
-    for (std::uint64_t i = 0; i < 8 && index * 8 + i < bytes; ++i) word |= std::uint64_t{first[index * 8 + i]} << (8 * i);
+    for (std::uint64_t i = 0; i < 8 && index * 8 + i < bytes; ++i)
+        word |= std::uint64_t{first[index * 8 + i]} << (8 * i);
     return word;
 }
 
 // Writes word `index` of the `bytes`-byte range at `first`, cut at the range's end.
-RIG_GPU_HOST_DEVICE inline void store_word(unsigned char* first, std::uint64_t bytes, std::uint64_t index, std::uint64_t word) {
-    for (std::uint64_t i = 0; i < 8 && index * 8 + i < bytes; ++i) first[index * 8 + i] = static_cast<unsigned char>(word >> (8 * i));
+RIG_GPU_HOST_DEVICE inline void store_word(unsigned char* first, std::uint64_t bytes, std::uint64_t index,
+                                           std::uint64_t word) {
+    for (std::uint64_t i = 0; i < 8 && index * 8 + i < bytes; ++i)
+        first[index * 8 + i] = static_cast<unsigned char>(word >> (8 * i));
 }
 
 // Pinned to SplitMix64's published first outputs for seed 0 (the reference splitmix64.c

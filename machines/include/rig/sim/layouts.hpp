@@ -51,12 +51,12 @@ namespace rig::sim {
 struct Layout {
     std::string name;  // "switch", or the snapshot's directory
     rig::sim::Topology topology;
-    std::string gpu;   // the GPU's bus address, "0000:03:00.0"
+    std::string gpu;  // the GPU's bus address, "0000:03:00.0"
     std::string nic;
 };
 
-inline constexpr std::array<std::string_view, 7> builtin_names{"switch",       "acs",           "two-host-bridges", "iommu",
-                                                                "iommu-direct", "iommu-blocked", "small-bar"};
+inline constexpr std::array<std::string_view, 7> builtin_names{
+    "switch", "acs", "two-host-bridges", "iommu", "iommu-direct", "iommu-blocked", "small-bar"};
 
 // The built-in machine `name` with a GPU and a NIC of these identities. Error listing the
 // names where `name` is none of them.

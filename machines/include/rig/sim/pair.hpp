@@ -55,7 +55,8 @@ Result<void> build(Computer& computer, const Layout& layout, const gpu::sim::Mod
 
 // The cables that join the ports of `one` and `two`: one Wire, or two datagram cables
 // connected to each other. Error naming the address where a socket cannot bind.
-Result<std::vector<std::unique_ptr<bnxt::sim::Cable>>> cable(bnxt::sim::Model& one, bnxt::sim::Model& two, Cabling cabling);
+Result<std::vector<std::unique_ptr<bnxt::sim::Cable>>> cable(bnxt::sim::Model& one, bnxt::sim::Model& two,
+                                                             Cabling cabling);
 
 struct Pair {
     Pair() = default;
@@ -72,7 +73,8 @@ struct Pair {
 
 // Two computers of `layout` with GPUs of `gpu` (the layout's GPU identity must be that
 // config's), running and cabled. Error naming the machine and what failed.
-Result<std::unique_ptr<Pair>> pair(const Layout& layout, const gpu::sim::ModelConfig& gpu, Cabling cabling = Cabling::wire);
+Result<std::unique_ptr<Pair>> pair(const Layout& layout, const gpu::sim::ModelConfig& gpu,
+                                   Cabling cabling = Cabling::wire);
 // The built-in topology `name` (layouts.hpp) with GPUs of `gpu_memory_bytes` (a power of
 // two >= 64 KiB) whose BAR2 is `bar_bytes` (a power of two at most the memory; 0: all of
 // it; small-bar's point is a smaller one). Error listing the built-in names where `name`

@@ -38,8 +38,9 @@ constexpr std::uint32_t kind_bit(Kind k) { return std::uint32_t{1} << static_cas
 constexpr std::uint32_t known_kinds = 0xFFFF;  // QP .. TIM
 
 unsigned tqm_fp_rings(const ModelOptions& o) {
-    const unsigned n = o.backing_store.tqm_fp_rings_count != 0 ? o.backing_store.tqm_fp_rings_count
-                                                               : std::min(o.cos_queues, hsi::queue_qportcfg::max_queues);
+    const unsigned n = o.backing_store.tqm_fp_rings_count != 0
+                           ? o.backing_store.tqm_fp_rings_count
+                           : std::min(o.cos_queues, hsi::queue_qportcfg::max_queues);
     return std::min(n, 8u);
 }
 
@@ -80,7 +81,8 @@ HwrmError Firmware::backing_store_cfg(std::span<const std::byte> request) {
     const unsigned fp_rings = tqm_fp_rings(options_);
     std::uint32_t allowed = known_kinds;
     allowed &= ~(kind_bit(Kind::SRQ) | kind_bit(Kind::VNIC));  // QCAPS gives them no entry size
-    for (unsigned r = fp_rings; r < 8; ++r) allowed &= ~kind_bit(static_cast<Kind>(static_cast<unsigned>(Kind::TQM_RING0) + r));
+    for (unsigned r = fp_rings; r < 8; ++r)
+        allowed &= ~kind_bit(static_cast<Kind>(static_cast<unsigned>(Kind::TQM_RING0) + r));
     if ((enables & ~allowed) != 0) return HwrmError::INVALID_ENABLES;
 
     const bool split = hsi::backing_store::FLAGS_MRAV_RESERVATION_SPLIT.of(q.flags) != 0;
@@ -93,13 +95,15 @@ HwrmError Firmware::backing_store_cfg(std::span<const std::byte> request) {
         if (entries == 0 || entry_size == 0 || entry_size != expected_size) return false;
         const auto k = static_cast<std::size_t>(kind);
         const auto level = static_cast<unsigned>(hsi::backing_store::lvl.of(q.pg_size_lvl[k]));
-        const unsigned page_log2 = hsi::pg_size_log2(static_cast<std::uint8_t>(hsi::backing_store::pg_size.of(q.pg_size_lvl[k])));
+        const unsigned page_log2 =
+            hsi::pg_size_log2(static_cast<std::uint8_t>(hsi::backing_store::pg_size.of(q.pg_size_lvl[k])));
         const std::uint64_t dir = q.page_dir[k];
         if (level > 2 || page_log2 == 0 || dir == 0 || (dir & (hsi::pte::table_page_bytes - 1)) != 0) return false;
         const std::uint64_t page = std::uint64_t{1} << page_log2;
         const std::uint64_t pages = (entries * entry_size + page - 1) / page;
         const std::uint64_t per = hsi::pte::entries_per_page;
-        if ((level == 0 && pages != 1) || (level == 1 && pages > per) || (level == 2 && pages > per * per)) return false;
+        if ((level == 0 && pages != 1) || (level == 1 && pages > per) || (level == 2 && pages > per * per))
+            return false;
         if (level == 0) return (dir & (page - 1)) == 0;
         // The directory, as the chip walks it: every entry that names a page of the table.
         auto valid_entries = [&](std::uint64_t table, std::uint64_t n) {

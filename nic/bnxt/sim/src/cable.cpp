@@ -176,7 +176,6 @@ void FaultPath::reset_counters() {
 
 }  // namespace detail
 
-
 std::size_t Cable::Link::carry(unsigned from, std::vector<Frame>& frames) {
     if (capture.on()) capture.write(frames);
     detail::FaultPath& path = faults[from];
@@ -293,7 +292,9 @@ void Cable::resume() {
     for (auto& path : link_->faults) path.hold(false);
 }
 
-Cable::FaultCounters Cable::fault_counters(End from) const { return link_->faults[std::to_underlying(from)].counters(); }
+Cable::FaultCounters Cable::fault_counters(End from) const {
+    return link_->faults[std::to_underlying(from)].counters();
+}
 
 void Cable::reset_fault_counters() {
     for (auto& path : link_->faults) path.reset_counters();

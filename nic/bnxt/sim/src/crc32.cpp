@@ -99,7 +99,7 @@ __attribute__((target("pclmul,sse2"))) std::uint32_t finish(__m128i lane) {
 
 // n >= 64, a multiple of 16: the register after the n bytes, four 128-bit lanes at a time.
 __attribute__((target("pclmul,sse2"))) std::uint32_t by_folding(std::uint32_t reg, const unsigned char* p,
-                                                                 std::size_t n) {
+                                                                std::size_t n) {
     __m128i x0 = _mm_xor_si128(load(p), _mm_cvtsi32_si128(static_cast<int>(reg)));
     __m128i x1 = load(p + 16), x2 = load(p + 32), x3 = load(p + 48);
     p += 64;

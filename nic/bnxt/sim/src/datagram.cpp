@@ -56,7 +56,8 @@ std::uint16_t SocketAddress::port() const {
 }
 
 bool SocketAddress::unspecified() const {
-    if (storage.ss_family == AF_INET) return reinterpret_cast<const sockaddr_in&>(storage).sin_addr.s_addr == INADDR_ANY;
+    if (storage.ss_family == AF_INET)
+        return reinterpret_cast<const sockaddr_in&>(storage).sin_addr.s_addr == INADDR_ANY;
     const in6_addr& a = reinterpret_cast<const sockaddr_in6&>(storage).sin6_addr;
     return IN6_IS_ADDR_UNSPECIFIED(&a);
 }
@@ -100,7 +101,8 @@ std::string to_string(const SocketAddress& address) {
     if (::getnameinfo(address.sockaddr(), address.length, host, sizeof host, nullptr, 0, NI_NUMERICHOST) != 0)
         return "(no address)";
     const std::string port = std::to_string(address.port());
-    return address.storage.ss_family == AF_INET6 ? "[" + std::string(host) + "]:" + port : std::string(host) + ":" + port;
+    return address.storage.ss_family == AF_INET6 ? "[" + std::string(host) + "]:" + port
+                                                 : std::string(host) + ":" + port;
 }
 
 // Whether a source a socket call filled in (`length` bytes of `source`) is `address`:
@@ -150,7 +152,8 @@ struct DatagramLink final : Cable::Link {
     std::size_t forward(unsigned to, std::vector<Frame>& frames) override {
         if (to == 0) return deliver_to(0, frames);
         if (!connected.load(std::memory_order_acquire)) return frames.size();
-        for (std::size_t first = 0; first < frames.size(); first += batch) send(std::span(frames).subspan(first, std::min<std::size_t>(batch, frames.size() - first)));
+        for (std::size_t first = 0; first < frames.size(); first += batch)
+            send(std::span(frames).subspan(first, std::min<std::size_t>(batch, frames.size() - first)));
         return 0;
     }
 
@@ -253,7 +256,8 @@ struct DatagramLink final : Cable::Link {
         if (!got.empty()) {
             last_error.store(0, std::memory_order_relaxed);  // the peer lives
             const std::size_t received = got.size();
-            if (const std::size_t lost = carry(1, got); lost > 0) count.unplugged.fetch_add(lost, std::memory_order_relaxed);
+            if (const std::size_t lost = carry(1, got); lost > 0)
+                count.unplugged.fetch_add(lost, std::memory_order_relaxed);
             // Counted once the port has them, so that a reader of the counters finds
             // them in the port's inbox.
             count.datagrams_received.fetch_add(received, std::memory_order_relaxed);
@@ -265,12 +269,14 @@ struct DatagramLink final : Cable::Link {
 
     // SO_RXQ_OVFL: each datagram carries the socket's count of datagrams dropped so far.
     void note_overflows(const msghdr& h) {
-        for (const cmsghdr* c = CMSG_FIRSTHDR(&h); c != nullptr; c = CMSG_NXTHDR(const_cast<msghdr*>(&h), const_cast<cmsghdr*>(c))) {
+        for (const cmsghdr* c = CMSG_FIRSTHDR(&h); c != nullptr;
+             c = CMSG_NXTHDR(const_cast<msghdr*>(&h), const_cast<cmsghdr*>(c))) {
             if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SO_RXQ_OVFL) continue;
             std::uint32_t drops = 0;
             std::memcpy(&drops, CMSG_DATA(c), sizeof drops);
             std::uint64_t seen = count.receive_overflows.load(std::memory_order_relaxed);
-            while (drops > seen && !count.receive_overflows.compare_exchange_weak(seen, drops, std::memory_order_relaxed)) {}
+            while (drops > seen &&
+                   !count.receive_overflows.compare_exchange_weak(seen, drops, std::memory_order_relaxed)) {}
         }
     }
 
@@ -371,7 +377,8 @@ rig::Result<void> DatagramCable::connect(std::string_view remote) {
     return {};
 }
 
-rig::Result<std::unique_ptr<DatagramCable>> DatagramCable::open(Model& nic, std::string_view local, std::string_view remote) {
+rig::Result<std::unique_ptr<DatagramCable>> DatagramCable::open(Model& nic, std::string_view local,
+                                                                std::string_view remote) {
     auto cable = bind(nic, local);
     if (!cable) return cable;
     if (auto r = (*cable)->connect(remote); !r) return std::unexpected(std::move(r).error());
@@ -389,8 +396,8 @@ std::string DatagramCable::remote() const {
 DatagramCable::Counters DatagramCable::counters() const {
     const Counting& c = datagram(link_).count;
     auto get = [](const std::atomic<std::uint64_t>& v) { return v.load(std::memory_order_relaxed); };
-    return {get(c.datagrams_sent), get(c.datagrams_received), get(c.not_ethernet),   get(c.foreign),
-            get(c.receive_overflows), get(c.send_failures), get(c.unplugged)};
+    return {get(c.datagrams_sent),    get(c.datagrams_received), get(c.not_ethernet), get(c.foreign),
+            get(c.receive_overflows), get(c.send_failures),      get(c.unplugged)};
 }
 
 rig::Result<void> DatagramCable::status() const {
@@ -399,7 +406,8 @@ rig::Result<void> DatagramCable::status() const {
     if (error == 0) return {};
     const std::string ends = "udp " + l.local_text + " -> " + remote();
     if (error == ECONNREFUSED)
-        return rig::fail(ends, ": the peer refused datagrams (ICMP port unreachable: nothing is bound at ", remote(), ")");
+        return rig::fail(ends, ": the peer refused datagrams (ICMP port unreachable: nothing is bound at ", remote(),
+                         ")");
     return rig::fail(ends, ": ", errno_text(error));
 }
 

@@ -55,7 +55,8 @@ struct Located {
 class PageList {
 public:
     PageList() = default;
-    PageList(unsigned level, unsigned page_log2, std::uint64_t base) : level_(level), page_log2_(page_log2), base_(base) {}
+    PageList(unsigned level, unsigned page_log2, std::uint64_t base)
+        : level_(level), page_log2_(page_log2), base_(base) {}
 
     unsigned level() const { return level_; }
     unsigned page_log2() const { return page_log2_; }

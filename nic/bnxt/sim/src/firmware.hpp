@@ -90,8 +90,8 @@ struct Event {
     // cmdq_trigger: the producer register; doorbell: the value; frame: from_wire, or 0
     // for one this port sent itself (loopback).
     std::uint64_t value = 0;
-    Bytes bytes;              // hwrm: the window; cmdq_init: the mailbox
-    Frame frame;              // frame
+    Bytes bytes;               // hwrm: the window; cmdq_init: the mailbox
+    Frame frame;               // frame
     std::uint64_t offset = 0;  // doorbell: its BAR2 offset
     static constexpr std::uint64_t from_wire = 1;
     bool is_from_wire() const { return kind == Kind::frame && value == from_wire; }
@@ -163,9 +163,9 @@ struct Cq {
     Position producer;
     Position consumer;
     CqArm arm = CqArm::none;
-    bool arm_enabled = false;             // CQ_ARMENA seen since the last notification
-    std::deque<Position> solicited;       // solicited or error CQEs not yet released
-    std::uint32_t notifications = 0;      // total_cnq_events
+    bool arm_enabled = false;         // CQ_ARMENA seen since the last notification
+    std::deque<Position> solicited;   // solicited or error CQEs not yet released
+    std::uint32_t notifications = 0;  // total_cnq_events
     bool overflowed = false;
     std::size_t qp_users = 0;
 };
@@ -211,9 +211,9 @@ struct SendWork {
     bool is_inline = false;
     std::uint32_t first_psn = 0;
     std::uint32_t npkts = 0;
-    std::uint32_t sent = 0;   // packets (READ: request sent = npkts) transmitted since the last rewind
-    std::uint32_t acked = 0;  // packets acknowledged; READ: response packets placed
-    bool asked_mid = false;   // READ: asked for again from a response after the first
+    std::uint32_t sent = 0;        // packets (READ: request sent = npkts) transmitted since the last rewind
+    std::uint32_t acked = 0;       // packets acknowledged; READ: response packets placed
+    bool asked_mid = false;        // READ: asked for again from a response after the first
     bool holds_read_slot = false;  // READ: sent, so counted against the initiator depth until it completes
     bool done = false;
     hsi::CqeReqStatus status = hsi::CqeReqStatus::OK;
@@ -300,10 +300,10 @@ struct Qp {
     Position sq_next;
     Position sq_consumer;
     std::deque<SendWork> sending;
-    bool sq_stopped = false;  // a WQE failed: take no more
-    bool error_cqe = false;   // a REQ CQE with an error status was written (since RESET)
-    std::uint32_t next_psn = 0;  // PSN of the next WQE taken
-    std::uint32_t sent_end = 0;  // the PSN after the last packet sent (READ: after its responses)
+    bool sq_stopped = false;      // a WQE failed: take no more
+    bool error_cqe = false;       // a REQ CQE with an error status was written (since RESET)
+    std::uint32_t next_psn = 0;   // PSN of the next WQE taken
+    std::uint32_t sent_end = 0;   // the PSN after the last packet sent (READ: after its responses)
     std::uint32_t in_flight = 0;  // packets sent and not acknowledged
     unsigned retries_left = 0;
     unsigned rnr_left = 0;
@@ -485,7 +485,7 @@ private:
     std::optional<Gid> address_;  // ModelOptions::address
 
     // §3 state.
-    bool version_known_ = false;     // HWRM_VER_GET answered since power-on
+    bool version_known_ = false;      // HWRM_VER_GET answered since power-on
     bool driver_registered_ = false;  // FUNC_DRV_RGTR, until DRV_UNRGTR or FUNC_RESET
     // What BACKING_STORE_CFG gave (§3.11): the RoCE objects of each kind the context
     // memory holds beside the L2 share; nothing until a CFG succeeded.
@@ -509,8 +509,8 @@ private:
         std::uint16_t creq = 0;
         std::uint16_t consumer = 0;  // free-running slot count, mod 2^16
         std::uint16_t producer = 0;
-        bool reset = false;          // a producer write with RESET came since the latch
-        bool initialized = false;    // INITIALIZE_FW succeeded
+        bool reset = false;        // a producer write with RESET came since the latch
+        bool initialized = false;  // INITIALIZE_FW succeeded
         std::uint32_t stat_ctx = 0;
     } channel_;
 
@@ -528,9 +528,9 @@ private:
 // side buffer (after its 8-byte header) for query commands.
 struct Firmware::Answer {
     hsi::RcfwStatus status = hsi::RcfwStatus::SUCCESS;
-    std::uint32_t xid = 0;                  // completion bytes 4..7
-    std::array<std::byte, 6> extra{};       // completion bytes 10..15
-    Bytes side_buffer;                      // the whole side buffer, header included
+    std::uint32_t xid = 0;             // completion bytes 4..7
+    std::array<std::byte, 6> extra{};  // completion bytes 10..15
+    Bytes side_buffer;                 // the whole side buffer, header included
     static Answer fail(hsi::RcfwStatus s) {
         Answer a;
         a.status = s;

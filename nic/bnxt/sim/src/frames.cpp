@@ -32,9 +32,9 @@ namespace {
 
 Network network_of(const Qp& qp) {
     switch (qp.network_type) {
-        case static_cast<std::uint8_t>(Network::ROCE_V2_IPV4): return Network::ROCE_V2_IPV4;
-        case static_cast<std::uint8_t>(Network::ROCE_V2_IPV6): return Network::ROCE_V2_IPV6;
-        default: return Network::ROCE_V1;
+    case static_cast<std::uint8_t>(Network::ROCE_V2_IPV4): return Network::ROCE_V2_IPV4;
+    case static_cast<std::uint8_t>(Network::ROCE_V2_IPV6): return Network::ROCE_V2_IPV6;
+    default: return Network::ROCE_V1;
     }
 }
 
@@ -78,15 +78,15 @@ void Firmware::drop(std::uint64_t RxCounters::*reason) {
 Qp* Firmware::accept(const std::expected<Packet, Malformed>& p) {
     if (!p) {
         switch (p.error()) {
-            case Malformed::not_roce: drop(&RxCounters::not_roce); break;
-            case Malformed::truncated: drop(&RxCounters::truncated); break;
-            case Malformed::length: drop(&RxCounters::bad_length); break;
-            case Malformed::ip_checksum:
-            case Malformed::udp_checksum: drop(&RxCounters::bad_ip_checksum); break;
-            case Malformed::udp_port: drop(&RxCounters::bad_udp_port); break;
-            case Malformed::opcode: drop(&RxCounters::bad_opcode); break;
-            case Malformed::aeth: drop(&RxCounters::bad_aeth); break;
-            case Malformed::icrc: drop(&RxCounters::bad_icrc); break;
+        case Malformed::not_roce: drop(&RxCounters::not_roce); break;
+        case Malformed::truncated: drop(&RxCounters::truncated); break;
+        case Malformed::length: drop(&RxCounters::bad_length); break;
+        case Malformed::ip_checksum:
+        case Malformed::udp_checksum: drop(&RxCounters::bad_ip_checksum); break;
+        case Malformed::udp_port: drop(&RxCounters::bad_udp_port); break;
+        case Malformed::opcode: drop(&RxCounters::bad_opcode); break;
+        case Malformed::aeth: drop(&RxCounters::bad_aeth); break;
+        case Malformed::icrc: drop(&RxCounters::bad_icrc); break;
         }
         return nullptr;
     }

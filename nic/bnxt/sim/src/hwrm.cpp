@@ -81,7 +81,8 @@ void Firmware::hwrm(Bytes window) {
     } else {
         out = hwrm_execute(request, error);
     }
-    if (error != HwrmError::SUCCESS || out.empty() || (fault && fault->kind == FaultKind::truncate)) out = empty_response();
+    if (error != HwrmError::SUCCESS || out.empty() || (fault && fault->kind == FaultKind::truncate))
+        out = empty_response();
     auto h = load<hsi::HwrmResponseHeader>(out);
     h.error_code = static_cast<std::uint16_t>(error);
     h.req_type = header.req_type;
@@ -104,16 +105,15 @@ HwrmError Firmware::out_of_order(ReqType type) const {
     if (type == ReqType::HWRM_VER_GET) return HwrmError::SUCCESS;
     if (!version_known_) return HwrmError::FAIL;
     switch (type) {
-        case ReqType::HWRM_FUNC_CFG:
-        case ReqType::HWRM_RING_FREE:
-        case ReqType::HWRM_STAT_CTX_FREE:
-            return driver_registered_ ? HwrmError::SUCCESS : HwrmError::RESOURCE_ACCESS_DENIED;
-        case ReqType::HWRM_RING_ALLOC:
-        case ReqType::HWRM_STAT_CTX_ALLOC:
-            if (!driver_registered_) return HwrmError::RESOURCE_ACCESS_DENIED;
-            return context_.configured ? HwrmError::SUCCESS : HwrmError::RESOURCE_ALLOC_ERROR;
-        default:
-            return HwrmError::SUCCESS;
+    case ReqType::HWRM_FUNC_CFG:
+    case ReqType::HWRM_RING_FREE:
+    case ReqType::HWRM_STAT_CTX_FREE:
+        return driver_registered_ ? HwrmError::SUCCESS : HwrmError::RESOURCE_ACCESS_DENIED;
+    case ReqType::HWRM_RING_ALLOC:
+    case ReqType::HWRM_STAT_CTX_ALLOC:
+        if (!driver_registered_) return HwrmError::RESOURCE_ACCESS_DENIED;
+        return context_.configured ? HwrmError::SUCCESS : HwrmError::RESOURCE_ALLOC_ERROR;
+    default: return HwrmError::SUCCESS;
     }
 }
 
@@ -121,175 +121,169 @@ Bytes Firmware::hwrm_execute(std::span<const std::byte> request, HwrmError& erro
     const auto header = load<hsi::HwrmRequestHeader>(request);
     const auto& limits = options_.limits;
     switch (static_cast<ReqType>(header.req_type.get())) {
-        case ReqType::HWRM_VER_GET: {
-            // §3.6 model semantics: always succeed, chip 0x1750, HSI 1.10.3; short mode
-            // where ModelOptions::short_commands.
-            version_known_ = true;
-            hsi::VerGetResponse r{};
-            r.hwrm_intf_maj_8b = 1;
-            r.hwrm_intf_min_8b = 10;
-            r.hwrm_intf_upd_8b = 3;
-            r.hwrm_fw_maj_8b = 230;
-            r.roce_fw_8b = {230, 0, 0, 0};
-            r.chip_num = hsi::pci_device_bcm57508;
-            r.max_req_win_len = 128;
-            r.max_resp_len = 704;
-            r.def_req_timeout = hsi::hwrm::def_req_timeout_ms;
-            r.flags = static_cast<std::uint8_t>(hsi::ver_get::EXT_VER_AVAIL(1));
-            r.always_1 = 1;
-            r.hwrm_intf_major = 1;
-            r.hwrm_intf_minor = 10;
-            r.hwrm_intf_build = 3;
-            r.hwrm_intf_patch = 129;
-            r.hwrm_fw_major = 230;
-            r.roce_fw = {230, 0, 0, 0};
-            if (options_.short_commands) {
-                r.dev_caps_cfg = static_cast<std::uint32_t>(hsi::ver_get::SHORT_CMD_SUPPORTED(1));
-                r.max_ext_req_len = options_.max_ext_req_len;
-            }
-            r.max_req_timeout = hsi::hwrm::max_timeout_ms;
-            return response(r);
+    case ReqType::HWRM_VER_GET: {
+        // §3.6 model semantics: always succeed, chip 0x1750, HSI 1.10.3; short mode
+        // where ModelOptions::short_commands.
+        version_known_ = true;
+        hsi::VerGetResponse r{};
+        r.hwrm_intf_maj_8b = 1;
+        r.hwrm_intf_min_8b = 10;
+        r.hwrm_intf_upd_8b = 3;
+        r.hwrm_fw_maj_8b = 230;
+        r.roce_fw_8b = {230, 0, 0, 0};
+        r.chip_num = hsi::pci_device_bcm57508;
+        r.max_req_win_len = 128;
+        r.max_resp_len = 704;
+        r.def_req_timeout = hsi::hwrm::def_req_timeout_ms;
+        r.flags = static_cast<std::uint8_t>(hsi::ver_get::EXT_VER_AVAIL(1));
+        r.always_1 = 1;
+        r.hwrm_intf_major = 1;
+        r.hwrm_intf_minor = 10;
+        r.hwrm_intf_build = 3;
+        r.hwrm_intf_patch = 129;
+        r.hwrm_fw_major = 230;
+        r.roce_fw = {230, 0, 0, 0};
+        if (options_.short_commands) {
+            r.dev_caps_cfg = static_cast<std::uint32_t>(hsi::ver_get::SHORT_CMD_SUPPORTED(1));
+            r.max_ext_req_len = options_.max_ext_req_len;
         }
-        case ReqType::HWRM_FUNC_RESET:
-            function_reset();
-            return empty_response();
-        case ReqType::HWRM_FUNC_QCAPS: {
-            const auto q = load<hsi::FuncQcapsRequest>(request);
-            if (q.fid != hsi::hwrm::fid_self && q.fid != 0) {
-                error = HwrmError::INVALID_PARAMS;
-                return {};
-            }
-            hsi::FuncQcapsResponse r{};
-            r.fid = 0;
-            r.port_id = 0;
-            r.flags = static_cast<std::uint32_t>(hsi::func_qcaps::ROCE_V1_SUPPORTED(1) |
-                                                 hsi::func_qcaps::ROCE_V2_SUPPORTED(1));
-            r.mac_address = options_.mac;
-            r.max_rsscos_ctx = 0;
-            r.max_cmpl_rings = limits.max_rings;
-            r.max_stat_ctx = limits.max_stat_ctx;
-            return response(r);
-        }
-        case ReqType::HWRM_FUNC_QCFG: {
-            const auto q = load<hsi::FuncQcfgRequest>(request);
-            if (q.fid != hsi::hwrm::fid_self && q.fid != 0) {
-                error = HwrmError::INVALID_PARAMS;
-                return {};
-            }
-            hsi::FuncQcfgResponse r{};
-            r.fid = 0;
-            r.mac_address = options_.mac;
-            r.alloc_cmpl_rings = limits.max_rings;
-            r.admin_mtu = options_.port_mtu;
-            r.mru = options_.port_mtu;
-            r.alloc_msix = static_cast<std::uint16_t>(options_.msix_vectors);
-            r.l2_doorbell_bar_size_kb = static_cast<std::uint16_t>(hsi::bar2::doorbell_page_pf / 1024);
-            return response(r);
-        }
-        case ReqType::HWRM_FUNC_CFG:  // resource reservation: nothing to reserve in the model
-            return empty_response();
-        case ReqType::HWRM_FUNC_DRV_RGTR: {
-            driver_registered_ = true;
-            hsi::DrvRgtrResponse r{};
-            return response(r);
-        }
-        case ReqType::HWRM_FUNC_DRV_UNRGTR:
-            driver_registered_ = false;
-            return empty_response();
-        case ReqType::HWRM_FUNC_BACKING_STORE_QCAPS:
-            return backing_store_qcaps();
-        case ReqType::HWRM_FUNC_BACKING_STORE_CFG:
-            error = backing_store_cfg(request);
-            return error == HwrmError::SUCCESS ? empty_response() : Bytes{};
-        case ReqType::HWRM_QUEUE_QPORTCFG: {
-            // One port, TX and RX alike: queue ids 0..n-1, every queue lossy.
-            hsi::QueueQportcfgResponse r{};
-            r.max_configurable_queues = std::min(options_.cos_queues, hsi::queue_qportcfg::max_queues);
-            for (std::uint8_t q = 0; q < r.max_configurable_queues; ++q) r.queue_id_service_profile[2u * q] = q;
-            return response(r);
-        }
-        case ReqType::HWRM_RING_ALLOC: {
-            const auto q = load<hsi::RingAllocRequest>(request);
-            // §3.12: the model has NQ-type rings only (no L2 rings: a gap, stated).
-            const bool power_of_two = q.length >= 2 && (q.length & (q.length - 1)) == 0;
-            const bool msix = q.int_mode == static_cast<std::uint8_t>(hsi::IntMode::MSIX);
-            if (q.ring_type != static_cast<std::uint8_t>(hsi::RingType::NQ) || !power_of_two ||
-                q.length > nq_max_length || q.page_tbl_depth > 1 || (q.page_tbl_addr & 0xFFF) != 0 ||
-                (msix && q.logical_id >= options_.msix_vectors) ||
-                (q.page_tbl_depth == 1 && std::uint64_t{q.length} * 16 > 512 * 4096)) {
-                error = HwrmError::INVALID_PARAMS;
-                return {};
-            }
-            if (rings_.size() >= limits.max_rings) {
-                error = HwrmError::RESOURCE_ALLOC_ERROR;
-                return {};
-            }
-            // Ring ids start at 0x40 (non-zero, §3.12) and never collide.
-            std::uint16_t id = 0;
-            do {
-                id = static_cast<std::uint16_t>(0x40 + next_ring_id_++ % 0xF00);
-            } while (rings_.contains(id));
-            NqRing ring;
-            ring.id = id;
-            ring.logical_id = q.logical_id;
-            ring.int_mode = static_cast<hsi::IntMode>(q.int_mode);
-            // Depth 0: one contiguous buffer (page_size is ignored, [CORRECTED]); depth 1:
-            // a page of PTEs naming 4 KiB pages.
-            ring.memory = PageList(q.page_tbl_depth, 12, q.page_tbl_addr);
-            ring.length = q.length;
-            rings_.emplace(id, std::move(ring));
-            hsi::RingAllocResponse r{};
-            r.ring_id = id;
-            r.logical_ring_id = q.logical_id;
-            return response(r);
-        }
-        case ReqType::HWRM_RING_FREE: {
-            const auto q = load<hsi::RingFreeRequest>(request);
-            auto it = rings_.find(q.ring_id);
-            if (q.ring_type != static_cast<std::uint8_t>(hsi::RingType::NQ) || it == rings_.end()) {
-                error = HwrmError::INVALID_PARAMS;
-                return {};
-            }
-            if (it->second.cq_users > 0) {
-                error = HwrmError::RESOURCE_LOCKED;  // CQs still notify it
-                return {};
-            }
-            if (channel_.latched && channel_.creq == q.ring_id) channel_.latched = false;
-            rings_.erase(it);
-            return empty_response();
-        }
-        case ReqType::HWRM_STAT_CTX_ALLOC: {
-            if (stat_ctxs_.size() >= limits.max_stat_ctx) {
-                error = HwrmError::RESOURCE_ALLOC_ERROR;
-                return {};
-            }
-            std::uint32_t id = 0;
-            do {
-                id = 1 + next_stat_ctx_++ % 0xFFFF;  // never 0: a field left unfilled
-            } while (stat_ctxs_.contains(id));
-            stat_ctxs_.emplace(id, false);
-            hsi::StatCtxAllocResponse r{};
-            r.stat_ctx_id = id;
-            return response(r);
-        }
-        case ReqType::HWRM_STAT_CTX_FREE: {
-            const auto q = load<hsi::StatCtxFreeRequest>(request);
-            auto it = stat_ctxs_.find(q.stat_ctx_id);
-            if (it == stat_ctxs_.end()) {
-                error = HwrmError::INVALID_PARAMS;
-                return {};
-            }
-            if (it->second) {
-                error = HwrmError::RESOURCE_LOCKED;  // INITIALIZE_FW holds it until DEINITIALIZE_FW
-                return {};
-            }
-            stat_ctxs_.erase(it);
-            return empty_response();
-        }
-        default:
-            // FUNC_RESOURCE_QCAPS, BACKING_STORE_QCFG and everything else.
-            error = HwrmError::CMD_NOT_SUPPORTED;
+        r.max_req_timeout = hsi::hwrm::max_timeout_ms;
+        return response(r);
+    }
+    case ReqType::HWRM_FUNC_RESET: function_reset(); return empty_response();
+    case ReqType::HWRM_FUNC_QCAPS: {
+        const auto q = load<hsi::FuncQcapsRequest>(request);
+        if (q.fid != hsi::hwrm::fid_self && q.fid != 0) {
+            error = HwrmError::INVALID_PARAMS;
             return {};
+        }
+        hsi::FuncQcapsResponse r{};
+        r.fid = 0;
+        r.port_id = 0;
+        r.flags =
+            static_cast<std::uint32_t>(hsi::func_qcaps::ROCE_V1_SUPPORTED(1) | hsi::func_qcaps::ROCE_V2_SUPPORTED(1));
+        r.mac_address = options_.mac;
+        r.max_rsscos_ctx = 0;
+        r.max_cmpl_rings = limits.max_rings;
+        r.max_stat_ctx = limits.max_stat_ctx;
+        return response(r);
+    }
+    case ReqType::HWRM_FUNC_QCFG: {
+        const auto q = load<hsi::FuncQcfgRequest>(request);
+        if (q.fid != hsi::hwrm::fid_self && q.fid != 0) {
+            error = HwrmError::INVALID_PARAMS;
+            return {};
+        }
+        hsi::FuncQcfgResponse r{};
+        r.fid = 0;
+        r.mac_address = options_.mac;
+        r.alloc_cmpl_rings = limits.max_rings;
+        r.admin_mtu = options_.port_mtu;
+        r.mru = options_.port_mtu;
+        r.alloc_msix = static_cast<std::uint16_t>(options_.msix_vectors);
+        r.l2_doorbell_bar_size_kb = static_cast<std::uint16_t>(hsi::bar2::doorbell_page_pf / 1024);
+        return response(r);
+    }
+    case ReqType::HWRM_FUNC_CFG:  // resource reservation: nothing to reserve in the model
+        return empty_response();
+    case ReqType::HWRM_FUNC_DRV_RGTR: {
+        driver_registered_ = true;
+        hsi::DrvRgtrResponse r{};
+        return response(r);
+    }
+    case ReqType::HWRM_FUNC_DRV_UNRGTR: driver_registered_ = false; return empty_response();
+    case ReqType::HWRM_FUNC_BACKING_STORE_QCAPS: return backing_store_qcaps();
+    case ReqType::HWRM_FUNC_BACKING_STORE_CFG:
+        error = backing_store_cfg(request);
+        return error == HwrmError::SUCCESS ? empty_response() : Bytes{};
+    case ReqType::HWRM_QUEUE_QPORTCFG: {
+        // One port, TX and RX alike: queue ids 0..n-1, every queue lossy.
+        hsi::QueueQportcfgResponse r{};
+        r.max_configurable_queues = std::min(options_.cos_queues, hsi::queue_qportcfg::max_queues);
+        for (std::uint8_t q = 0; q < r.max_configurable_queues; ++q) r.queue_id_service_profile[2u * q] = q;
+        return response(r);
+    }
+    case ReqType::HWRM_RING_ALLOC: {
+        const auto q = load<hsi::RingAllocRequest>(request);
+        // §3.12: the model has NQ-type rings only (no L2 rings: a gap, stated).
+        const bool power_of_two = q.length >= 2 && (q.length & (q.length - 1)) == 0;
+        const bool msix = q.int_mode == static_cast<std::uint8_t>(hsi::IntMode::MSIX);
+        if (q.ring_type != static_cast<std::uint8_t>(hsi::RingType::NQ) || !power_of_two || q.length > nq_max_length ||
+            q.page_tbl_depth > 1 || (q.page_tbl_addr & 0xFFF) != 0 || (msix && q.logical_id >= options_.msix_vectors) ||
+            (q.page_tbl_depth == 1 && std::uint64_t{q.length} * 16 > 512 * 4096)) {
+            error = HwrmError::INVALID_PARAMS;
+            return {};
+        }
+        if (rings_.size() >= limits.max_rings) {
+            error = HwrmError::RESOURCE_ALLOC_ERROR;
+            return {};
+        }
+        // Ring ids start at 0x40 (non-zero, §3.12) and never collide.
+        std::uint16_t id = 0;
+        do {
+            id = static_cast<std::uint16_t>(0x40 + next_ring_id_++ % 0xF00);
+        } while (rings_.contains(id));
+        NqRing ring;
+        ring.id = id;
+        ring.logical_id = q.logical_id;
+        ring.int_mode = static_cast<hsi::IntMode>(q.int_mode);
+        // Depth 0: one contiguous buffer (page_size is ignored, [CORRECTED]); depth 1:
+        // a page of PTEs naming 4 KiB pages.
+        ring.memory = PageList(q.page_tbl_depth, 12, q.page_tbl_addr);
+        ring.length = q.length;
+        rings_.emplace(id, std::move(ring));
+        hsi::RingAllocResponse r{};
+        r.ring_id = id;
+        r.logical_ring_id = q.logical_id;
+        return response(r);
+    }
+    case ReqType::HWRM_RING_FREE: {
+        const auto q = load<hsi::RingFreeRequest>(request);
+        auto it = rings_.find(q.ring_id);
+        if (q.ring_type != static_cast<std::uint8_t>(hsi::RingType::NQ) || it == rings_.end()) {
+            error = HwrmError::INVALID_PARAMS;
+            return {};
+        }
+        if (it->second.cq_users > 0) {
+            error = HwrmError::RESOURCE_LOCKED;  // CQs still notify it
+            return {};
+        }
+        if (channel_.latched && channel_.creq == q.ring_id) channel_.latched = false;
+        rings_.erase(it);
+        return empty_response();
+    }
+    case ReqType::HWRM_STAT_CTX_ALLOC: {
+        if (stat_ctxs_.size() >= limits.max_stat_ctx) {
+            error = HwrmError::RESOURCE_ALLOC_ERROR;
+            return {};
+        }
+        std::uint32_t id = 0;
+        do {
+            id = 1 + next_stat_ctx_++ % 0xFFFF;  // never 0: a field left unfilled
+        } while (stat_ctxs_.contains(id));
+        stat_ctxs_.emplace(id, false);
+        hsi::StatCtxAllocResponse r{};
+        r.stat_ctx_id = id;
+        return response(r);
+    }
+    case ReqType::HWRM_STAT_CTX_FREE: {
+        const auto q = load<hsi::StatCtxFreeRequest>(request);
+        auto it = stat_ctxs_.find(q.stat_ctx_id);
+        if (it == stat_ctxs_.end()) {
+            error = HwrmError::INVALID_PARAMS;
+            return {};
+        }
+        if (it->second) {
+            error = HwrmError::RESOURCE_LOCKED;  // INITIALIZE_FW holds it until DEINITIALIZE_FW
+            return {};
+        }
+        stat_ctxs_.erase(it);
+        return empty_response();
+    }
+    default:
+        // FUNC_RESOURCE_QCAPS, BACKING_STORE_QCFG and everything else.
+        error = HwrmError::CMD_NOT_SUPPORTED;
+        return {};
     }
 }
 

@@ -41,7 +41,7 @@ struct Model::Impl final : detail::Transmitter {
     detail::Frame frame() override;
     void send(detail::Frame frame, To to) override;
 
-    bool step();          // one event (or a due timer), with its frames sent
+    bool step();  // one event (or a due timer), with its frames sent
     void run();
     // The worker, out of work: whether an event arrived (arrivals moved past `seen`) within
     // the spin it allows itself before it sleeps on inbox_cv.
@@ -85,10 +85,10 @@ struct Model::Impl final : detail::Transmitter {
     std::atomic<std::uint64_t> arrivals{0};
     bool stop_requested = false;
     bool timers_pending = false;
-    std::array<std::uint32_t, 64> window{};   // BAR0 0x000..0x0FF
-    std::array<std::uint32_t, 4> mailbox{};   // BAR0 0x600..0x60F
+    std::array<std::uint32_t, 64> window{};  // BAR0 0x000..0x0FF
+    std::array<std::uint32_t, 4> mailbox{};  // BAR0 0x600..0x60F
     bool mailbox_dirty = false;
-    std::uint32_t cmdq_prod = 0;              // BAR0 0x60C after the latch
+    std::uint32_t cmdq_prod = 0;  // BAR0 0x60C after the latch
 
     // Frames from the wire delivered into the inbox and not yet handled (the receive
     // buffer that pause flow control watches); whether the worker thread runs.

@@ -22,7 +22,7 @@ constexpr std::uint64_t bar0_bytes = 64 * 1024;
 constexpr std::uint64_t bar2_bytes = 128 * 1024;
 constexpr std::uint64_t bar4_bytes = 16 * 1024;
 constexpr std::size_t max_req_win_len = 128;  // what VER_GET reports (§3.6 model value)
-constexpr std::uint32_t drain_group = 32;  // the worker tells drained this many frames at a time
+constexpr std::uint32_t drain_group = 32;     // the worker tells drained this many frames at a time
 // How long the worker spins for the next event before it sleeps: a hardware engine polls
 // its queues, and a wakeup through the kernel costs more than the gaps of a transfer
 // (an acknowledgement every 16 packets, a doorbell per work request).
@@ -34,7 +34,9 @@ void cpu_relax() {
 #endif
 }
 
-std::uint64_t all_ones(unsigned width) { return width >= 8 ? ~std::uint64_t{0} : (std::uint64_t{1} << (8 * width)) - 1; }
+std::uint64_t all_ones(unsigned width) {
+    return width >= 8 ? ~std::uint64_t{0} : (std::uint64_t{1} << (8 * width)) - 1;
+}
 
 }  // namespace
 
@@ -339,7 +341,7 @@ RxCounters Model::rx_counters() const {
 }
 
 rig::Result<std::array<std::uint8_t, 6>> Model::resolve(std::span<const std::uint8_t, 16> gid,
-                                                      std::chrono::milliseconds timeout) {
+                                                        std::chrono::milliseconds timeout) {
     if (timeout < std::chrono::milliseconds(1))
         throw std::invalid_argument("rig::bnxt::sim::Model::resolve: a timeout of at least 1 ms");
     detail::Gid g{};

@@ -109,7 +109,7 @@ LocalResult each_piece(const std::vector<Sge>& sges, std::uint64_t offset, std::
 }  // namespace
 
 LocalResult Firmware::gather(const Qp& qp, const std::vector<Sge>& sges, std::uint64_t offset,
-                                       std::span<std::byte> out) {
+                             std::span<std::byte> out) {
     return each_piece(sges, offset, out.size(), [&](const Sge& sge, std::uint64_t at, std::size_t done, std::size_t n) {
         // each_piece passes only SGEs with bytes: local_ok's checks, one lookup.
         const auto piece = out.subspan(done, n);
@@ -121,7 +121,7 @@ LocalResult Firmware::gather(const Qp& qp, const std::vector<Sge>& sges, std::ui
 }
 
 LocalResult Firmware::scatter(const Qp& qp, const std::vector<Sge>& sges, std::uint64_t offset,
-                                        std::span<const std::byte> in) {
+                              std::span<const std::byte> in) {
     return each_piece(sges, offset, in.size(), [&](const Sge& sge, std::uint64_t at, std::size_t done, std::size_t n) {
         const auto piece = in.subspan(done, n);
         if (reserved(qp, sge)) return bus_.write(sge.va + at, piece) ? LocalResult::ok : LocalResult::bus;

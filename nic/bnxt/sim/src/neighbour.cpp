@@ -28,7 +28,7 @@ namespace detail {
 
 namespace {
 
-constexpr std::size_t arp_bytes = 28;           // RFC 826 for Ethernet and IPv4
+constexpr std::size_t arp_bytes = 28;  // RFC 826 for Ethernet and IPv4
 constexpr std::uint16_t arp_hardware_ethernet = 1;
 constexpr std::uint16_t arp_request = 1;
 constexpr std::uint16_t arp_reply = 2;
@@ -37,11 +37,11 @@ constexpr std::uint8_t icmpv6_neighbor_solicitation = 135;
 constexpr std::uint8_t icmpv6_neighbor_advertisement = 136;
 constexpr std::uint8_t nd_option_source_mac = 1;
 constexpr std::uint8_t nd_option_target_mac = 2;
-constexpr std::uint8_t nd_hop_limit = 255;      // RFC 4861 §7.1: only from the link itself
+constexpr std::uint8_t nd_hop_limit = 255;  // RFC 4861 §7.1: only from the link itself
 constexpr std::uint8_t na_solicited = 0x40;
 constexpr std::uint8_t na_override = 0x20;
-constexpr std::size_t nd_bytes = 24;            // type, code, checksum, flags, target
-constexpr std::size_t nd_option_bytes = 8;      // one link-layer address option
+constexpr std::size_t nd_bytes = 24;        // type, code, checksum, flags, target
+constexpr std::size_t nd_option_bytes = 8;  // one link-layer address option
 
 constexpr Mac broadcast{0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF};
 constexpr Mac all_nodes_mac{0x33, 0x33, 0x00, 0x00, 0x00, 0x01};
@@ -52,9 +52,13 @@ bool is_ipv4_mapped(const Gid& g) {
            g[11] == 0xFF;
 }
 bool is_link_local(const Gid& g) { return g[0] == 0xFE && (g[1] & 0xC0) == 0x80; }
-bool is_unspecified(const Gid& g) { return std::all_of(g.begin(), g.end(), [](std::uint8_t b) { return b == 0; }); }
+bool is_unspecified(const Gid& g) {
+    return std::all_of(g.begin(), g.end(), [](std::uint8_t b) { return b == 0; });
+}
 
-Gid mapped(const std::uint8_t* ipv4) { return Gid{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xFF, 0xFF, ipv4[0], ipv4[1], ipv4[2], ipv4[3]}; }
+Gid mapped(const std::uint8_t* ipv4) {
+    return Gid{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xFF, 0xFF, ipv4[0], ipv4[1], ipv4[2], ipv4[3]};
+}
 
 // RFC 4291 §2.7.1: ff02::1:ffXX:XXXX, the last 24 bits of the address; RFC 2464 §7: its MAC.
 Gid solicited_node(const Gid& g) { return Gid{0xFF, 0x02, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x01, 0xFF, g[13], g[14], g[15]}; }
@@ -110,7 +114,8 @@ Frame arp_frame(Frame f, std::uint16_t operation, const Mac& to, const Mac& send
 // RFC 4443 §2.3: the ICMPv6 checksum over the pseudo-header and the message.
 std::uint16_t icmpv6_checksum(const Gid& source, const Gid& destination, std::span<const std::byte> message) {
     std::uint64_t sum = 0;
-    for (std::size_t i = 0; i < 16; i += 2) sum += (source[i] << 8 | source[i + 1]) + (destination[i] << 8 | destination[i + 1]);
+    for (std::size_t i = 0; i < 16; i += 2)
+        sum += (source[i] << 8 | source[i + 1]) + (destination[i] << 8 | destination[i + 1]);
     sum += message.size() + ip_protocol_icmpv6;
     return fold_complement(ones_sum(message, sum));
 }
@@ -135,8 +140,8 @@ Frame nd_frame(Frame f, const Mac& to, const Mac& from, const Gid& source, const
     o.raw(destination);
     const std::size_t message = f.size();
     o.u8(type);
-    o.u8(0);     // code
-    o.be16(0);   // checksum, below
+    o.u8(0);    // code
+    o.be16(0);  // checksum, below
     o.u8(flags);
     o.u8(0);
     o.be16(0);
@@ -256,7 +261,8 @@ bool Firmware::neighbour(std::span<const std::byte> bytes) {
     }
     const std::uint16_t type = be16(bytes, 12);
     if (type == ethertype_arp) return arp(bytes);
-    if (type == ethertype_ipv6 && bytes.size() >= eth_bytes + ipv6_bytes && u8(bytes, eth_bytes + 6) == ip_protocol_icmpv6)
+    if (type == ethertype_ipv6 && bytes.size() >= eth_bytes + ipv6_bytes &&
+        u8(bytes, eth_bytes + 6) == ip_protocol_icmpv6)
         return icmpv6(bytes);
     return false;
 }
@@ -290,7 +296,8 @@ bool Firmware::arp(std::span<const std::byte> bytes) {
                           Transmitter::To::wire);
         return true;
     }
-    if (operation == arp_reply && target_mac == options_.mac && neighbours_.answer(mapped(sender_ip.data()), sender_mac)) {
+    if (operation == arp_reply && target_mac == options_.mac &&
+        neighbours_.answer(mapped(sender_ip.data()), sender_mac)) {
         ++rx_.neighbor_answers;
         return true;
     }
@@ -303,11 +310,14 @@ bool Firmware::icmpv6(std::span<const std::byte> bytes) {
     const auto ip = bytes.subspan(eth_bytes);
     const Gid source = take<16>(ip, 8);
     const Gid destination = take<16>(ip, 24);
-    const bool for_port = to == options_.mac || to == all_nodes_mac ||
-                          std::any_of(gids_.begin(), gids_.end(), [&](const auto& g) { return g && g->mac == to; }) ||
-                          std::any_of(gids_.begin(), gids_.end(),
-                                      [&](const auto& g) { return g && !is_ipv4_mapped(g->gid) && multicast_mac(solicited_node(g->gid)) == to; }) ||
-                          (address_ && multicast_mac(solicited_node(*address_)) == to);
+    const bool for_port =
+        to == options_.mac || to == all_nodes_mac ||
+        std::any_of(gids_.begin(), gids_.end(), [&](const auto& g) { return g && g->mac == to; }) ||
+        std::any_of(gids_.begin(), gids_.end(),
+                    [&](const auto& g) {
+                        return g && !is_ipv4_mapped(g->gid) && multicast_mac(solicited_node(g->gid)) == to;
+                    }) ||
+        (address_ && multicast_mac(solicited_node(*address_)) == to);
     if (!for_port) {
         drop(&RxCounters::wrong_mac);
         return true;
@@ -345,12 +355,13 @@ bool Firmware::icmpv6(std::span<const std::byte> bytes) {
     if (const auto mine = kind == icmpv6_neighbor_solicitation ? mac_of(target) : std::nullopt) {
         ++rx_.neighbor_solicitations;
         const bool from_unspecified = is_unspecified(source);
-        const Mac reply_to = from_unspecified ? all_nodes_mac : option_mac(nd_option_source_mac).value_or(take<6>(bytes, 6));
-        transmitter_.send(nd_frame(transmitter_.frame(), reply_to, *mine, target,
-                                   from_unspecified ? all_nodes : source, icmpv6_neighbor_advertisement,
-                                   from_unspecified ? na_override : na_solicited | na_override, target,
-                                   nd_option_target_mac),
-                          Transmitter::To::wire);
+        const Mac reply_to =
+            from_unspecified ? all_nodes_mac : option_mac(nd_option_source_mac).value_or(take<6>(bytes, 6));
+        transmitter_.send(
+            nd_frame(transmitter_.frame(), reply_to, *mine, target, from_unspecified ? all_nodes : source,
+                     icmpv6_neighbor_advertisement, from_unspecified ? na_override : na_solicited | na_override, target,
+                     nd_option_target_mac),
+            Transmitter::To::wire);
         return true;
     }
     if (kind == icmpv6_neighbor_advertisement &&
@@ -372,8 +383,7 @@ rig::Result<detail::Mac> Model::Impl::resolve(const detail::Gid& gid, std::chron
         if (firmware.own_address(gid)) return options.mac;
     }
     unsigned end = 0;
-    if (!plugged(end))
-        return rig::fail("bnxt model: resolve ", detail::address_text(gid), ": the port is on no cable");
+    if (!plugged(end)) return rig::fail("bnxt model: resolve ", detail::address_text(gid), ": the port is on no cable");
     neighbours.ask(gid);
     const detail::Nanoseconds start = clock.now();
     const detail::Nanoseconds span = timeout;

@@ -65,15 +65,17 @@ Firmware::Answer Firmware::delete_gid(std::span<const std::byte> c) {
 Firmware::Answer Firmware::create_cq(std::span<const std::byte> c) {
     const auto cmd = load<hsi::CreateCq>(c);
     const auto level = static_cast<unsigned>(hsi::create_cq::lvl.of(cmd.pg_size_lvl));
-    const unsigned page_log2 = hsi::pg_size_log2(static_cast<std::uint8_t>(hsi::create_cq::pg_size.of(cmd.pg_size_lvl)));
+    const unsigned page_log2 =
+        hsi::pg_size_log2(static_cast<std::uint8_t>(hsi::create_cq::pg_size.of(cmd.pg_size_lvl)));
     const auto nq_id = static_cast<std::uint16_t>(hsi::create_cq::cnq_id.of(cmd.cq_fco_cnq_id));
     NqRing* nq = find_ring(nq_id);
     if (cmd.cq_size == 0 || cmd.cq_size > options_.limits.max_cqe || level > 2 || page_log2 == 0 || !nq ||
-        cmd.dpi >= dpi_pages ||
-        hsi::create_cq::cq_fco.of(cmd.cq_fco_cnq_id) != 0 || (level > 0 && !page_aligned(cmd.pbl)))
+        cmd.dpi >= dpi_pages || hsi::create_cq::cq_fco.of(cmd.cq_fco_cnq_id) != 0 ||
+        (level > 0 && !page_aligned(cmd.pbl)))
         return Answer::fail(RcfwStatus::INVALID_PARAMETER);
     // §3.11: beside QUERY_FUNC's limit, the contexts BACKING_STORE_CFG gave the RoCE CQs.
-    if (cqs_.size() >= options_.limits.max_cq || cqs_.size() >= context_.cqs) return Answer::fail(RcfwStatus::RESOURCES);
+    if (cqs_.size() >= options_.limits.max_cq || cqs_.size() >= context_.cqs)
+        return Answer::fail(RcfwStatus::RESOURCES);
     std::uint32_t id = 0;
     do {
         id = 1 + next_cq_++ % (qpn_limit - 1);
@@ -118,7 +120,7 @@ Firmware::Answer Firmware::create_qp(std::span<const std::byte> c) {
     if (cmd.type != static_cast<std::uint8_t>(hsi::QpType::RC))
         return Answer::fail(RcfwStatus::NOT_IMPLEMENTED);  // the model runs RC only (a gap, stated)
     if (cq::VARIABLE_SIZED_WQE_ENABLED.of(flags)) return Answer::fail(RcfwStatus::NOT_IMPLEMENTED);  // [P7] mode
-    if (cq::SRQ_USED.of(flags)) return Answer::fail(RcfwStatus::INVALID_PARAMETER);  // no SRQ can exist
+    if (cq::SRQ_USED.of(flags)) return Answer::fail(RcfwStatus::INVALID_PARAMETER);                  // no SRQ can exist
     const auto sq_level = static_cast<unsigned>(cq::sq_lvl.of(cmd.sq_pg_size_sq_lvl));
     const auto rq_level = static_cast<unsigned>(cq::rq_lvl.of(cmd.rq_pg_size_rq_lvl));
     const unsigned sq_page = hsi::pg_size_log2(static_cast<std::uint8_t>(cq::sq_pg_size.of(cmd.sq_pg_size_sq_lvl)));
@@ -191,9 +193,9 @@ std::optional<hsi::QueryQpSb> Firmware::describe_qp(std::uint32_t qpn) {
     if (!qp) return std::nullopt;
     hsi::QueryQpSb sb{};
     sb.xid = qp->qpn;
-    sb.en_sqd_async_notify_state = static_cast<std::uint8_t>(
-        hsi::query_qp::state(static_cast<std::uint8_t>(qp->state)) |
-        hsi::query_qp::EN_SQD_ASYNC_NOTIFY(qp->en_sqd_async_notify ? 1 : 0));
+    sb.en_sqd_async_notify_state =
+        static_cast<std::uint8_t>(hsi::query_qp::state(static_cast<std::uint8_t>(qp->state)) |
+                                  hsi::query_qp::EN_SQD_ASYNC_NOTIFY(qp->en_sqd_async_notify ? 1 : 0));
     sb.access = qp->access;
     sb.pkey = qp->pkey;
     sb.qkey = qp->qkey;
@@ -203,8 +205,8 @@ std::optional<hsi::QueryQpSb> Firmware::describe_qp(std::uint32_t qpn) {
     sb.hop_limit = qp->hop_limit;
     sb.traffic_class = qp->traffic_class;
     sb.dest_mac = qp->dest_mac;
-    sb.path_mtu_dest_vlan_id = static_cast<std::uint16_t>(hsi::query_qp::path_mtu(qp->path_mtu) |
-                                                          hsi::query_qp::dest_vlan_id(hsi::modify_qp::vlan_id.of(qp->vlan)));
+    sb.path_mtu_dest_vlan_id = static_cast<std::uint16_t>(
+        hsi::query_qp::path_mtu(qp->path_mtu) | hsi::query_qp::dest_vlan_id(hsi::modify_qp::vlan_id.of(qp->vlan)));
     sb.timeout = qp->timeout;
     sb.retry_cnt = qp->retry_cnt;
     sb.rnr_retry = qp->rnr_retry;
@@ -237,9 +239,10 @@ Firmware::Answer Firmware::allocate_mrw(std::span<const std::byte> c) {
     if (type != hsi::MrwType::MR && type != hsi::MrwType::PMR) {
         // Memory windows: the model has none (a gap, stated).
         return Answer::fail(type <= hsi::MrwType::MW_TYPE2B ? RcfwStatus::NOT_IMPLEMENTED
-                                                              : RcfwStatus::INVALID_PARAMETER);
+                                                            : RcfwStatus::INVALID_PARAMETER);
     }
-    if (mrs_.size() >= options_.limits.max_mr || mrs_.size() >= context_.mrs) return Answer::fail(RcfwStatus::RESOURCES);
+    if (mrs_.size() >= options_.limits.max_mr || mrs_.size() >= context_.mrs)
+        return Answer::fail(RcfwStatus::RESOURCES);
     // §6.1 model recommendation: key = entry_index << 8 | variant, entry_index >= 1.
     std::uint32_t key = 0;
     do {
@@ -286,7 +289,8 @@ Firmware::Answer Firmware::register_mr(std::span<const std::byte> c) {
         const std::uint64_t pages = ((first + size - 1) >> log2_page) - (first >> log2_page) + 1;
         // §2.2: level 0 is exactly one data page, at its page alignment; level 1 names at
         // most 512 pages; PTE/PDE pages are 4 KiB (log2_pbl_pg_size 12).
-        if (level == 0 && (pages != 1 || (cmd.pbl & (page - 1)) != 0)) return Answer::fail(RcfwStatus::INVALID_PARAMETER);
+        if (level == 0 && (pages != 1 || (cmd.pbl & (page - 1)) != 0))
+            return Answer::fail(RcfwStatus::INVALID_PARAMETER);
         if (level == 1 && pages > hsi::pte::entries_per_page) return Answer::fail(RcfwStatus::INVALID_PARAMETER);
         if (level == 2 && pages > hsi::pte::entries_per_page * hsi::pte::entries_per_page)
             return Answer::fail(RcfwStatus::INVALID_PARAMETER);

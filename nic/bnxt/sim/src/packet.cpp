@@ -13,7 +13,7 @@ namespace {
 
 constexpr std::uint8_t grh_next_header_bth = 0x1B;  // IBA §8.3.3: the next header is a BTH
 constexpr std::uint8_t ip_protocol_udp = 17;
-constexpr std::uint8_t ipv4_version_ihl = 0x45;     // version 4, 5 words: no options
+constexpr std::uint8_t ipv4_version_ihl = 0x45;  // version 4, 5 words: no options
 constexpr std::uint16_t ipv4_dont_fragment = 0x4000;
 constexpr std::uint16_t ipv4_fragment_bits = 0x3FFF;  // MF and the fragment offset
 constexpr std::size_t reth_bytes = 16;
@@ -91,19 +91,19 @@ std::size_t transport_bytes(RcOpcode op) {
 // The headers between Ethernet and the BTH.
 std::size_t network_bytes(Network n) {
     switch (n) {
-        case Network::ROCE_V1: return grh_bytes;
-        case Network::ROCE_V2_IPV4: return ipv4_bytes + udp_bytes;
-        case Network::ROCE_V2_IPV6: return ipv6_bytes + udp_bytes;
+    case Network::ROCE_V1: return grh_bytes;
+    case Network::ROCE_V2_IPV4: return ipv4_bytes + udp_bytes;
+    case Network::ROCE_V2_IPV6: return ipv6_bytes + udp_bytes;
     }
     return ipv4_bytes + udp_bytes;
 }
 
 std::optional<Network> network_of(std::uint16_t ethertype) {
     switch (ethertype) {
-        case ethertype_roce_v1: return Network::ROCE_V1;
-        case ethertype_ipv4: return Network::ROCE_V2_IPV4;
-        case ethertype_ipv6: return Network::ROCE_V2_IPV6;
-        default: return std::nullopt;
+    case ethertype_roce_v1: return Network::ROCE_V1;
+    case ethertype_ipv4: return Network::ROCE_V2_IPV4;
+    case ethertype_ipv6: return Network::ROCE_V2_IPV6;
+    default: return std::nullopt;
     }
 }
 
@@ -188,33 +188,33 @@ std::span<std::byte> encode(const Packet& p, std::size_t payload_bytes, Frame& o
     w.raw(p.dst_mac);
     w.raw(p.src_mac);
     switch (p.network) {
-        case Network::ROCE_V1:
-            w.be<2>(ethertype_roce_v1);
-            write_ipv6_like(w, p, roce, grh_next_header_bth);  // PayLen counts the ICRC (§8.3.3)
-            break;
-        case Network::ROCE_V2_IPV4: {
-            w.be<2>(ethertype_ipv4);
-            std::byte* ip = w.at();
-            w.u8(ipv4_version_ihl);
-            w.u8(p.traffic_class);
-            w.be<2>(ipv4_bytes + udp_bytes + roce);
-            w.be<2>(0);  // identification: an atomic datagram (DF) needs none (RFC 6864 §4.1)
-            w.be<2>(ipv4_dont_fragment);
-            w.u8(p.hop_limit);
-            w.u8(ip_protocol_udp);
-            w.be<2>(0);
-            w.raw(p.sgid.data() + 12, 4);
-            w.raw(p.dgid.data() + 12, 4);
-            const std::span header(ip, ipv4_bytes);
-            store_be16(header, 10, ipv4_checksum(header));
-            write_udp(w, p, udp_bytes + roce);
-            break;
-        }
-        case Network::ROCE_V2_IPV6:
-            w.be<2>(ethertype_ipv6);
-            write_ipv6_like(w, p, udp_bytes + roce, ip_protocol_udp);
-            write_udp(w, p, udp_bytes + roce);
-            break;
+    case Network::ROCE_V1:
+        w.be<2>(ethertype_roce_v1);
+        write_ipv6_like(w, p, roce, grh_next_header_bth);  // PayLen counts the ICRC (§8.3.3)
+        break;
+    case Network::ROCE_V2_IPV4: {
+        w.be<2>(ethertype_ipv4);
+        std::byte* ip = w.at();
+        w.u8(ipv4_version_ihl);
+        w.u8(p.traffic_class);
+        w.be<2>(ipv4_bytes + udp_bytes + roce);
+        w.be<2>(0);  // identification: an atomic datagram (DF) needs none (RFC 6864 §4.1)
+        w.be<2>(ipv4_dont_fragment);
+        w.u8(p.hop_limit);
+        w.u8(ip_protocol_udp);
+        w.be<2>(0);
+        w.raw(p.sgid.data() + 12, 4);
+        w.raw(p.dgid.data() + 12, 4);
+        const std::span header(ip, ipv4_bytes);
+        store_be16(header, 10, ipv4_checksum(header));
+        write_udp(w, p, udp_bytes + roce);
+        break;
+    }
+    case Network::ROCE_V2_IPV6:
+        w.be<2>(ethertype_ipv6);
+        write_ipv6_like(w, p, udp_bytes + roce, ip_protocol_udp);
+        write_udp(w, p, udp_bytes + roce);
+        break;
     }
     // BTH: opcode; SE, MigReq, PadCnt, TVer; P_Key; resv8a, DestQP; AckReq, reserved, PSN.
     w.u8(static_cast<std::uint8_t>(p.opcode));

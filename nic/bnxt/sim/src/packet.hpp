@@ -135,18 +135,18 @@ struct Packet {
     Network network = Network::ROCE_V2_IPV4;
     Mac dst_mac{};
     Mac src_mac{};
-    std::uint8_t traffic_class = 0;  // IPv4: the type-of-service byte (DSCP << 2 | ECN)
-    std::uint32_t flow_label = 0;    // IPv6 and GRH, 20 bits
-    std::uint8_t hop_limit = 64;     // IPv4: the TTL
-    std::uint16_t src_port = 0xC000; // RoCEv2: the UDP source port
-    Gid sgid{};                      // IPv4: ::ffff:a.b.c.d
+    std::uint8_t traffic_class = 0;   // IPv4: the type-of-service byte (DSCP << 2 | ECN)
+    std::uint32_t flow_label = 0;     // IPv6 and GRH, 20 bits
+    std::uint8_t hop_limit = 64;      // IPv4: the TTL
+    std::uint16_t src_port = 0xC000;  // RoCEv2: the UDP source port
+    Gid sgid{};                       // IPv4: ::ffff:a.b.c.d
     Gid dgid{};
     RcOpcode opcode = RcOpcode::ACKNOWLEDGE;
     bool solicited = false;
     std::uint16_t pkey = 0xFFFF;
     std::uint32_t dest_qp = 0;  // 24 bits
     bool ack_request = false;
-    std::uint32_t psn = 0;      // 24 bits
+    std::uint32_t psn = 0;  // 24 bits
     std::optional<Reth> reth;
     std::optional<Aeth> aeth;
     std::optional<std::uint32_t> immediate;
@@ -158,22 +158,22 @@ struct Packet {
 // Which extension headers an opcode carries (IBA Table 38).
 constexpr bool has_reth(RcOpcode op) {
     switch (op) {
-        case RcOpcode::RDMA_WRITE_FIRST:
-        case RcOpcode::RDMA_WRITE_ONLY:
-        case RcOpcode::RDMA_WRITE_ONLY_WITH_IMMEDIATE:
-        case RcOpcode::RDMA_READ_REQUEST: return true;
-        default: return false;
+    case RcOpcode::RDMA_WRITE_FIRST:
+    case RcOpcode::RDMA_WRITE_ONLY:
+    case RcOpcode::RDMA_WRITE_ONLY_WITH_IMMEDIATE:
+    case RcOpcode::RDMA_READ_REQUEST: return true;
+    default: return false;
     }
 }
 
 constexpr bool has_aeth(RcOpcode op) {
     switch (op) {
-        case RcOpcode::RDMA_READ_RESPONSE_FIRST:
-        case RcOpcode::RDMA_READ_RESPONSE_LAST:
-        case RcOpcode::RDMA_READ_RESPONSE_ONLY:
-        case RcOpcode::ACKNOWLEDGE:
-        case RcOpcode::ATOMIC_ACKNOWLEDGE: return true;
-        default: return false;
+    case RcOpcode::RDMA_READ_RESPONSE_FIRST:
+    case RcOpcode::RDMA_READ_RESPONSE_LAST:
+    case RcOpcode::RDMA_READ_RESPONSE_ONLY:
+    case RcOpcode::ACKNOWLEDGE:
+    case RcOpcode::ATOMIC_ACKNOWLEDGE: return true;
+    default: return false;
     }
 }
 
@@ -181,25 +181,24 @@ constexpr bool has_aeth(RcOpcode op) {
 // (28), AtomicAckETH (8), IETH (4).
 constexpr std::size_t unread_header_bytes(RcOpcode op) {
     switch (op) {
-        case RcOpcode::COMPARE_SWAP:
-        case RcOpcode::FETCH_ADD: return 28;
-        case RcOpcode::ATOMIC_ACKNOWLEDGE: return 8;
-        case RcOpcode::SEND_LAST_WITH_INVALIDATE:
-        case RcOpcode::SEND_ONLY_WITH_INVALIDATE: return 4;
-        default: return 0;
+    case RcOpcode::COMPARE_SWAP:
+    case RcOpcode::FETCH_ADD: return 28;
+    case RcOpcode::ATOMIC_ACKNOWLEDGE: return 8;
+    case RcOpcode::SEND_LAST_WITH_INVALIDATE:
+    case RcOpcode::SEND_ONLY_WITH_INVALIDATE: return 4;
+    default: return 0;
     }
 }
 
 constexpr bool has_immediate(RcOpcode op) {
     switch (op) {
-        case RcOpcode::SEND_LAST_WITH_IMMEDIATE:
-        case RcOpcode::SEND_ONLY_WITH_IMMEDIATE:
-        case RcOpcode::RDMA_WRITE_LAST_WITH_IMMEDIATE:
-        case RcOpcode::RDMA_WRITE_ONLY_WITH_IMMEDIATE: return true;
-        default: return false;
+    case RcOpcode::SEND_LAST_WITH_IMMEDIATE:
+    case RcOpcode::SEND_ONLY_WITH_IMMEDIATE:
+    case RcOpcode::RDMA_WRITE_LAST_WITH_IMMEDIATE:
+    case RcOpcode::RDMA_WRITE_ONLY_WITH_IMMEDIATE: return true;
+    default: return false;
     }
 }
-
 
 inline constexpr std::size_t eth_bytes = 14;
 inline constexpr std::size_t ipv4_bytes = 20;
@@ -215,14 +214,14 @@ constexpr std::size_t max_frame_bytes = eth_bytes + ipv6_bytes + udp_bytes + bth
 
 // Why decode refused a frame (each counted apart by the port, rig/bnxt/sim/model.hpp).
 enum class Malformed : std::uint8_t {
-    not_roce,     // another EtherType or IP protocol, an IP fragment, IPv4 options, BTH TVer != 0
-    truncated,    // shorter than its headers, or than its IP, UDP or GRH length
-    length,       // longer than those lengths, lengths that disagree, PadCnt beyond the payload
-    ip_checksum,  // IPv4 header checksum
-    udp_checksum, // IPv6's UDP checksum, zero or wrong (RFC 8200 §8.1)
-    udp_port,     // UDP to a destination port other than 4791
-    opcode,       // a RoCE packet of an opcode the model does not take (only RC's of Table 38)
-    aeth,         // an AETH syndrome of a reserved kind (IBA Table 44: 010, 1xx)
+    not_roce,      // another EtherType or IP protocol, an IP fragment, IPv4 options, BTH TVer != 0
+    truncated,     // shorter than its headers, or than its IP, UDP or GRH length
+    length,        // longer than those lengths, lengths that disagree, PadCnt beyond the payload
+    ip_checksum,   // IPv4 header checksum
+    udp_checksum,  // IPv6's UDP checksum, zero or wrong (RFC 8200 §8.1)
+    udp_port,      // UDP to a destination port other than 4791
+    opcode,        // a RoCE packet of an opcode the model does not take (only RC's of Table 38)
+    aeth,          // an AETH syndrome of a reserved kind (IBA Table 44: 010, 1xx)
     icrc,
 };
 

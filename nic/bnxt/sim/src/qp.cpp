@@ -64,26 +64,26 @@ struct Row {
 Row transition(QpState from, QpState to) {
     if (to == QpState::RESET || to == QpState::ERR) return {from <= QpState::ERR, 0, 0};
     switch (from) {
-        case QpState::RESET:
-            if (to == QpState::INIT) return {true, mm::ACCESS | mm::PKEY, 0};
-            break;
-        case QpState::INIT:
-            if (to == QpState::INIT) return {true, 0, mm::ACCESS | mm::PKEY};
-            if (to == QpState::RTR)
-                return {true,
-                        av_required | mm::PATH_MTU | mm::DEST_QP_ID | mm::RQ_PSN | mm::MAX_DEST_RD_ATOMIC |
-                            mm::MIN_RNR_TIMER,
-                        av_optional | mm::ACCESS | mm::PKEY};
-            break;
-        case QpState::RTR:
-            if (to == QpState::RTS)
-                return {true, mm::SQ_PSN | mm::TIMEOUT | mm::RETRY_CNT | mm::RNR_RETRY | mm::MAX_RD_ATOMIC,
-                        mm::ACCESS | mm::MIN_RNR_TIMER};
-            break;
-        case QpState::RTS:
-            if (to == QpState::RTS) return {true, 0, mm::ACCESS | mm::MIN_RNR_TIMER};
-            break;
-        default: break;
+    case QpState::RESET:
+        if (to == QpState::INIT) return {true, mm::ACCESS | mm::PKEY, 0};
+        break;
+    case QpState::INIT:
+        if (to == QpState::INIT) return {true, 0, mm::ACCESS | mm::PKEY};
+        if (to == QpState::RTR)
+            return {
+                true,
+                av_required | mm::PATH_MTU | mm::DEST_QP_ID | mm::RQ_PSN | mm::MAX_DEST_RD_ATOMIC | mm::MIN_RNR_TIMER,
+                av_optional | mm::ACCESS | mm::PKEY};
+        break;
+    case QpState::RTR:
+        if (to == QpState::RTS)
+            return {true, mm::SQ_PSN | mm::TIMEOUT | mm::RETRY_CNT | mm::RNR_RETRY | mm::MAX_RD_ATOMIC,
+                    mm::ACCESS | mm::MIN_RNR_TIMER};
+        break;
+    case QpState::RTS:
+        if (to == QpState::RTS) return {true, 0, mm::ACCESS | mm::MIN_RNR_TIMER};
+        break;
+    default: break;
     }
     return {};
 }
@@ -104,7 +104,8 @@ Firmware::Answer Firmware::modify_qp(std::span<const std::byte> c) {
     const std::uint8_t state_byte = cmd.network_type_en_sqd_async_notify_new_state;
     const QpState from = qp->state;
     const auto to = (mask & mm::STATE) ? static_cast<QpState>(hsi::modify_qp::new_state.of(state_byte)) : from;
-    if (static_cast<unsigned>(to) > static_cast<unsigned>(QpState::ERR)) return Answer::fail(RcfwStatus::INVALID_PARAMETER);
+    if (static_cast<unsigned>(to) > static_cast<unsigned>(QpState::ERR))
+        return Answer::fail(RcfwStatus::INVALID_PARAMETER);
     const Row row = transition(from, to);
     const std::uint32_t attributes = mask & ~mm::STATE;
     if (!row.valid || (attributes & row.required) != row.required || (attributes & ~(row.required | row.optional)) != 0)
@@ -140,7 +141,8 @@ Firmware::Answer Firmware::modify_qp(std::span<const std::byte> c) {
     if (mask & mm::PKEY) qp->pkey = cmd.pkey;
     if (mask & mm::QKEY) qp->qkey = cmd.qkey;
     if (mask & mm::DGID) qp->dgid = cmd.dgid;
-    if (mask & mm::FLOW_LABEL) qp->flow_label = static_cast<std::uint32_t>(hsi::modify_qp::flow_label.of(cmd.flow_label));
+    if (mask & mm::FLOW_LABEL)
+        qp->flow_label = static_cast<std::uint32_t>(hsi::modify_qp::flow_label.of(cmd.flow_label));
     if (mask & mm::SGID_INDEX) qp->sgid_index = cmd.sgid_index;
     if (mask & mm::HOP_LIMIT) qp->hop_limit = cmd.hop_limit;
     if (mask & mm::TRAFFIC_CLASS) qp->traffic_class = cmd.traffic_class;

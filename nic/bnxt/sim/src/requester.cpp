@@ -54,18 +54,15 @@ constexpr std::uint64_t max_message_bytes = std::uint64_t{1} << 31;  // IB: 2^31
 
 bool is_read(const SendWork& w) { return w.type == WqeType::RDMA_READ; }
 bool is_write(WqeType t) { return t == WqeType::RDMA_WRITE || t == WqeType::RDMA_WRITE_WITH_IMMEDIATE; }
-bool with_immediate(WqeType t) {
-    return t == WqeType::SEND_WITH_IMMEDIATE || t == WqeType::RDMA_WRITE_WITH_IMMEDIATE;
-}
+bool with_immediate(WqeType t) { return t == WqeType::SEND_WITH_IMMEDIATE || t == WqeType::RDMA_WRITE_WITH_IMMEDIATE; }
 
 // IBA 9.7.6.1.1: the local ACK timeout.
 Nanoseconds transport_timeout(std::uint8_t t) { return Nanoseconds(std::int64_t{4096} << t); }
 
 // IBA Table 45: RNR NAK timer field values, in microseconds.
-constexpr std::array<std::int64_t, 32> rnr_us{655360, 10,    20,    30,    40,    60,     80,     120,
-                                               160,    240,   320,   480,   640,   960,    1280,   1920,
-                                               2560,   3840,  5120,  7680,  10240, 15360,  20480,  30720,
-                                               40960,  61440, 81920, 122880, 163840, 245760, 327680, 491520};
+constexpr std::array<std::int64_t, 32> rnr_us{
+    655360, 10,   20,   30,   40,    60,    80,    120,   160,   240,   320,   480,    640,    960,    1280,   1920,
+    2560,   3840, 5120, 7680, 10240, 15360, 20480, 30720, 40960, 61440, 81920, 122880, 163840, 245760, 327680, 491520};
 
 RcOpcode packet_opcode(WqeType type, bool first, bool last) {
     const bool imm = with_immediate(type);
@@ -142,31 +139,31 @@ bool Firmware::take_wqe(Qp& qp) {
     const auto rdma = load<hsi::SqRdmaWqe>(wqe);
     const auto type = static_cast<WqeType>(send.wqe_type);
     switch (type) {
-        case WqeType::SEND:
-        case WqeType::SEND_WITH_IMMEDIATE:
-            w.length = send.length;
-            w.immediate = send.inv_key_or_imm_data;
-            break;
-        case WqeType::RDMA_WRITE:
-        case WqeType::RDMA_WRITE_WITH_IMMEDIATE:
-        case WqeType::RDMA_READ:
-            w.length = rdma.length;
-            w.immediate = rdma.imm_data;
-            w.remote_va = rdma.remote_va;
-            w.rkey = rdma.remote_key;
-            break;
-        case WqeType::SEND_WITH_INVALIDATE:
-        case WqeType::ATOMIC_CMP_AND_SWAP:
-        case WqeType::ATOMIC_FETCH_AND_ADD:
-        case WqeType::LOCAL_INVALIDATE:
-        case WqeType::FAST_REGISTER:
-        case WqeType::BIND:
-        case WqeType::FR_PPMR:
-            // Real operations the model does not run (a gap, stated).
-            return fail(CqeReqStatus::LOCAL_QP_OPERATION_ERR, ReqErrStateReason::NO_ERROR);
-        default:
-            ++counters_.bad_descriptors;  // RECV on the SQ, poison, garbage
-            return fail(CqeReqStatus::LOCAL_QP_OPERATION_ERR, ReqErrStateReason::NO_ERROR);
+    case WqeType::SEND:
+    case WqeType::SEND_WITH_IMMEDIATE:
+        w.length = send.length;
+        w.immediate = send.inv_key_or_imm_data;
+        break;
+    case WqeType::RDMA_WRITE:
+    case WqeType::RDMA_WRITE_WITH_IMMEDIATE:
+    case WqeType::RDMA_READ:
+        w.length = rdma.length;
+        w.immediate = rdma.imm_data;
+        w.remote_va = rdma.remote_va;
+        w.rkey = rdma.remote_key;
+        break;
+    case WqeType::SEND_WITH_INVALIDATE:
+    case WqeType::ATOMIC_CMP_AND_SWAP:
+    case WqeType::ATOMIC_FETCH_AND_ADD:
+    case WqeType::LOCAL_INVALIDATE:
+    case WqeType::FAST_REGISTER:
+    case WqeType::BIND:
+    case WqeType::FR_PPMR:
+        // Real operations the model does not run (a gap, stated).
+        return fail(CqeReqStatus::LOCAL_QP_OPERATION_ERR, ReqErrStateReason::NO_ERROR);
+    default:
+        ++counters_.bad_descriptors;  // RECV on the SQ, poison, garbage
+        return fail(CqeReqStatus::LOCAL_QP_OPERATION_ERR, ReqErrStateReason::NO_ERROR);
     }
     w.type = type;
     w.signaled = hsi::wqe_flags::SIGNAL_COMP.of(send.flags) || hsi::create_qp::FORCE_COMPLETION.of(qp.flags);
@@ -195,7 +192,8 @@ bool Firmware::take_wqe(Qp& qp) {
         }
         if (total != w.length) return fail(CqeReqStatus::LOCAL_LENGTH_ERR, ReqErrStateReason::NO_ERROR);
         for (const Sge& s : w.sges)
-            if (!local_ok(qp, s, is_read(w))) return fail(CqeReqStatus::LOCAL_PROTECTION_ERR, ReqErrStateReason::NO_ERROR);
+            if (!local_ok(qp, s, is_read(w)))
+                return fail(CqeReqStatus::LOCAL_PROTECTION_ERR, ReqErrStateReason::NO_ERROR);
     }
     if (w.length > max_message_bytes) return fail(CqeReqStatus::LOCAL_LENGTH_ERR, ReqErrStateReason::NO_ERROR);
     w.first_psn = qp.next_psn;
@@ -237,7 +235,8 @@ bool Firmware::send_work_packet(Qp& qp, SendWork& w) {
         p.opcode = RcOpcode::RDMA_READ_REQUEST;
         p.psn = psn_add(w.first_psn, w.acked);
         p.ack_request = true;
-        p.reth = Reth{w.remote_va + done_bytes, w.rkey, static_cast<std::uint32_t>(w.length - std::min(w.length, done_bytes))};
+        p.reth = Reth{w.remote_va + done_bytes, w.rkey,
+                      static_cast<std::uint32_t>(w.length - std::min(w.length, done_bytes))};
         transmit(qp, std::move(p));
         w.asked_mid = w.asked_mid || w.acked > 0;
         note_sent(qp, psn_add(w.first_psn, w.npkts));
@@ -434,25 +433,25 @@ void Firmware::on_ack(Qp& qp, const Packet& p) {
                 }
             } else {
                 switch (static_cast<NakCode>(a.value)) {
-                    case NakCode::PSN_SEQUENCE_ERROR:
-                        ++counters_.sequence_naks_received;
-                        go_back(qp, p.psn, false);
-                        break;
-                    case NakCode::INVALID_REQUEST:
-                        fail_work(qp, *w, CqeReqStatus::REMOTE_INVALID_REQUEST_ERR, ReqErrStateReason::NAK_ARRIVAL_2);
-                        break;
-                    case NakCode::REMOTE_ACCESS_ERROR:
-                        fail_work(qp, *w, CqeReqStatus::REMOTE_ACCESS_ERR, ReqErrStateReason::NAK_ARRIVAL_3);
-                        break;
-                    case NakCode::REMOTE_OPERATIONAL_ERROR:
-                        fail_work(qp, *w, CqeReqStatus::REMOTE_OPERATION_ERR, ReqErrStateReason::NAK_ARRIVAL_4);
-                        break;
-                    default:
-                        // Codes 4-31, reserved for RC (IBA Table 44): never ignored; Linux's
-                        // rxe_comp.c check_ack fails the WQE with IB_WC_REM_OP_ERR ("unexpected
-                        // nak"). [UNCERTAIN] the err_state_reason hardware reports for one.
-                        fail_work(qp, *w, CqeReqStatus::REMOTE_OPERATION_ERR, ReqErrStateReason::NAK_ARRIVAL_4);
-                        break;
+                case NakCode::PSN_SEQUENCE_ERROR:
+                    ++counters_.sequence_naks_received;
+                    go_back(qp, p.psn, false);
+                    break;
+                case NakCode::INVALID_REQUEST:
+                    fail_work(qp, *w, CqeReqStatus::REMOTE_INVALID_REQUEST_ERR, ReqErrStateReason::NAK_ARRIVAL_2);
+                    break;
+                case NakCode::REMOTE_ACCESS_ERROR:
+                    fail_work(qp, *w, CqeReqStatus::REMOTE_ACCESS_ERR, ReqErrStateReason::NAK_ARRIVAL_3);
+                    break;
+                case NakCode::REMOTE_OPERATIONAL_ERROR:
+                    fail_work(qp, *w, CqeReqStatus::REMOTE_OPERATION_ERR, ReqErrStateReason::NAK_ARRIVAL_4);
+                    break;
+                default:
+                    // Codes 4-31, reserved for RC (IBA Table 44): never ignored; Linux's
+                    // rxe_comp.c check_ack fails the WQE with IB_WC_REM_OP_ERR ("unexpected
+                    // nak"). [UNCERTAIN] the err_state_reason hardware reports for one.
+                    fail_work(qp, *w, CqeReqStatus::REMOTE_OPERATION_ERR, ReqErrStateReason::NAK_ARRIVAL_4);
+                    break;
                 }
             }
         }
@@ -491,11 +490,10 @@ void Firmware::on_read_response(Qp& qp, Packet& p) {
     const bool may_start = k == 0 || w.asked_mid;
     const bool may_continue = k > 0;
     const bool last = k + 1 == w.npkts;
-    const bool opcode_fits =
-        last ? (p.opcode == RcOpcode::RDMA_READ_RESPONSE_ONLY && may_start) ||
-                   (p.opcode == RcOpcode::RDMA_READ_RESPONSE_LAST && may_continue)
-             : (p.opcode == RcOpcode::RDMA_READ_RESPONSE_FIRST && may_start) ||
-                   (p.opcode == RcOpcode::RDMA_READ_RESPONSE_MIDDLE && may_continue);
+    const bool opcode_fits = last ? (p.opcode == RcOpcode::RDMA_READ_RESPONSE_ONLY && may_start) ||
+                                        (p.opcode == RcOpcode::RDMA_READ_RESPONSE_LAST && may_continue)
+                                  : (p.opcode == RcOpcode::RDMA_READ_RESPONSE_FIRST && may_start) ||
+                                        (p.opcode == RcOpcode::RDMA_READ_RESPONSE_MIDDLE && may_continue);
     const std::uint64_t offset = std::uint64_t{k} * mtu;
     const std::uint64_t expected_bytes = std::min<std::uint64_t>(mtu, w.length - offset);
     if (!opcode_fits || p.payload.size() != expected_bytes) {

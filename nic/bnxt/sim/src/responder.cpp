@@ -55,8 +55,7 @@ bool in_sequence(const Qp& qp, RcOpcode op) {
     using enum RcOpcode;
     if (qp.receive.active)
         return opcode_in(op, {SEND_MIDDLE, SEND_LAST, SEND_LAST_WITH_IMMEDIATE, SEND_LAST_WITH_INVALIDATE});
-    if (qp.write.active)
-        return opcode_in(op, {RDMA_WRITE_MIDDLE, RDMA_WRITE_LAST, RDMA_WRITE_LAST_WITH_IMMEDIATE});
+    if (qp.write.active) return opcode_in(op, {RDMA_WRITE_MIDDLE, RDMA_WRITE_LAST, RDMA_WRITE_LAST_WITH_IMMEDIATE});
     return !opcode_in(op, {SEND_MIDDLE, SEND_LAST, SEND_LAST_WITH_IMMEDIATE, SEND_LAST_WITH_INVALIDATE,
                            RDMA_WRITE_MIDDLE, RDMA_WRITE_LAST, RDMA_WRITE_LAST_WITH_IMMEDIATE});
 }
@@ -88,11 +87,11 @@ bool length_ok(const Packet& p, std::uint32_t mtu) {
 
 void Firmware::handle(Event& event) {
     switch (event.kind) {
-        case Event::Kind::hwrm: hwrm(std::move(event.bytes)); break;
-        case Event::Kind::cmdq_init: cmdq_init(event.bytes); break;
-        case Event::Kind::cmdq_trigger: cmdq_trigger(static_cast<std::uint32_t>(event.value)); break;
-        case Event::Kind::doorbell: doorbell(event.value, event.offset); break;
-        case Event::Kind::frame: frame(event.frame); break;
+    case Event::Kind::hwrm: hwrm(std::move(event.bytes)); break;
+    case Event::Kind::cmdq_init: cmdq_init(event.bytes); break;
+    case Event::Kind::cmdq_trigger: cmdq_trigger(static_cast<std::uint32_t>(event.value)); break;
+    case Event::Kind::doorbell: doorbell(event.value, event.offset); break;
+    case Event::Kind::frame: frame(event.frame); break;
     }
 }
 
@@ -102,22 +101,22 @@ void Firmware::frame(std::span<std::byte> bytes) {
     Qp* qp = accept(p);  // the port's checks (frames.cpp)
     if (!qp) return;
     switch (p->opcode) {
-        case RcOpcode::ACKNOWLEDGE:
-            if (qp->state == hsi::QpState::RTS) on_ack(*qp, *p);
-            else ++counters_.frames_dropped;
-            return;
-        case RcOpcode::RDMA_READ_RESPONSE_FIRST:
-        case RcOpcode::RDMA_READ_RESPONSE_MIDDLE:
-        case RcOpcode::RDMA_READ_RESPONSE_LAST:
-        case RcOpcode::RDMA_READ_RESPONSE_ONLY:
-            if (qp->state == hsi::QpState::RTS) on_read_response(*qp, *p);
-            else ++counters_.frames_dropped;
-            return;
-        case RcOpcode::ATOMIC_ACKNOWLEDGE:
-            // The answer to an atomic, which this QP never sends: a response to nothing asked.
-            ++counters_.frames_dropped;
-            return;
-        default: respond(*qp, *p); return;
+    case RcOpcode::ACKNOWLEDGE:
+        if (qp->state == hsi::QpState::RTS) on_ack(*qp, *p);
+        else ++counters_.frames_dropped;
+        return;
+    case RcOpcode::RDMA_READ_RESPONSE_FIRST:
+    case RcOpcode::RDMA_READ_RESPONSE_MIDDLE:
+    case RcOpcode::RDMA_READ_RESPONSE_LAST:
+    case RcOpcode::RDMA_READ_RESPONSE_ONLY:
+        if (qp->state == hsi::QpState::RTS) on_read_response(*qp, *p);
+        else ++counters_.frames_dropped;
+        return;
+    case RcOpcode::ATOMIC_ACKNOWLEDGE:
+        // The answer to an atomic, which this QP never sends: a response to nothing asked.
+        ++counters_.frames_dropped;
+        return;
+    default: respond(*qp, *p); return;
     }
 }
 
@@ -245,8 +244,8 @@ void Firmware::on_send(Qp& qp, Packet& p) {
 void Firmware::on_write(Qp& qp, Packet& p) {
     using enum RcOpcode;
     const bool first = opcode_in(p.opcode, {RDMA_WRITE_FIRST, RDMA_WRITE_ONLY, RDMA_WRITE_ONLY_WITH_IMMEDIATE});
-    const bool last = opcode_in(p.opcode, {RDMA_WRITE_LAST, RDMA_WRITE_LAST_WITH_IMMEDIATE, RDMA_WRITE_ONLY,
-                                           RDMA_WRITE_ONLY_WITH_IMMEDIATE});
+    const bool last = opcode_in(
+        p.opcode, {RDMA_WRITE_LAST, RDMA_WRITE_LAST_WITH_IMMEDIATE, RDMA_WRITE_ONLY, RDMA_WRITE_ONLY_WITH_IMMEDIATE});
     const bool imm = p.immediate.has_value();
     if (last && imm && (qp.rq_size == 0 || qp.rq_consumer == qp.rq_producer)) {
         send_ack(qp, p.psn, AethKind::RNR_NAK, qp.min_rnr_timer);
@@ -333,10 +332,10 @@ void Firmware::on_read_request(Qp& qp, const Packet& p, bool duplicate) {
     for (std::uint32_t i = 0; i < n; ++i) {
         const std::uint64_t offset = std::uint64_t{i} * mtu;
         Packet r;
-        r.opcode = n == 1        ? RcOpcode::RDMA_READ_RESPONSE_ONLY
-                   : i == 0      ? RcOpcode::RDMA_READ_RESPONSE_FIRST
-                   : i + 1 == n  ? RcOpcode::RDMA_READ_RESPONSE_LAST
-                                 : RcOpcode::RDMA_READ_RESPONSE_MIDDLE;
+        r.opcode = n == 1       ? RcOpcode::RDMA_READ_RESPONSE_ONLY
+                   : i == 0     ? RcOpcode::RDMA_READ_RESPONSE_FIRST
+                   : i + 1 == n ? RcOpcode::RDMA_READ_RESPONSE_LAST
+                                : RcOpcode::RDMA_READ_RESPONSE_MIDDLE;
         r.psn = psn_add(p.psn, i);
         if (has_aeth(r.opcode)) r.aeth = Aeth{AethKind::ACK, 0x1F, qp.msn};
         // The bytes go from the bus read straight into the frame being built.

@@ -63,8 +63,8 @@ static_assert(phase({0, 0}) == 1 && phase({0, 1}) == 0);
 // B21 (MORI): the epoch never flips after the first wrap -> a doorbell 74 ahead -> dropped.
 static_assert(!producer_doorbell_ok({60, 0}, {60, 0}, {6, 0}, 64));
 static_assert(producer_doorbell_ok({60, 0}, {60, 0}, {6, 1}, 64));
-static_assert(producer_doorbell_ok({0, 0}, {0, 0}, {0, 1}, 64));   // a full ring
-static_assert(!producer_doorbell_ok({0, 0}, {10, 0}, {5, 0}, 64)); // backwards
+static_assert(producer_doorbell_ok({0, 0}, {0, 0}, {0, 1}, 64));    // a full ring
+static_assert(!producer_doorbell_ok({0, 0}, {10, 0}, {5, 0}, 64));  // backwards
 static_assert(consumer_doorbell_ok({10, 0}, {20, 0}, {20, 0}, 64));
 static_assert(!consumer_doorbell_ok({10, 0}, {20, 0}, {21, 0}, 64));
 static_assert(!consumer_doorbell_ok({10, 0}, {20, 0}, {15, 1}, 64));

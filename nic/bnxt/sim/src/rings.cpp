@@ -40,93 +40,93 @@ void Firmware::doorbell(std::uint64_t value, std::uint64_t offset) {
         return true;
     };
     switch (d.type) {
-        case DbType::SQ:
-        case DbType::RQ: {
-            Qp* qp = find_qp(d.xid);
-            const bool sq = d.type == DbType::SQ;
-            if (!qp || qp->state == hsi::QpState::RESET || (!sq && qp->rq_size == 0) ||
-                d.index >= (sq ? qp->sq_size : qp->rq_size)) {
-                ++counters_.doorbell_drops;
-                return;
-            }
-            if (wrong_page(qp->dpi)) return;
-            Position& producer = sq ? qp->sq_producer : qp->rq_producer;
-            const Position consumer = sq ? qp->sq_consumer : qp->rq_consumer;
-            if (!producer_doorbell_ok(consumer, producer, position, sq ? qp->sq_size : qp->rq_size)) {
-                ++counters_.doorbell_drops;
-                ++counters_.epoch_faults;
-                return;
-            }
-            ++counters_.doorbells;
-            producer = position;
-            if (qp->state == hsi::QpState::ERR) return;  // the driver flushes what it posts now
-            if (sq) pump(*qp);
-            return;
-        }
-        case DbType::CQ:
-        case DbType::CQ_ARMSE:
-        case DbType::CQ_ARMALL: {
-            Cq* cq = find_cq(d.xid);
-            if (!cq || d.index >= cq->size) {
-                ++counters_.doorbell_drops;
-                return;
-            }
-            if (wrong_page(cq->dpi)) return;
-            if (!consumer_doorbell_ok(cq->consumer, cq->producer, position, cq->size)) {
-                ++counters_.doorbell_drops;
-                ++counters_.epoch_faults;
-                return;
-            }
-            ++counters_.doorbells;
-            cq->consumer = position;
-            while (!cq->solicited.empty() && ahead(cq->consumer, cq->solicited.front(), cq->size) >=
-                                                 ahead(cq->consumer, cq->producer, cq->size))
-                cq->solicited.pop_front();  // released
-            if (d.type == DbType::CQ) return;
-            if (!cq->arm_enabled) return;  // armed without CQ_ARMENA: no effect
-            cq->arm = d.type == DbType::CQ_ARMALL ? CqArm::all : CqArm::solicited;
-            const bool pending = cq->consumer != cq->producer;
-            if ((cq->arm == CqArm::all && pending) || (cq->arm == CqArm::solicited && !cq->solicited.empty()))
-                cq_notify(*cq);
-            return;
-        }
-        case DbType::CQ_ARMENA: {
-            Cq* cq = find_cq(d.xid);
-            if (!cq) {
-                ++counters_.doorbell_drops;
-                return;
-            }
-            if (wrong_page(0)) return;  // Linux: bnxt_qplib_armen_db rings the privileged page
-            ++counters_.doorbells;
-            cq->arm_enabled = true;
-            return;
-        }
-        case DbType::NQ:
-        case DbType::NQ_ARM: {
-            NqRing* nq = find_ring(static_cast<std::uint16_t>(d.xid));
-            if (!nq || d.xid > 0xFFFF || d.index >= nq->length) {
-                ++counters_.doorbell_drops;
-                return;
-            }
-            if (wrong_page(0)) return;
-            if (!consumer_doorbell_ok(nq->consumer, nq->producer, position, nq->length)) {
-                ++counters_.doorbell_drops;
-                ++counters_.epoch_faults;
-                return;
-            }
-            ++counters_.doorbells;
-            nq->consumer = position;
-            if (d.type == DbType::NQ_ARM) {
-                nq->armed = true;
-                nq_interrupt_if_pending(*nq);
-            }
-            if (channel_.latched && channel_.creq == nq->id) cmdq_run();  // a stalled channel may go on
-            return;
-        }
-        default:
-            // SRQ, SRQ_ARM, SRQ_ARMENA, CQ_CUTOFF_ACK, push: no SRQs or resizes in the model.
+    case DbType::SQ:
+    case DbType::RQ: {
+        Qp* qp = find_qp(d.xid);
+        const bool sq = d.type == DbType::SQ;
+        if (!qp || qp->state == hsi::QpState::RESET || (!sq && qp->rq_size == 0) ||
+            d.index >= (sq ? qp->sq_size : qp->rq_size)) {
             ++counters_.doorbell_drops;
             return;
+        }
+        if (wrong_page(qp->dpi)) return;
+        Position& producer = sq ? qp->sq_producer : qp->rq_producer;
+        const Position consumer = sq ? qp->sq_consumer : qp->rq_consumer;
+        if (!producer_doorbell_ok(consumer, producer, position, sq ? qp->sq_size : qp->rq_size)) {
+            ++counters_.doorbell_drops;
+            ++counters_.epoch_faults;
+            return;
+        }
+        ++counters_.doorbells;
+        producer = position;
+        if (qp->state == hsi::QpState::ERR) return;  // the driver flushes what it posts now
+        if (sq) pump(*qp);
+        return;
+    }
+    case DbType::CQ:
+    case DbType::CQ_ARMSE:
+    case DbType::CQ_ARMALL: {
+        Cq* cq = find_cq(d.xid);
+        if (!cq || d.index >= cq->size) {
+            ++counters_.doorbell_drops;
+            return;
+        }
+        if (wrong_page(cq->dpi)) return;
+        if (!consumer_doorbell_ok(cq->consumer, cq->producer, position, cq->size)) {
+            ++counters_.doorbell_drops;
+            ++counters_.epoch_faults;
+            return;
+        }
+        ++counters_.doorbells;
+        cq->consumer = position;
+        while (!cq->solicited.empty() &&
+               ahead(cq->consumer, cq->solicited.front(), cq->size) >= ahead(cq->consumer, cq->producer, cq->size))
+            cq->solicited.pop_front();  // released
+        if (d.type == DbType::CQ) return;
+        if (!cq->arm_enabled) return;  // armed without CQ_ARMENA: no effect
+        cq->arm = d.type == DbType::CQ_ARMALL ? CqArm::all : CqArm::solicited;
+        const bool pending = cq->consumer != cq->producer;
+        if ((cq->arm == CqArm::all && pending) || (cq->arm == CqArm::solicited && !cq->solicited.empty()))
+            cq_notify(*cq);
+        return;
+    }
+    case DbType::CQ_ARMENA: {
+        Cq* cq = find_cq(d.xid);
+        if (!cq) {
+            ++counters_.doorbell_drops;
+            return;
+        }
+        if (wrong_page(0)) return;  // Linux: bnxt_qplib_armen_db rings the privileged page
+        ++counters_.doorbells;
+        cq->arm_enabled = true;
+        return;
+    }
+    case DbType::NQ:
+    case DbType::NQ_ARM: {
+        NqRing* nq = find_ring(static_cast<std::uint16_t>(d.xid));
+        if (!nq || d.xid > 0xFFFF || d.index >= nq->length) {
+            ++counters_.doorbell_drops;
+            return;
+        }
+        if (wrong_page(0)) return;
+        if (!consumer_doorbell_ok(nq->consumer, nq->producer, position, nq->length)) {
+            ++counters_.doorbell_drops;
+            ++counters_.epoch_faults;
+            return;
+        }
+        ++counters_.doorbells;
+        nq->consumer = position;
+        if (d.type == DbType::NQ_ARM) {
+            nq->armed = true;
+            nq_interrupt_if_pending(*nq);
+        }
+        if (channel_.latched && channel_.creq == nq->id) cmdq_run();  // a stalled channel may go on
+        return;
+    }
+    default:
+        // SRQ, SRQ_ARM, SRQ_ARMENA, CQ_CUTOFF_ACK, push: no SRQs or resizes in the model.
+        ++counters_.doorbell_drops;
+        return;
     }
 }
 
@@ -140,8 +140,7 @@ bool Firmware::nq_post(NqRing& nq, std::span<const std::byte, 16> entry, testing
     faults_.tamper(what, e);  // testing::Faults::tamper: a hostile device
     // §4.5.1 / §5.6: the phase bit in byte 8 (CREQ `v`, NQ info63_v[0] bit 0).
     e[hsi::nq::v_offset] = (e[hsi::nq::v_offset] & std::byte{0xFE}) | std::byte{phase(nq.producer)};
-    if (!publish_list(bus_, nq.memory, std::uint64_t{nq.producer.index} * hsi::nq::entry_bytes, e,
-                      hsi::nq::v_offset))
+    if (!publish_list(bus_, nq.memory, std::uint64_t{nq.producer.index} * hsi::nq::entry_bytes, e, hsi::nq::v_offset))
         return false;
     nq.producer = advance(nq.producer, nq.length);
     nq_interrupt_if_pending(nq);
@@ -160,7 +159,8 @@ bool Firmware::cq_post(Cq& cq, std::span<const std::byte, 32> cqe, bool solicite
         cq.overflowed = true;
         // roce_hsi.h creq_cq_error_notification: the requester's (a CQE of a send queue) or
         // the responder's overflow, by the CQE that found no room.
-        const auto type = static_cast<hsi::CqeType>(hsi::cqe::cqe_type.of(std::to_integer<std::uint8_t>(cqe[hsi::cqe::toggle_offset])));
+        const auto type = static_cast<hsi::CqeType>(
+            hsi::cqe::cqe_type.of(std::to_integer<std::uint8_t>(cqe[hsi::cqe::toggle_offset])));
         const bool requester = type == hsi::CqeType::REQ || type == hsi::CqeType::TERMINAL;
         hsi::CreqCqErrorNotification n{};
         n.type = static_cast<std::uint8_t>(hsi::CreqType::QP_EVENT);
@@ -216,8 +216,8 @@ bool Firmware::post_req_cqe(Qp& qp, std::uint32_t index, hsi::CqeReqStatus statu
     return cq_post(*cq, e, status != hsi::CqeReqStatus::OK);
 }
 
-bool Firmware::post_res_cqe(Qp& qp, std::uint32_t length, std::uint32_t imm, std::uint16_t flags,
-                            std::uint32_t wr_id, hsi::CqeResStatus status, bool solicited) {
+bool Firmware::post_res_cqe(Qp& qp, std::uint32_t length, std::uint32_t imm, std::uint16_t flags, std::uint32_t wr_id,
+                            hsi::CqeResStatus status, bool solicited) {
     Cq* cq = find_cq(qp.rcq);
     if (!cq) return false;
     hsi::CqeResRc c{};

@@ -21,23 +21,23 @@ inline constexpr std::uint32_t legacy_bytes = 256;
 inline constexpr std::uint32_t express_bytes = 4096;
 
 // §6.1 / §7.5.1: the header common to type 0 (endpoint) and type 1 (bridge).
-inline constexpr std::uint32_t vendor_id = 0x00;         // 16 bits
-inline constexpr std::uint32_t device_id = 0x02;         // 16 bits
-inline constexpr std::uint32_t command = 0x04;           // 16 bits
-inline constexpr std::uint32_t status = 0x06;            // 16 bits
-inline constexpr std::uint32_t revision_id = 0x08;       // 8 bits; class code in the 3 bytes above
-inline constexpr std::uint32_t class_code = 0x09;        // 24 bits: programming interface, subclass, base class
-inline constexpr std::uint32_t header_type = 0x0e;       // 8 bits
-inline constexpr std::uint32_t bar0 = 0x10;              // BARs: 6 (type 0) or 2 (type 1) dwords
-inline constexpr std::uint32_t subsystem_vendor_id = 0x2c;  // type 0 only
-inline constexpr std::uint32_t subsystem_id = 0x2e;         // type 0 only
+inline constexpr std::uint32_t vendor_id = 0x00;             // 16 bits
+inline constexpr std::uint32_t device_id = 0x02;             // 16 bits
+inline constexpr std::uint32_t command = 0x04;               // 16 bits
+inline constexpr std::uint32_t status = 0x06;                // 16 bits
+inline constexpr std::uint32_t revision_id = 0x08;           // 8 bits; class code in the 3 bytes above
+inline constexpr std::uint32_t class_code = 0x09;            // 24 bits: programming interface, subclass, base class
+inline constexpr std::uint32_t header_type = 0x0e;           // 8 bits
+inline constexpr std::uint32_t bar0 = 0x10;                  // BARs: 6 (type 0) or 2 (type 1) dwords
+inline constexpr std::uint32_t subsystem_vendor_id = 0x2c;   // type 0 only
+inline constexpr std::uint32_t subsystem_id = 0x2e;          // type 0 only
 inline constexpr std::uint32_t capabilities_pointer = 0x34;  // 8 bits, low 2 bits reserved
 
 inline constexpr std::uint16_t command_memory_space = 0x0002;
 inline constexpr std::uint16_t command_bus_master = 0x0004;
 inline constexpr std::uint16_t status_capabilities_list = 0x0010;
 
-inline constexpr wire::Field<0, 7> header_layout;      // 0: type 0, 1: type 1 (PCI-to-PCI bridge)
+inline constexpr wire::Field<0, 7> header_layout;  // 0: type 0, 1: type 1 (PCI-to-PCI bridge)
 inline constexpr wire::Field<7, 1> header_multifunction;
 inline constexpr std::uint8_t header_type0 = 0;
 inline constexpr std::uint8_t header_type1 = 1;
@@ -49,7 +49,7 @@ inline constexpr std::uint32_t subordinate_bus = 0x1a;
 
 // §7.5.1.2.1 BAR bits.
 inline constexpr std::uint32_t bar_io = 0x1;
-inline constexpr std::uint32_t bar_memory_64 = 0x4;       // type field 10b
+inline constexpr std::uint32_t bar_memory_64 = 0x4;  // type field 10b
 inline constexpr std::uint32_t bar_prefetchable = 0x8;
 
 // §6.7: each capability is (ID: 8 bits, next pointer: 8 bits, ...).
@@ -70,8 +70,8 @@ enum class PortType : std::uint8_t {
     Endpoint = 0x0,
     LegacyEndpoint = 0x1,
     RootPort = 0x4,
-    UpstreamPort = 0x5,       // of a switch
-    DownstreamPort = 0x6,     // of a switch
+    UpstreamPort = 0x5,    // of a switch
+    DownstreamPort = 0x6,  // of a switch
     PcieToPciBridge = 0x7,
     PciToPcieBridge = 0x8,
     RootComplexEndpoint = 0x9,  // RCiEP
@@ -91,22 +91,22 @@ inline constexpr std::uint16_t extended_acs = 0x000d;
 inline constexpr std::uint32_t acs_capability = 0x4;  // 16 bits: what the port implements
 inline constexpr std::uint32_t acs_control = 0x6;     // 16 bits: what is enabled
 // Bits of both registers.
-inline constexpr std::uint16_t acs_source_validation = 0x0001;    // SrcValid
-inline constexpr std::uint16_t acs_translation_blocking = 0x0002; // TransBlk
-inline constexpr std::uint16_t acs_request_redirect = 0x0004;     // ReqRedir
-inline constexpr std::uint16_t acs_completion_redirect = 0x0008;  // CmpltRedir
-inline constexpr std::uint16_t acs_upstream_forwarding = 0x0010;  // UpstreamFwd
-inline constexpr std::uint16_t acs_egress_control = 0x0020;       // EgressCtrl
-inline constexpr std::uint16_t acs_direct_translated = 0x0040;    // DirectTrans
+inline constexpr std::uint16_t acs_source_validation = 0x0001;     // SrcValid
+inline constexpr std::uint16_t acs_translation_blocking = 0x0002;  // TransBlk
+inline constexpr std::uint16_t acs_request_redirect = 0x0004;      // ReqRedir
+inline constexpr std::uint16_t acs_completion_redirect = 0x0008;   // CmpltRedir
+inline constexpr std::uint16_t acs_upstream_forwarding = 0x0010;   // UpstreamFwd
+inline constexpr std::uint16_t acs_egress_control = 0x0020;        // EgressCtrl
+inline constexpr std::uint16_t acs_direct_translated = 0x0040;     // DirectTrans
 // The bits that send peer-to-peer requests up to the root complex, as p2pdma tests them
 // (drivers/pci/p2pdma.c; docs/p2pdma.md §4).
 inline constexpr std::uint16_t acs_redirect = acs_request_redirect | acs_completion_redirect | acs_egress_control;
 static_assert(acs_redirect == 0x002c);
 
 // §7.5.3.3–7.5.3.4: Device Capabilities and Device Control of the PCI Express capability.
-inline constexpr std::uint32_t express_device_capabilities = 0x4;  // 32 bits
-inline constexpr std::uint32_t express_device_control = 0x8;       // 16 bits
-inline constexpr std::uint32_t device_capabilities_flr = 0x1000'0000;  // Function Level Reset Capability
+inline constexpr std::uint32_t express_device_capabilities = 0x4;         // 32 bits
+inline constexpr std::uint32_t express_device_control = 0x8;              // 16 bits
+inline constexpr std::uint32_t device_capabilities_flr = 0x1000'0000;     // Function Level Reset Capability
 inline constexpr std::uint16_t device_control_relaxed_ordering = 0x0010;  // Enable Relaxed Ordering
 inline constexpr std::uint16_t device_control_no_snoop = 0x0800;          // Enable No Snoop
 inline constexpr std::uint16_t device_control_flr = 0x8000;               // Initiate FLR; reads 0
@@ -117,13 +117,13 @@ inline constexpr std::uint16_t device_control_flr = 0x8000;               // Ini
 // Vector of Link Capabilities 2, §7.5.3.18, whose bit n-1 is that generation); a width
 // field holds the lanes, x1..x32; a Negotiated Link Width of 0 is a link that is down.
 // An SR-IOV VF's link registers are reserved (SR-IOV 1.1 §3.5): its link is its PF's.
-inline constexpr std::uint32_t express_link_capabilities = 0x0c;  // 32 bits
-inline constexpr std::uint32_t express_link_control = 0x10;       // 16 bits
-inline constexpr std::uint32_t express_link_status = 0x12;        // 16 bits
-inline constexpr wire::Field<0, 4> link_capabilities_speed;       // Max Link Speed
-inline constexpr wire::Field<4, 6> link_capabilities_width;       // Maximum Link Width
-inline constexpr wire::Field<0, 4> link_status_speed;             // Current Link Speed
-inline constexpr wire::Field<4, 6> link_status_width;             // Negotiated Link Width
+inline constexpr std::uint32_t express_link_capabilities = 0x0c;                        // 32 bits
+inline constexpr std::uint32_t express_link_control = 0x10;                             // 16 bits
+inline constexpr std::uint32_t express_link_status = 0x12;                              // 16 bits
+inline constexpr wire::Field<0, 4> link_capabilities_speed;                             // Max Link Speed
+inline constexpr wire::Field<4, 6> link_capabilities_width;                             // Maximum Link Width
+inline constexpr wire::Field<0, 4> link_status_speed;                                   // Current Link Speed
+inline constexpr wire::Field<4, 6> link_status_width;                                   // Negotiated Link Width
 static_assert(link_status_width.of(0x1043) == 4 && link_status_speed.of(0x1043) == 3);  // LnkSta 0x1043: 8 GT/s x4
 
 // §7.7.2: the MSI-X capability. The table has one 16-byte entry per vector, in the BAR
@@ -132,7 +132,7 @@ inline constexpr std::uint32_t msix_message_control = 0x2;  // 16 bits
 inline constexpr std::uint32_t msix_table = 0x4;            // 32 bits: BIR and offset
 inline constexpr std::uint32_t msix_pba = 0x8;              // 32 bits: BIR and offset
 inline constexpr std::uint32_t msix_bytes = 0xc;
-inline constexpr wire::Field<0, 11> msix_table_size;        // vectors - 1
+inline constexpr wire::Field<0, 11> msix_table_size;  // vectors - 1
 inline constexpr std::uint16_t msix_function_mask = 0x4000;
 inline constexpr std::uint16_t msix_enable = 0x8000;
 inline constexpr wire::Field<0, 3> msix_bir;

@@ -52,8 +52,8 @@ struct Link {
 
 // One link on a route: the function below it and the port above it, as both report it.
 struct RouteLink {
-    std::string function;  // the endpoint or upstream port below (for an SR-IOV VF: its PF)
-    std::string port;      // the root port or downstream port above
+    std::string function;                      // the endpoint or upstream port below (for an SR-IOV VF: its PF)
+    std::string port;                          // the root port or downstream port above
     std::optional<LinkState> status;           // LnkSta: the function's, else the port's
     std::optional<LinkState> capability;       // the function's LnkCap
     std::optional<LinkState> port_capability;  // the port's LnkCap

@@ -32,10 +32,10 @@ class Ops;
 
 // The identity of a function.
 struct Id {
-    std::string bus;              // its bus address, "0000:41:00.0"
-    std::uint16_t vendor = 0;     // 0x14e4 for Broadcom
-    std::uint16_t device = 0;     // assigned by its vendor
-    std::uint32_t class_code = 0; // 24 bits: base class, subclass, programming interface
+    std::string bus;               // its bus address, "0000:41:00.0"
+    std::uint16_t vendor = 0;      // 0x14e4 for Broadcom
+    std::uint16_t device = 0;      // assigned by its vendor
+    std::uint32_t class_code = 0;  // 24 bits: base class, subclass, programming interface
     friend bool operator==(const Id&, const Id&) = default;
 };
 
@@ -73,9 +73,9 @@ struct Route {
     std::vector<Redirect> redirects;    // every node on either leg, common node included, that redirects
     std::string provider_host_bridge;   // "pci0000:40"
     std::string client_host_bridge;
-    bool cpu_rule = false;              // AMD family >= 0x17 allowed it (cpu_supports_p2pdma)
-    std::string cpu;                    // the boot CPU as /proc/cpuinfo gave it, where the CPU rule was consulted
-    std::string host_bridge_rule;       // what the allow-list said, in words, where consulted
+    bool cpu_rule = false;         // AMD family >= 0x17 allowed it (cpu_supports_p2pdma)
+    std::string cpu;               // the boot CPU as /proc/cpuinfo gave it, where the CPU rule was consulted
+    std::string host_bridge_rule;  // what the allow-list said, in words, where consulted
     // Every PCI Express link the requests cross (link.hpp): from the provider up to the
     // common node, then down to the client, in that order; without a common node, up to
     // each root port. Two functions of one device cross their shared link twice (up, then

@@ -51,16 +51,16 @@ enum class Numa {
 
 // One NIC of a ranking, with what ranked it.
 struct RankedNic {
-    std::string nic;                    // its bus address
-    bool forwards = false;              // step 1
-    std::optional<Distance> distance;   // step 2; nullopt: the route is unread
-    Numa numa = Numa::Unknown;          // step 2, for Distance::System
-    std::optional<int> numa_node;       // the NIC's numa_node as sysfs gives it (-1: none)
+    std::string nic;                      // its bus address
+    bool forwards = false;                // step 1
+    std::optional<Distance> distance;     // step 2; nullopt: the route is unread
+    Numa numa = Numa::Unknown;            // step 2, for Distance::System
+    std::optional<int> numa_node;         // the NIC's numa_node as sysfs gives it (-1: none)
     std::optional<LinkState> bottleneck;  // step 3 (Route::bottleneck)
     std::optional<std::uint64_t> bottleneck_bytes_per_second;
-    bool tie = false;                   // equal at steps 1-3 to another NIC of the ranking
-    std::optional<std::string> common;  // the common node of the route, where there is one
-    std::string host_bridge;            // the NIC's ("pci0000:40")
+    bool tie = false;                    // equal at steps 1-3 to another NIC of the ranking
+    std::optional<std::string> common;   // the common node of the route, where there is one
+    std::string host_bridge;             // the NIC's ("pci0000:40")
     std::vector<RouteLink> downtrained;  // the route's links that trained below both ends
     // For people: "switch 0000:1a:00.0, Gen5 x16, NUMA 0"; "bridge pci0000:00, ...";
     // "system, ..., NUMA 1 (the GPU's 0)"; "not peer-to-peer, ..." where it does not forward.
@@ -85,10 +85,10 @@ Result<std::vector<Override>> parse_overrides(std::string_view text);
 
 // A GPU's pair.
 struct Pairing {
-    std::string gpu;                  // its bus address
-    std::vector<RankedNic> ranked;    // rank_nics for it
-    std::optional<std::string> nic;   // the paired NIC; nullopt: the machine has none
-    bool overridden = false;          // the user chose it
+    std::string gpu;                 // its bus address
+    std::vector<RankedNic> ranked;   // rank_nics for it
+    std::optional<std::string> nic;  // the paired NIC; nullopt: the machine has none
+    bool overridden = false;         // the user chose it
     // For people: what chose it: "its first", "spread: the 2nd of 2 GPUs that rank
     // 0000:1c:00.0 and 0000:1d:00.0 first", "override".
     std::string why;

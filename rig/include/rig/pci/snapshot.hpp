@@ -21,10 +21,10 @@ namespace rig::pci {
 // What sysfs says of one function.
 struct FunctionFiles {
     Id id;
-    std::string host_bridge;              // "pci0000:40": the nearest host bridge above it; empty if unread
-    std::optional<std::string> upstream;  // the bridge whose bus it sits on (a VF: its PF's); nullopt on a root bus
-    std::optional<std::string> driver;    // the name its driver link points to ("vfio-pci")
-    std::optional<int> numa_node;         // numa_node; -1: none given; nullopt: no readable file
+    std::string host_bridge;                 // "pci0000:40": the nearest host bridge above it; empty if unread
+    std::optional<std::string> upstream;     // the bridge whose bus it sits on (a VF: its PF's); nullopt on a root bus
+    std::optional<std::string> driver;       // the name its driver link points to ("vfio-pci")
+    std::optional<int> numa_node;            // numa_node; -1: none given; nullopt: no readable file
     std::optional<std::string> iommu_group;  // the name its iommu_group link points to ("12")
     std::optional<std::string> physfn;       // an SR-IOV VF's PF
     // A bridge's secondary and subordinate bus numbers from its configuration space, as

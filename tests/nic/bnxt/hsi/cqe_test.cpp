@@ -82,7 +82,8 @@ TEST(Cqe, NqCqNotificationMatchesSpecTable) {
     b.info16 = 0x0102;
     b.info32 = 0x03040506;
     b.info63_v = {1, 0x0708090A};
-    expect_layout(b, Bytes(16).put(0, 2, 0x38).put(2, 2, 0x0102).put(4, 4, 0x03040506).put(8, 4, 1).put(12, 4, 0x0708090A));
+    expect_layout(
+        b, Bytes(16).put(0, 2, 0x38).put(2, 2, 0x0102).put(4, 4, 0x03040506).put(8, 4, 1).put(12, 4, 0x0708090A));
 }
 
 }  // namespace

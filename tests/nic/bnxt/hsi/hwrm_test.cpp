@@ -29,9 +29,7 @@ Bytes header_bytes(std::size_t n, std::uint16_t req_type) {
     return b;
 }
 
-TEST(Hwrm, RequestHeaderMatchesSpecTable) {
-    expect_layout(header(ReqType::HWRM_FUNC_QCAPS), header_bytes(16, 0x0015));
-}
+TEST(Hwrm, RequestHeaderMatchesSpecTable) { expect_layout(header(ReqType::HWRM_FUNC_QCAPS), header_bytes(16, 0x0015)); }
 
 TEST(Hwrm, ResponseHeaderAndErrorResponseMatchSpecTable) {
     HwrmErrorResponse r{};
@@ -411,7 +409,7 @@ TEST(Hwrm, QueueQportcfgMatchesBnxtHsi) {
     QueueQportcfgResponse r{};
     r.max_configurable_queues = 8;
     r.max_configurable_lossless_queues = 2;
-    r.queue_id_service_profile[0] = 0x10;  // queue_id0
+    r.queue_id_service_profile[0] = 0x10;   // queue_id0
     r.queue_id_service_profile[15] = 0x21;  // queue_id7_service_profile
     r.valid = 1;
     Bytes rb(32);

@@ -9,9 +9,9 @@
 namespace rig::bnxt::hsi {
 namespace {
 
-using test::Bytes;
 using test::base;
 using test::base_bytes;
+using test::Bytes;
 using test::expect_layout;
 
 TEST(RcfwQp, CreateQpMatchesSpecTable) {
@@ -57,9 +57,9 @@ TEST(RcfwQp, ModifyQpMatchesSpecTable) {
     c.header.qp_type = 2;
     c.modify_mask = modify_mask::INIT_TO_RTR;
     c.qp_cid = 0x000102;
-    c.network_type_en_sqd_async_notify_new_state = static_cast<std::uint8_t>(
-        modify_qp::new_state(static_cast<std::uint8_t>(QpState::RTR)) |
-        modify_qp::network_type(static_cast<std::uint8_t>(NetworkType::ROCE_V2_IPV4)));
+    c.network_type_en_sqd_async_notify_new_state =
+        static_cast<std::uint8_t>(modify_qp::new_state(static_cast<std::uint8_t>(QpState::RTR)) |
+                                  modify_qp::network_type(static_cast<std::uint8_t>(NetworkType::ROCE_V2_IPV4)));
     c.access = qp_access::LOCAL_WRITE | qp_access::REMOTE_READ;
     c.pkey = 0xFFFF;
     c.qkey = 0x11111111;

@@ -9,9 +9,9 @@
 namespace rig::bnxt::hsi {
 namespace {
 
-using test::Bytes;
 using test::base;
 using test::base_bytes;
+using test::Bytes;
 using test::expect_layout;
 
 TEST(Rcfw, CmdqInitMatchesSpecTableAndPacksLevelAndDepth) {
@@ -45,7 +45,8 @@ TEST(Rcfw, CreqCompletionMatchesSpecTable) {
     c.xid = 0x000ABCDE;
     c.v = 1;
     c.event = static_cast<std::uint8_t>(Opcode::CREATE_QP);
-    expect_layout(c, Bytes(16).put(0, 1, 0x38).put(1, 1, 5).put(2, 2, 0x8005).put(4, 4, 0xABCDE).put(8, 1, 1).put(9, 1, 1));
+    expect_layout(
+        c, Bytes(16).put(0, 1, 0x38).put(1, 1, 5).put(2, 2, 0x8005).put(4, 4, 0xABCDE).put(8, 1, 1).put(9, 1, 1));
     EXPECT_EQ(creq::type.of(0xF8), 0x38u);  // bits 5:0 only
 }
 
@@ -83,7 +84,8 @@ TEST(Rcfw, DestroyCqAndDeregisterCompletionsMatchSpecTable) {
     d.event = 0x0A;
     d.cq_arm_lvl = 2;
     d.total_cnq_events = 0x1234;
-    expect_layout(d, Bytes(16).put(0, 1, 0x38).put(4, 4, 7).put(8, 1, 1).put(9, 1, 0xA).put(10, 2, 2).put(12, 2, 0x1234));
+    expect_layout(d,
+                  Bytes(16).put(0, 1, 0x38).put(4, 4, 7).put(8, 1, 1).put(9, 1, 0xA).put(10, 2, 2).put(12, 2, 0x1234));
 
     CreqDeregisterMrCompletion m{};
     m.bound_windows = 0x55;
@@ -276,7 +278,12 @@ TEST(Rcfw, MemoryRegionCommandsMatchSpecTable) {
     a.access = static_cast<std::uint8_t>(allocate_mrw::CONSUMER_OWNED_KEY(1));
     a.steering_tag = 0x1112;
     a.pd_id = 0x21222324;
-    expect_layout(a, base_bytes(32, 0x0D).put(16, 8, 0x0102030405060708).put(24, 1, 1).put(25, 1, 0x20).put(26, 2, 0x1112).put(28, 4, 0x21222324));
+    expect_layout(a, base_bytes(32, 0x0D)
+                         .put(16, 8, 0x0102030405060708)
+                         .put(24, 1, 1)
+                         .put(25, 1, 0x20)
+                         .put(26, 2, 0x1112)
+                         .put(28, 4, 0x21222324));
 
     RegisterMr r{};
     r.header = base(Opcode::REGISTER_MR, 56);

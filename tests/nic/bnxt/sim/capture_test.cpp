@@ -25,7 +25,9 @@ std::int64_t realtime_ns() {
     return std::int64_t{t.tv_sec} * 1'000'000'000 + t.tv_nsec;
 }
 
-Bytes first_bytes(const rig::test::CapturedFrame& f, std::size_t n) { return {f.bytes.begin(), f.bytes.begin() + static_cast<std::ptrdiff_t>(n)}; }
+Bytes first_bytes(const rig::test::CapturedFrame& f, std::size_t n) {
+    return {f.bytes.begin(), f.bytes.begin() + static_cast<std::ptrdiff_t>(n)};
+}
 
 using CaptureTest = Pair;
 

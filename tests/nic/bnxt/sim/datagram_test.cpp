@@ -62,9 +62,10 @@ protected:
             std::this_thread::yield();
         }
         const auto ka = ca->counters(), kb = cb->counters();
-        ADD_FAILURE() << "no CQE within 60 s; datagrams A sent " << ka.datagrams_sent << ", received " << ka.datagrams_received
-                      << "; B sent " << kb.datagrams_sent << ", received " << kb.datagrams_received << " (overflows " << kb.receive_overflows
-                      << ", not Ethernet " << kb.not_ethernet << ", foreign " << kb.foreign << "); frames A sent "
+        ADD_FAILURE() << "no CQE within 60 s; datagrams A sent " << ka.datagrams_sent << ", received "
+                      << ka.datagrams_received << "; B sent " << kb.datagrams_sent << ", received "
+                      << kb.datagrams_received << " (overflows " << kb.receive_overflows << ", not Ethernet "
+                      << kb.not_ethernet << ", foreign " << kb.foreign << "); frames A sent "
                       << a.counters().frames_sent << ", dropped " << a.counters().frames_dropped << "; B received "
                       << b.counters().frames_received << ", dropped " << b.counters().frames_dropped;
         return std::nullopt;
@@ -87,7 +88,8 @@ protected:
         ASSERT_EQ(sent->status(), 0);
         ASSERT_TRUE(b.bus.peek(bbuf, n) == data) << n << " bytes sent";
         a.bus.poke(abuf, Bytes(n));
-        a.post_send(aqp, spec::wqe_read, spec::signal_comp, {{abuf, akey, static_cast<std::uint32_t>(n)}}, 0, bbuf, bkey);
+        a.post_send(aqp, spec::wqe_read, spec::signal_comp, {{abuf, akey, static_cast<std::uint32_t>(n)}}, 0, bbuf,
+                    bkey);
         const auto read = next(a, acq);
         ASSERT_TRUE(read);
         ASSERT_EQ(read->status(), 0);
@@ -109,7 +111,8 @@ TEST_F(DatagramTest, SendAndReadOverUdpArriveByteForByte) {
     const auto ka = ca->counters(), kb = cb->counters();
     EXPECT_EQ(ka.datagrams_sent, a.counters().frames_sent);  // one datagram per frame
     EXPECT_EQ(kb.datagrams_sent, b.counters().frames_sent);
-    EXPECT_EQ(ka.datagrams_received + kb.datagrams_received, a.counters().frames_received + b.counters().frames_received);
+    EXPECT_EQ(ka.datagrams_received + kb.datagrams_received,
+              a.counters().frames_received + b.counters().frames_received);
     EXPECT_GE(ka.datagrams_sent, (1u << 20) / 4096);  // the 1 MiB send
     EXPECT_GE(kb.datagrams_sent, (1u << 20) / 4096);  // the 1 MiB read's responses
     EXPECT_EQ(ka.not_ethernet + kb.not_ethernet + ka.foreign + kb.foreign, 0u);
@@ -172,7 +175,8 @@ TEST_F(DatagramTest, CapturesOpenedAndClosedWhileFramesFlowAreWhole) {
     ca->stop_capture();
     for (const char* name : {"a0.pcap", "a1.pcap", "b.pcap"}) {
         if (!std::filesystem::exists(dir.path() / name)) continue;  // a1: the loop may have run once
-        for (const auto& f : rig::test::read_pcap(dir.path() / name).frames) EXPECT_EQ(f.length, f.bytes.size()) << name;
+        for (const auto& f : rig::test::read_pcap(dir.path() / name).frames)
+            EXPECT_EQ(f.length, f.bytes.size()) << name;
     }
 }
 
@@ -251,7 +255,7 @@ TEST(DatagramCable, DatagramThatIsNoEthernetFrameIsDroppedAndCounted) {
     EXPECT_EQ(cable->counters().datagrams_received, 1u);
     EXPECT_EQ(node.counters().frames_received, 1u);  // only the frame reached the port
     node.settle();
-    EXPECT_EQ(node.counters().frames_dropped, 1u);   // which takes no frame of that EtherType
+    EXPECT_EQ(node.counters().frames_dropped, 1u);  // which takes no frame of that EtherType
 }
 
 // The longest frame a port takes: Ethernet, IPv6, UDP, BTH, RETH and immediate data (an RDMA
@@ -303,9 +307,9 @@ TEST_F(DatagramTest, PeerWithNothingBoundIsReportedByStatus) {
     a.nic.start();
     a.post_send(aqp, spec::wqe_send, spec::signal_comp, {{abuf, akey, 64}});
     ASSERT_TRUE(eventually([&] { return !(*cable)->status(); }));
-    EXPECT_EQ((*cable)->status().error(), "udp " + (*cable)->local() + " -> " + nobody +
-                                              ": the peer refused datagrams (ICMP port unreachable: nothing is bound at " +
-                                              nobody + ")");
+    EXPECT_EQ((*cable)->status().error(),
+              "udp " + (*cable)->local() + " -> " + nobody +
+                  ": the peer refused datagrams (ICMP port unreachable: nothing is bound at " + nobody + ")");
 }
 
 // A cable destroyed while both models send over it: their frames are dropped and counted

@@ -40,8 +40,7 @@ TEST_P(RingWrapTest, DoorbellsOnEveryWrapBoundaryAreTaken) {
     open({.sq_size = s, .rq_size = s, .cq_size = s, .buffer_bytes = 4096});
     // The producer lands on S-1, then exactly on the wrap (index 0, epoch 1), then a whole
     // ring in one doorbell (index 0, epoch 0), then just past it, and so on.
-    for (std::uint32_t n : {s - 1, 1u, s, 1u, s - 1, 2u, s, s})
-        ASSERT_NO_FATAL_FAILURE(round(n));
+    for (std::uint32_t n : {s - 1, 1u, s, 1u, s - 1, 2u, s, s}) ASSERT_NO_FATAL_FAILURE(round(n));
     EXPECT_EQ(a.counters().epoch_faults, 0u);
     EXPECT_EQ(b.counters().epoch_faults, 0u);
     EXPECT_EQ(a.counters().doorbell_drops, 0u);
@@ -264,7 +263,12 @@ TEST_F(DoorbellTest, DoorbellThroughAnotherDpiPageIsDroppedAndCounted) {
     EXPECT_EQ(a.poll(acq)->status(), 0);
     // A CQ made with DPI 5 is rung through page 5 only.
     Msg m(56);
-    m.put(0, 1, spec::op_create_cq).put(16, 8, 7).put(28, 4, a.nq.id).put(32, 4, 5).put(36, 4, 64).put(40, 8, a.bus.alloc(4096));
+    m.put(0, 1, spec::op_create_cq)
+        .put(16, 8, 7)
+        .put(28, 4, a.nq.id)
+        .put(32, 4, 5)
+        .put(36, 4, 64)
+        .put(40, 8, a.bus.alloc(4096));
     const auto made = a.rcfw(m);
     ASSERT_TRUE(made && made->status == 0);
     const auto before = a.counters().doorbells;

@@ -128,7 +128,7 @@ TEST_F(ErrorTest, SendLongerThanThePostedReceiveIsLengthErrorAndTheRestIsLeftToT
     EXPECT_EQ(bc[0].wr_id(), 0x11u);
     const auto e = qp_error(b, bqp.qpn);
     ASSERT_TRUE(e);
-    EXPECT_EQ(get(*e, 14, 2), 1u);   // rq_cons_idx: one receive consumed
+    EXPECT_EQ(get(*e, 14, 2), 1u);          // rq_cons_idx: one receive consumed
     EXPECT_EQ(a.poll(acq)->status(), 0x6);  // REMOTE_INVALID_REQUEST_ERR
     EXPECT_EQ(qp_state(a, aqp), ERR);
     EXPECT_EQ(qp_state(b, bqp), ERR);
@@ -148,8 +148,8 @@ TEST_F(ErrorTest, ResponderErrorWithSendsOutstandingWritesATerminalCqe) {
     b.settle();
     const auto bc = b.drain(bcq);
     ASSERT_EQ(bc.size(), 2u);
-    EXPECT_EQ(bc[0].status(), 0x2);      // the receive: LOCAL_LENGTH_ERR
-    EXPECT_EQ(bc[1].type(), 0xE);        // TERMINAL
+    EXPECT_EQ(bc[0].status(), 0x2);  // the receive: LOCAL_LENGTH_ERR
+    EXPECT_EQ(bc[1].type(), 0xE);    // TERMINAL
     EXPECT_EQ(bc[1].req_qp_handle(), bqp.handle);
     EXPECT_EQ(bc[1].sq_cons_idx(), 0u);  // neither send completed
     EXPECT_EQ(bc[1].status(), 0u);
@@ -227,7 +227,7 @@ TEST_F(ErrorTest, ReceiverNotReadyRetriesRnrRetryTimesThenFails) {
     settle(a, b);
     EXPECT_EQ(b.counters().rnr_naks_sent, 1u);
     settle(a, b);
-    EXPECT_EQ(b.counters().rnr_naks_sent, 1u);  // no resend before the RNR timer
+    EXPECT_EQ(b.counters().rnr_naks_sent, 1u);       // no resend before the RNR timer
     a.clock.advance(std::chrono::microseconds(10));  // min_rnr_timer 1: 0.01 ms (IBA Table 45)
     settle(a, b);
     EXPECT_EQ(b.counters().rnr_naks_sent, 2u);
@@ -424,10 +424,16 @@ TEST_F(ErrorTest, PacketsForAnotherMacAreDropped) {
     // the address vector for RC, IBA 11.2.1): B drops every frame.
     const Mac elsewhere{0x77, 0, 0, 0, 0, 0};
     ASSERT_EQ(a.to_init(aqp), 0);
-    ASSERT_EQ(a.modify(aqp, 0x141517E1, 2, [&](Msg& m) {
-        m.put_bytes(32, b.gid).put(52, 2, a.gid_index).put(54, 1, 64).put_bytes(56, elsewhere).put(63, 1, 2 << 4);
-        m.put(67, 1, 1).put(68, 4, bqp.psn).put(77, 1, 4).put(96, 4, bqp.qpn).put(110, 2, 0xFFF);
-    }), 0);
+    ASSERT_EQ(a.modify(aqp, 0x141517E1, 2,
+                       [&](Msg& m) {
+                           m.put_bytes(32, b.gid)
+                               .put(52, 2, a.gid_index)
+                               .put(54, 1, 64)
+                               .put_bytes(56, elsewhere)
+                               .put(63, 1, 2 << 4);
+                           m.put(67, 1, 1).put(68, 4, bqp.psn).put(77, 1, 4).put(96, 4, bqp.qpn).put(110, 2, 0xFFF);
+                       }),
+              0);
     ASSERT_EQ(b.to_init(bqp), 0);
     ASSERT_EQ(b.to_rtr(bqp, a, aqp), 0);
     ASSERT_EQ(a.to_rts(aqp, 7, 1, 0), 0);

@@ -50,12 +50,14 @@ public:
     // The CPU's view of the same memory; throws on an address nothing backs.
     void poke(std::uint64_t address, std::span<const std::byte> in) {
         std::lock_guard lock(mutex_);
-        if (!copy(address, in.size(), [&](std::byte* p, std::size_t off, std::size_t n) { std::memcpy(p, in.data() + off, n); }))
+        if (!copy(address, in.size(),
+                  [&](std::byte* p, std::size_t off, std::size_t n) { std::memcpy(p, in.data() + off, n); }))
             throw std::out_of_range("FakeBus::poke outside memory");
     }
     void peek(std::uint64_t address, std::span<std::byte> out) {
         std::lock_guard lock(mutex_);
-        if (!copy(address, out.size(), [&](std::byte* p, std::size_t off, std::size_t n) { std::memcpy(out.data() + off, p, n); }))
+        if (!copy(address, out.size(),
+                  [&](std::byte* p, std::size_t off, std::size_t n) { std::memcpy(out.data() + off, p, n); }))
             throw std::out_of_range("FakeBus::peek outside memory");
     }
     std::vector<std::byte> peek(std::uint64_t address, std::size_t n) {
@@ -102,7 +104,8 @@ public:
     DmaStatus read(pci::DmaAddress address, std::span<std::byte> out) override {
         std::lock_guard lock(mutex_);
         if (auto s = refused(address.value, out.size())) return *s;
-        if (!copy(address.value, out.size(), [&](std::byte* p, std::size_t off, std::size_t n) { std::memcpy(out.data() + off, p, n); })) {
+        if (!copy(address.value, out.size(),
+                  [&](std::byte* p, std::size_t off, std::size_t n) { std::memcpy(out.data() + off, p, n); })) {
             ++faults_;
             return DmaStatus::UnsupportedRequest;
         }
@@ -111,7 +114,8 @@ public:
     DmaStatus write(pci::DmaAddress address, std::span<const std::byte> in) override {
         std::lock_guard lock(mutex_);
         if (auto s = refused(address.value, in.size())) return *s;
-        if (!copy(address.value, in.size(), [&](std::byte* p, std::size_t off, std::size_t n) { std::memcpy(p, in.data() + off, n); })) {
+        if (!copy(address.value, in.size(),
+                  [&](std::byte* p, std::size_t off, std::size_t n) { std::memcpy(p, in.data() + off, n); })) {
             ++faults_;
             return DmaStatus::UnsupportedRequest;
         }

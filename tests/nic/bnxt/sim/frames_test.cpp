@@ -82,8 +82,7 @@ TEST_F(FramesTest, Ipv4SendOnlyIsEthernetIpv4UdpBthPayloadPadAndIcrcFieldByField
         hex("45 00 00 34 00 00 40 00 40 11 26 b7 0a 00 00 01 0a 00 00 02"),
         hex("c0 04 12 b7 00 20 00 00"),  // source port 0xC004, 4791, length 32, no checksum
         // SEND ONLY; SE 0, MigReq 0, PadCnt 3, TVer 0; P_Key; resv8a, QP 2; AckReq, PSN
-        hex("04 30 ff ff 00 00 00 02 80 01 22 22"),
-        five,
+        hex("04 30 ff ff 00 00 00 02 80 01 22 22"), five,
         hex("00 00 00"),     // the pad
         hex("71 ff 1f 57"),  // scapy's ICRC, least significant byte first
     });
@@ -127,7 +126,8 @@ TEST_F(FramesTest, Ipv6SendOnlyCarriesItsUdpChecksumAndTheIcrc) {
 // its checksum field included, sum to 0xFFFF; and the field is not zero.
 bool udp_checksum_adds_up(const Bytes& f) {
     auto word = [&](std::size_t at) {
-        return std::to_integer<std::uint32_t>(f[at]) << 8 | (at + 1 < f.size() ? std::to_integer<std::uint32_t>(f[at + 1]) : 0);
+        return std::to_integer<std::uint32_t>(f[at]) << 8 |
+               (at + 1 < f.size() ? std::to_integer<std::uint32_t>(f[at + 1]) : 0);
     };
     std::uint32_t sum = 0;
     for (std::size_t at = 14 + 8; at < 14 + 40; at += 2) sum += word(at);
@@ -205,7 +205,7 @@ TEST_F(FramesTest, IcrcOfACapturedFrameIsTheOneItCarries) {
                                       std::to_integer<std::uint32_t>(f[f.size() - 1]) << 24;
         EXPECT_EQ(testing::icrc(f), carried);
     }
-    EXPECT_FALSE(testing::icrc(hex("02 00 00 00 00 02  02 00 00 00 00 01  08 06")));  // ARP
+    EXPECT_FALSE(testing::icrc(hex("02 00 00 00 00 02  02 00 00 00 00 01  08 06")));        // ARP
     EXPECT_FALSE(testing::icrc(hex("02 00 00 00 00 02  02 00 00 00 00 01  08 00 45 00")));  // short
 }
 
@@ -220,7 +220,8 @@ void put_be16(Bytes& f, std::size_t at, std::uint16_t v) {
 void fix_ip_checksum(Bytes& f) {
     put_be16(f, 24, 0);
     std::uint32_t sum = 0;
-    for (std::size_t i = 14; i < 34; i += 2) sum += std::to_integer<unsigned>(f[i]) << 8 | std::to_integer<unsigned>(f[i + 1]);
+    for (std::size_t i = 14; i < 34; i += 2)
+        sum += std::to_integer<unsigned>(f[i]) << 8 | std::to_integer<unsigned>(f[i + 1]);
     while (sum >> 16) sum = (sum & 0xFFFF) + (sum >> 16);
     put_be16(f, 24, static_cast<std::uint16_t>(~sum));
 }

@@ -41,7 +41,8 @@ void mend(Bytes& f, bool ip_checksum) {
     if (ip_checksum && f.size() >= 34 && f[12] == std::byte{0x08} && f[13] == std::byte{0x00}) {
         f[24] = f[25] = std::byte{0};
         std::uint32_t sum = 0;
-        for (std::size_t i = 14; i < 34; i += 2) sum += std::to_integer<unsigned>(f[i]) << 8 | std::to_integer<unsigned>(f[i + 1]);
+        for (std::size_t i = 14; i < 34; i += 2)
+            sum += std::to_integer<unsigned>(f[i]) << 8 | std::to_integer<unsigned>(f[i + 1]);
         while (sum >> 16) sum = (sum & 0xFFFF) + (sum >> 16);
         f[24] = static_cast<std::byte>(~sum >> 8);
         f[25] = static_cast<std::byte>(~sum & 0xFF);
@@ -61,7 +62,8 @@ protected:
         std::uint32_t id = 1;
         for (std::uint32_t n : {1u, 3u, 64u, 1024u, 3000u}) {
             b.post_recv(bqp, id, {{bbuf, bkey, 4096}});
-            a.post_send(aqp, id % 2 ? spec::wqe_send : spec::wqe_send_imm, spec::signal_comp, {{abuf, akey, n}}, 0x1234);
+            a.post_send(aqp, id % 2 ? spec::wqe_send : spec::wqe_send_imm, spec::signal_comp, {{abuf, akey, n}},
+                        0x1234);
             settle(a, b);
             while (b.poll(bcq)) {}
             while (a.poll(acq)) {}
@@ -98,7 +100,8 @@ TEST_F(FuzzTest, RandomAndMutatedFramesNeverReachMemoryOutsideThePostedReceives)
     const auto frames = corpus();
     ASSERT_GE(frames.size(), 12u);
     const std::uint32_t first_psn = (static_cast<std::uint32_t>(std::to_integer<unsigned>(frames[0][51])) << 16) |
-                                    (std::to_integer<unsigned>(frames[0][52]) << 8) | std::to_integer<unsigned>(frames[0][53]);
+                                    (std::to_integer<unsigned>(frames[0][52]) << 8) |
+                                    std::to_integer<unsigned>(frames[0][53]);
     wire.reset();  // B's answers go nowhere
     const std::uint64_t buffer_bytes = PairConfig{}.buffer_bytes;
     b.bus.poke(bbuf, Bytes(buffer_bytes, untouched));
@@ -117,28 +120,31 @@ TEST_F(FuzzTest, RandomAndMutatedFramesNeverReachMemoryOutsideThePostedReceives)
         } else {
             f = frames[below(frames.size())];
             switch (below(6)) {
-                case 0: f.resize(below(f.size() + 1)); break;  // truncated
-                case 1:
-                    for (unsigned k = 0, n = 1 + static_cast<unsigned>(below(8)); k < n; ++k)
-                        f[below(f.size())] ^= static_cast<std::byte>(1u << below(8));
-                    break;
-                case 2: f[below(std::min<std::size_t>(f.size(), 70))] = static_cast<std::byte>(random()); break;
-                case 3: f.insert(f.begin() + static_cast<std::ptrdiff_t>(below(f.size())), below(16) + 1, std::byte{0}); break;
-                case 4: {  // a length field: IPv4 total length or UDP length
-                    const std::size_t at = below(2) ? 16 : 38;
-                    f[at + 1] = static_cast<std::byte>(std::to_integer<unsigned>(f[at + 1]) + below(9) - 4);
-                    break;
-                }
-                default:  // a header field, with the checks before it mended
-                    f[14 + below(std::min<std::size_t>(f.size() - 14, 60))] = static_cast<std::byte>(random());
-                    break;
+            case 0: f.resize(below(f.size() + 1)); break;  // truncated
+            case 1:
+                for (unsigned k = 0, n = 1 + static_cast<unsigned>(below(8)); k < n; ++k)
+                    f[below(f.size())] ^= static_cast<std::byte>(1u << below(8));
+                break;
+            case 2: f[below(std::min<std::size_t>(f.size(), 70))] = static_cast<std::byte>(random()); break;
+            case 3:
+                f.insert(f.begin() + static_cast<std::ptrdiff_t>(below(f.size())), below(16) + 1, std::byte{0});
+                break;
+            case 4: {  // a length field: IPv4 total length or UDP length
+                const std::size_t at = below(2) ? 16 : 38;
+                f[at + 1] = static_cast<std::byte>(std::to_integer<unsigned>(f[at + 1]) + below(9) - 4);
+                break;
+            }
+            default:  // a header field, with the checks before it mended
+                f[14 + below(std::min<std::size_t>(f.size() - 14, 60))] = static_cast<std::byte>(random());
+                break;
             }
             if (below(2)) mend(f, below(4) != 0);
         }
         b.faults.receive(f);
         ++fed;
         b.nic.settle();
-        ASSERT_EQ(total(b.nic.rx_counters()) - before, fed) << "seed " << seed << ", frame " << i << ": counted other than once";
+        ASSERT_EQ(total(b.nic.rx_counters()) - before, fed)
+            << "seed " << seed << ", frame " << i << ": counted other than once";
         if (i % 16 == 15 && (i % 512 == 511 || qp_state(b, bqp) != 4)) {  // failed, or now and then: fresh
             while (b.poll(bcq)) {}
             reconnect(first_psn);
@@ -150,17 +156,18 @@ TEST_F(FuzzTest, RandomAndMutatedFramesNeverReachMemoryOutsideThePostedReceives)
     EXPECT_TRUE(written == after.end()) << "seed " << seed << ": B's buffer written at +"
                                         << receive_bytes + static_cast<std::uint64_t>(written - after.begin());
     const RxCounters c = b.nic.rx_counters();
-    std::printf("fuzz seed %llu, %llu frames: delivered %llu, not RoCE %llu, truncated %llu, bad length %llu, "
-                "IPv4 checksum %llu, UDP port %llu, opcode %llu, ICRC %llu, MAC %llu, address %llu, unknown QP %llu, "
-                "unconnected QP %llu, source %llu, P_Key %llu\n",
-                static_cast<unsigned long long>(seed), static_cast<unsigned long long>(count),
-                static_cast<unsigned long long>(c.delivered), static_cast<unsigned long long>(c.not_roce),
-                static_cast<unsigned long long>(c.truncated), static_cast<unsigned long long>(c.bad_length),
-                static_cast<unsigned long long>(c.bad_ip_checksum), static_cast<unsigned long long>(c.bad_udp_port),
-                static_cast<unsigned long long>(c.bad_opcode), static_cast<unsigned long long>(c.bad_icrc),
-                static_cast<unsigned long long>(c.wrong_mac), static_cast<unsigned long long>(c.wrong_address),
-                static_cast<unsigned long long>(c.unknown_qp), static_cast<unsigned long long>(c.unconnected_qp),
-                static_cast<unsigned long long>(c.wrong_source), static_cast<unsigned long long>(c.wrong_pkey));
+    std::printf(
+        "fuzz seed %llu, %llu frames: delivered %llu, not RoCE %llu, truncated %llu, bad length %llu, "
+        "IPv4 checksum %llu, UDP port %llu, opcode %llu, ICRC %llu, MAC %llu, address %llu, unknown QP %llu, "
+        "unconnected QP %llu, source %llu, P_Key %llu\n",
+        static_cast<unsigned long long>(seed), static_cast<unsigned long long>(count),
+        static_cast<unsigned long long>(c.delivered), static_cast<unsigned long long>(c.not_roce),
+        static_cast<unsigned long long>(c.truncated), static_cast<unsigned long long>(c.bad_length),
+        static_cast<unsigned long long>(c.bad_ip_checksum), static_cast<unsigned long long>(c.bad_udp_port),
+        static_cast<unsigned long long>(c.bad_opcode), static_cast<unsigned long long>(c.bad_icrc),
+        static_cast<unsigned long long>(c.wrong_mac), static_cast<unsigned long long>(c.wrong_address),
+        static_cast<unsigned long long>(c.unknown_qp), static_cast<unsigned long long>(c.unconnected_qp),
+        static_cast<unsigned long long>(c.wrong_source), static_cast<unsigned long long>(c.wrong_pkey));
     // The mutations reach every check (the numbers are the seed's; each is > 0).
     EXPECT_GT(c.delivered, 0u);
     EXPECT_GT(c.truncated, 0u);

@@ -62,7 +62,9 @@ Node::Node(std::uint8_t mac_last, ModelOptions options, Boot boot_mode)
     : Node(Mac{0x02, 0x00, 0x00, 0x00, 0x00, mac_last}, std::move(options), boot_mode) {}
 
 Node::Node(const Mac& m, ModelOptions options, Boot boot_mode)
-    : bus(0x0000'0001'0000'0000 + (std::uint64_t{m[5]} << 36)), nic(with_clock(std::move(options), &clock, m)), faults(nic) {
+    : bus(0x0000'0001'0000'0000 + (std::uint64_t{m[5]} << 36)),
+      nic(with_clock(std::move(options), &clock, m)),
+      faults(nic) {
     mac = m;
     gid = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xFF, 0xFF, 10, 0, 0, m[5]};  // ::ffff:10.0.0.n
     nic.attach(bus);
@@ -102,7 +104,8 @@ Msg Node::backing_store_cfg(std::uint32_t qps, std::uint32_t cqs, std::uint32_t 
         if (p.size() < 32) throw std::runtime_error("QUEUE_QPORTCFG failed");
         fp_rings = static_cast<unsigned>(get(p, 8, 1));
     }
-    const std::uint32_t qp1 = static_cast<std::uint32_t>(get(q, 12, 2)), qp_l2 = static_cast<std::uint32_t>(get(q, 14, 2));
+    const std::uint32_t qp1 = static_cast<std::uint32_t>(get(q, 12, 2)),
+                        qp_l2 = static_cast<std::uint32_t>(get(q, 14, 2));
     const std::uint32_t cq_l2 = static_cast<std::uint32_t>(get(q, 26, 2));
     const std::uint32_t tqm = std::max<std::uint32_t>(static_cast<std::uint32_t>(get(q, 48, 4)), 1024);
     const auto units = static_cast<std::uint32_t>(get(q, 68, 2));
@@ -393,8 +396,7 @@ std::uint8_t Node::to_init(Qp& qp, std::uint8_t access) {
     return modify(qp, 0x0000000D, 1, [&](Msg& m) { m.put(25, 1, access).put(26, 2, 0xFFFF); });
 }
 
-std::uint8_t Node::to_rtr(Qp& qp, const Node& peer, const Qp& peer_qp, std::uint8_t mtu_code,
-                          std::uint8_t irrq_slots) {
+std::uint8_t Node::to_rtr(Qp& qp, const Node& peer, const Qp& peer_qp, std::uint8_t mtu_code, std::uint8_t irrq_slots) {
     return to_rtr(qp, peer.gid, peer.mac, peer_qp.qpn, peer_qp.psn, mtu_code, irrq_slots);
 }
 
@@ -419,8 +421,8 @@ std::uint8_t Node::to_rts(Qp& qp, std::uint8_t rnr_retry, std::uint8_t timeout, 
     });
 }
 
-void Node::connect(Node& a, Qp& qa, Node& b, Qp& qb, std::uint8_t mtu_code, std::uint8_t access,
-                   std::uint8_t rnr_retry, std::uint8_t timeout, std::uint8_t retry_cnt) {
+void Node::connect(Node& a, Qp& qa, Node& b, Qp& qb, std::uint8_t mtu_code, std::uint8_t access, std::uint8_t rnr_retry,
+                   std::uint8_t timeout, std::uint8_t retry_cnt) {
     ASSERT_EQ(a.to_init(qa, access), 0);
     ASSERT_EQ(a.to_rtr(qa, b, qb, mtu_code), 0);
     ASSERT_EQ(b.to_init(qb, access), 0);

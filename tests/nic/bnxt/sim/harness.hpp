@@ -111,7 +111,7 @@ inline constexpr std::uint8_t op_create_qp = 0x01, op_destroy_qp = 0x02, op_modi
                               op_deinitialize_fw = 0x81, op_query_func = 0x83, op_query_version = 0x8B;
 inline constexpr std::uint8_t wqe_send = 0x00, wqe_send_imm = 0x01, wqe_write = 0x04, wqe_write_imm = 0x05,
                               wqe_read = 0x06, wqe_recv = 0x80;
-inline constexpr std::uint8_t signal_comp = 0x01, solicited = 0x08, inline_data = 0x10;  // §5.2 flags
+inline constexpr std::uint8_t signal_comp = 0x01, solicited = 0x08, inline_data = 0x10;              // §5.2 flags
 inline constexpr std::uint8_t mr_local_write = 0x01, mr_remote_read = 0x02, mr_remote_write = 0x04;  // §6.4
 inline constexpr std::uint8_t qp_local_write = 0x01, qp_remote_write = 0x02, qp_remote_read = 0x04;
 inline constexpr std::uint64_t db_sq = 0x0, db_rq = 0x1, db_cq = 0x4, db_cq_armse = 0x5, db_cq_armall = 0x6,

@@ -12,23 +12,23 @@ namespace {
 TEST(BnxtModelHwrm, VerGetAnswersP5ChipAndModelValues) {
     Node n(1, {}, Boot::None);
     const Bytes r = n.hwrm(Msg(24).put(0, 2, 0x0000).put(16, 1, 1).put(17, 1, 10).put(18, 1, 3));
-    ASSERT_EQ(r.size(), 176u);                 // §3.6 [CORRECTED] 176 bytes
-    EXPECT_EQ(get(r, 0, 2), 0u);               // error_code SUCCESS
-    EXPECT_EQ(get(r, 2, 2), 0x0000u);          // req_type echoed
-    EXPECT_EQ(get(r, 4, 2), 0x100u);           // seq_id echoed
-    EXPECT_EQ(get(r, 8, 1), 1u);               // hwrm_intf_maj_8b
-    EXPECT_EQ(get(r, 9, 1), 10u);              // hwrm_intf_min_8b
-    EXPECT_EQ(get(r, 24, 4), 0x4u);            // dev_caps_cfg: SHORT_CMD_SUPPORTED
-    EXPECT_EQ(get(r, 112, 2), 0x1750u);        // chip_num
-    EXPECT_EQ(get(r, 118, 2), 128u);           // max_req_win_len
-    EXPECT_EQ(get(r, 120, 2), 704u);           // max_resp_len
-    EXPECT_EQ(get(r, 122, 2), 500u);           // def_req_timeout
-    EXPECT_EQ(get(r, 124, 1), 0x2u);           // flags: EXT_VER_AVAIL
-    EXPECT_EQ(get(r, 127, 1), 1u);             // always_1
-    EXPECT_EQ(get(r, 128, 2), 1u);             // hwrm_intf_major
-    EXPECT_EQ(get(r, 130, 2), 10u);            // hwrm_intf_minor
-    EXPECT_EQ(get(r, 168, 2), 1024u);          // max_ext_req_len
-    EXPECT_EQ(get(r, 175, 1), 1u);             // valid
+    ASSERT_EQ(r.size(), 176u);           // §3.6 [CORRECTED] 176 bytes
+    EXPECT_EQ(get(r, 0, 2), 0u);         // error_code SUCCESS
+    EXPECT_EQ(get(r, 2, 2), 0x0000u);    // req_type echoed
+    EXPECT_EQ(get(r, 4, 2), 0x100u);     // seq_id echoed
+    EXPECT_EQ(get(r, 8, 1), 1u);         // hwrm_intf_maj_8b
+    EXPECT_EQ(get(r, 9, 1), 10u);        // hwrm_intf_min_8b
+    EXPECT_EQ(get(r, 24, 4), 0x4u);      // dev_caps_cfg: SHORT_CMD_SUPPORTED
+    EXPECT_EQ(get(r, 112, 2), 0x1750u);  // chip_num
+    EXPECT_EQ(get(r, 118, 2), 128u);     // max_req_win_len
+    EXPECT_EQ(get(r, 120, 2), 704u);     // max_resp_len
+    EXPECT_EQ(get(r, 122, 2), 500u);     // def_req_timeout
+    EXPECT_EQ(get(r, 124, 1), 0x2u);     // flags: EXT_VER_AVAIL
+    EXPECT_EQ(get(r, 127, 1), 1u);       // always_1
+    EXPECT_EQ(get(r, 128, 2), 1u);       // hwrm_intf_major
+    EXPECT_EQ(get(r, 130, 2), 10u);      // hwrm_intf_minor
+    EXPECT_EQ(get(r, 168, 2), 1024u);    // max_ext_req_len
+    EXPECT_EQ(get(r, 175, 1), 1u);       // valid
 }
 
 // The body with valid = 0 (seq_id and resp_len, bytes 4..7, last, as one 4-byte write the
@@ -55,8 +55,8 @@ TEST(BnxtModelHwrm, FuncQcapsReportsRoceAndTheMac) {
     ASSERT_EQ(r.size(), 144u);
     EXPECT_EQ(get(r, 12, 4) & 0x18, 0x18u);  // ROCE_V1_SUPPORTED | ROCE_V2_SUPPORTED
     EXPECT_EQ(get(r, 16, 1), 0x02u);
-    EXPECT_EQ(get(r, 21, 1), 7u);            // mac_address, first octet at 16
-    EXPECT_GT(get(r, 24, 2), 0u);            // max_cmpl_rings
+    EXPECT_EQ(get(r, 21, 1), 7u);  // mac_address, first octet at 16
+    EXPECT_GT(get(r, 24, 2), 0u);  // max_cmpl_rings
     EXPECT_EQ(get(r, 143, 1), 1u);
 }
 
@@ -103,8 +103,14 @@ TEST(BnxtModelHwrm, RingAllocRefusesWhatTheModelCannotRun) {
     Node n;
     const std::uint64_t page = n.bus.alloc(4096);
     auto alloc = [&](std::uint8_t type, std::uint32_t length, std::uint16_t vector, std::uint8_t depth) {
-        return get(n.hwrm(Msg(96).put(0, 2, 0x0050).put(20, 1, type).put(24, 8, page).put(37, 1, depth)
-                              .put(40, 4, length).put(44, 2, vector).put(76, 1, 2)),
+        return get(n.hwrm(Msg(96)
+                              .put(0, 2, 0x0050)
+                              .put(20, 1, type)
+                              .put(24, 8, page)
+                              .put(37, 1, depth)
+                              .put(40, 4, length)
+                              .put(44, 2, vector)
+                              .put(76, 1, 2)),
                    0, 2);
     };
     EXPECT_EQ(alloc(1, 64, 0, 0), 0x2u);   // a TX ring: not modelled
@@ -159,8 +165,8 @@ TEST(BnxtModelHwrm, RingsAndStatisticsBeforeDriverRegistrationAreAccessDenied) {
     EXPECT_EQ(ring_alloc(), 0x3u);
     EXPECT_EQ(stat_alloc(), 0x3u);
     EXPECT_EQ(get(n.hwrm(Msg(32).put(0, 2, 0x0051).put(16, 1, 5).put(18, 2, 0x40)), 0, 2), 0x3u);  // RING_FREE
-    EXPECT_EQ(get(n.hwrm(Msg(24).put(0, 2, 0x00B1).put(16, 4, 1)), 0, 2), 0x3u);                  // STAT_CTX_FREE
-    EXPECT_EQ(get(n.hwrm(Msg(40).put(0, 2, 0x0017)), 0, 2), 0x3u);                                  // FUNC_CFG
+    EXPECT_EQ(get(n.hwrm(Msg(24).put(0, 2, 0x00B1).put(16, 4, 1)), 0, 2), 0x3u);                   // STAT_CTX_FREE
+    EXPECT_EQ(get(n.hwrm(Msg(40).put(0, 2, 0x0017)), 0, 2), 0x3u);                                 // FUNC_CFG
     // Linux's bnxt_hwrm_func_qcaps asks these before it registers.
     EXPECT_EQ(get(n.hwrm(Msg(24).put(0, 2, 0x0016).put(16, 2, 0xFFFF)), 0, 2), 0u);
     EXPECT_EQ(n.hwrm(Msg(16).put(0, 2, 0x0192)).size(), 104u);
@@ -192,7 +198,7 @@ TEST(BnxtModelHwrm, ShortRequestWhereShortModeIsNotAdvertisedIsInvalidParams) {
     Node n(1, o, Boot::None);
     const Bytes v = n.hwrm(Msg(24).put(0, 2, 0x0000));
     ASSERT_EQ(v.size(), 176u);
-    EXPECT_EQ(get(v, 24, 4), 0u);  // dev_caps_cfg
+    EXPECT_EQ(get(v, 24, 4), 0u);   // dev_caps_cfg
     EXPECT_EQ(get(v, 168, 2), 0u);  // max_ext_req_len
     const std::uint64_t req = n.bus.alloc(4096);
     Msg d(16);
@@ -314,11 +320,11 @@ TEST(BnxtModelHwrm, BackingStoreQcapsReportsTheCaps) {
     Node n;
     const Bytes q = n.hwrm(Msg(16).put(0, 2, 0x0192));
     ASSERT_EQ(q.size(), 104u);
-    EXPECT_EQ(get(q, 8, 4), 1089u);    // qp_max_entries
-    EXPECT_EQ(get(q, 16, 2), 832u);    // qp_entry_size
-    EXPECT_EQ(get(q, 48, 4), 64u);     // tqm_min_entries_per_ring
-    EXPECT_EQ(get(q, 68, 2), 1u);      // mrav_num_entries_units
-    EXPECT_EQ(get(q, 78, 1), 0u);      // tqm_fp_rings_count: QUEUE_QPORTCFG's
+    EXPECT_EQ(get(q, 8, 4), 1089u);  // qp_max_entries
+    EXPECT_EQ(get(q, 16, 2), 832u);  // qp_entry_size
+    EXPECT_EQ(get(q, 48, 4), 64u);   // tqm_min_entries_per_ring
+    EXPECT_EQ(get(q, 68, 2), 1u);    // mrav_num_entries_units
+    EXPECT_EQ(get(q, 78, 1), 0u);    // tqm_fp_rings_count: QUEUE_QPORTCFG's
 }
 
 // §3.11: each enabled kind within QCAPS's figures, with its entry size, a PG code, a level
@@ -333,20 +339,20 @@ TEST(BnxtModelHwrm, BackingStoreCfgRefusesWhatTheChipCannotUse) {
         spoil(m);
         return get(n.hwrm_short(m), 0, 2);
     };
-    EXPECT_EQ(cfg([](Msg& m) { m.put(168, 4, 2000); }), 0x2u);               // QPs above qp_max_entries
-    EXPECT_EQ(cfg([](Msg& m) { m.put(230, 2, 65); }), 0x2u);                 // L2 QPs above qp_max_l2_entries
-    EXPECT_EQ(cfg([](Msg& m) { m.put(228, 2, 0); }), 0x2u);                  // no QP1
-    EXPECT_EQ(cfg([](Msg& m) { m.put(232, 2, 512); }), 0x2u);                // another QP entry size
-    EXPECT_EQ(cfg([](Msg& m) { m.put(176, 4, 70000); }), 0x2u);              // CQs above cq_max_entries
-    EXPECT_EQ(cfg([](Msg& m) { m.put(184, 4, 32); }), 0x2u);                 // TQM below its minimum
-    EXPECT_EQ(cfg([](Msg& m) { m.put(220, 4, 0xFFFF0000); }), 0x2u);         // MRs above mrav_max_entries
-    EXPECT_EQ(cfg([](Msg& m) { m.put(16, 4, 0); }), 0x5u);                   // units set, no split: INVALID_FLAGS
-    EXPECT_EQ(cfg([](Msg& m) { m.put(24, 1, 3); }), 0x2u);                   // QP level 3
-    EXPECT_EQ(cfg([](Msg& m) { m.put(24, 1, 0x61); }), 0x2u);                // QP page size code 6
-    EXPECT_EQ(cfg([](Msg& m) { m.put(24, 1, 0); }), 0x2u);                   // QP level 0: 66 pages in one
-    EXPECT_EQ(cfg([](Msg& m) { m.put(40, 8, 0); }), 0x2u);                   // no QP page directory
-    EXPECT_EQ(cfg([](Msg& m) { m.put(40, 8, get(m.b, 40, 8) + 8); }), 0x2u); // unaligned
-    EXPECT_EQ(cfg([&](Msg& m) { m.put(40, 8, 0x7000'0000'0000); }), 0x2u);   // nothing there: the read faults
+    EXPECT_EQ(cfg([](Msg& m) { m.put(168, 4, 2000); }), 0x2u);                // QPs above qp_max_entries
+    EXPECT_EQ(cfg([](Msg& m) { m.put(230, 2, 65); }), 0x2u);                  // L2 QPs above qp_max_l2_entries
+    EXPECT_EQ(cfg([](Msg& m) { m.put(228, 2, 0); }), 0x2u);                   // no QP1
+    EXPECT_EQ(cfg([](Msg& m) { m.put(232, 2, 512); }), 0x2u);                 // another QP entry size
+    EXPECT_EQ(cfg([](Msg& m) { m.put(176, 4, 70000); }), 0x2u);               // CQs above cq_max_entries
+    EXPECT_EQ(cfg([](Msg& m) { m.put(184, 4, 32); }), 0x2u);                  // TQM below its minimum
+    EXPECT_EQ(cfg([](Msg& m) { m.put(220, 4, 0xFFFF0000); }), 0x2u);          // MRs above mrav_max_entries
+    EXPECT_EQ(cfg([](Msg& m) { m.put(16, 4, 0); }), 0x5u);                    // units set, no split: INVALID_FLAGS
+    EXPECT_EQ(cfg([](Msg& m) { m.put(24, 1, 3); }), 0x2u);                    // QP level 3
+    EXPECT_EQ(cfg([](Msg& m) { m.put(24, 1, 0x61); }), 0x2u);                 // QP page size code 6
+    EXPECT_EQ(cfg([](Msg& m) { m.put(24, 1, 0); }), 0x2u);                    // QP level 0: 66 pages in one
+    EXPECT_EQ(cfg([](Msg& m) { m.put(40, 8, 0); }), 0x2u);                    // no QP page directory
+    EXPECT_EQ(cfg([](Msg& m) { m.put(40, 8, get(m.b, 40, 8) + 8); }), 0x2u);  // unaligned
+    EXPECT_EQ(cfg([&](Msg& m) { m.put(40, 8, 0x7000'0000'0000); }), 0x2u);    // nothing there: the read faults
     EXPECT_EQ(cfg([&](Msg& m) { n.bus.put(get(m.b, 40, 8) + 8, 8, 0x1000); }), 0x2u);  // a PTE without VALID
     EXPECT_EQ(cfg([](Msg& m) { m.put(20, 4, get(m.b, 20, 4) | 0x2); }), 0x6u);         // SRQ: no size reported
     EXPECT_EQ(cfg([](Msg& m) { m.put(20, 4, get(m.b, 20, 4) | 0x10000); }), 0x6u);     // TQM ring 8

@@ -12,7 +12,7 @@ namespace {
 TEST(BnxtModelNic, IdentityIsABcm57508WithThreeSixtyFourBitBars) {
     Model nic;
     const auto id = nic.identity();
-    EXPECT_EQ(id.vendor, 0x14E4);       // §1.1
+    EXPECT_EQ(id.vendor, 0x14E4);  // §1.1
     EXPECT_EQ(id.device, 0x1750);
     EXPECT_EQ(id.class_code, 0x020000u);
     for (unsigned bar : {0u, 2u, 4u}) {  // §1.2

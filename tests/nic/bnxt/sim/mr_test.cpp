@@ -263,7 +263,7 @@ TEST_F(MrTest, RelaxedOrderingRegionGetsAPacketsBytesLastPieceFirst) {
     ASSERT_EQ(ro_writes.size(), 64u);
     EXPECT_EQ(ro_writes.front(), buffer + 4096 - 64);
     EXPECT_EQ(ro_writes.back(), buffer);
-    EXPECT_EQ(strict_writes.size(), 1u);  // one write in address order
+    EXPECT_EQ(strict_writes.size(), 1u);        // one write in address order
     EXPECT_EQ(b.bus.peek(buffer, 4096), data);  // and the CQE still comes after all of them
     EXPECT_EQ(b.drain(bcq).size(), 2u);
 }

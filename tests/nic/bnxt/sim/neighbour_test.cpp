@@ -38,7 +38,9 @@ void append(Bytes& to, const Bytes& from) { to.insert(to.end(), from.begin(), fr
 // taken as 0.
 std::uint16_t icmpv6_checksum(const Bytes& f) {
     std::uint32_t sum = 0;
-    auto word = [&](std::size_t at) { return std::to_integer<unsigned>(f[at]) << 8 | std::to_integer<unsigned>(f[at + 1]); };
+    auto word = [&](std::size_t at) {
+        return std::to_integer<unsigned>(f[at]) << 8 | std::to_integer<unsigned>(f[at + 1]);
+    };
     for (std::size_t at = 22; at < 54; at += 2) sum += word(at);  // source, destination
     const std::size_t length = f.size() - 54;
     sum += static_cast<std::uint32_t>(length) + 58;
@@ -87,12 +89,11 @@ TEST_F(NeighbourTest, ResolveOfAnIpv4GidIsAnArpRequestThePeerAnswers) {
     ASSERT_EQ(frames.size(), 2u);
     // Request: to the broadcast, from A: Ethernet, IPv4, 6, 4, request; A's MAC and
     // 10.0.0.1; target MAC unknown (0), 10.0.0.2.
-    const Bytes request = bytes({0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 2, 0, 0, 0, 0, 1, 0x08, 0x06,
-                                 0, 1, 0x08, 0x00, 6, 4, 0, 1, 2, 0, 0, 0, 0, 1, 10, 0, 0, 1,
-                                 0, 0, 0, 0, 0, 0, 10, 0, 0, 2});
-    const Bytes reply = bytes({2, 0, 0, 0, 0, 1, 2, 0, 0, 0, 0, 2, 0x08, 0x06,
-                               0, 1, 0x08, 0x00, 6, 4, 0, 2, 2, 0, 0, 0, 0, 2, 10, 0, 0, 2,
-                               2, 0, 0, 0, 0, 1, 10, 0, 0, 1});
+    const Bytes request =
+        bytes({0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 2, 0,  0, 0, 0, 1, 0x08, 0x06, 0, 1, 0x08, 0x00, 6, 4, 0,
+               1,    2,    0,    0,    0,    0,    1, 10, 0, 0, 1, 0, 0,    0,    0, 0, 0,    10,   0, 0, 2});
+    const Bytes reply = bytes({2, 0, 0, 0, 0, 1, 2, 0,  0, 0, 0, 2, 0x08, 0x06, 0, 1, 0x08, 0x00, 6, 4, 0,
+                               2, 2, 0, 0, 0, 0, 2, 10, 0, 0, 2, 2, 0,    0,    0, 0, 1,    10,   0, 0, 1});
     EXPECT_EQ(frames[0], request);
     EXPECT_EQ(frames[1], reply);
     EXPECT_EQ(b.nic.rx_counters().arp_requests, 1u);
@@ -177,9 +178,8 @@ TEST_F(NeighbourTest, ResolveRetriesWhereARequestIsLost) {
 TEST_F(NeighbourTest, UnaskedRepliesTeachThePortNothing) {
     open(a.gid, b.gid);
     // B's reply to a request A never made.
-    const Bytes reply = bytes({2, 0, 0, 0, 0, 1, 2, 0, 0, 0, 0, 2, 0x08, 0x06,
-                               0, 1, 0x08, 0x00, 6, 4, 0, 2, 2, 0, 0, 0, 0, 2, 10, 0, 0, 2,
-                               2, 0, 0, 0, 0, 1, 10, 0, 0, 1});
+    const Bytes reply = bytes({2, 0, 0, 0, 0, 1, 2, 0,  0, 0, 0, 2, 0x08, 0x06, 0, 1, 0x08, 0x00, 6, 4, 0,
+                               2, 2, 0, 0, 0, 0, 2, 10, 0, 0, 2, 2, 0,    0,    0, 0, 1,    10,   0, 0, 1});
     a.faults.receive(reply);
     a.nic.stop();
     a.nic.settle();
@@ -214,9 +214,8 @@ TEST_F(NeighbourTest, SolicitationWithAHopLimitBelow255OrABadChecksumIsNotAnswer
 TEST_F(NeighbourTest, ArpToAnotherMacIsDroppedAsWrongMac) {
     open(a.gid, b.gid);
     b.nic.stop();
-    const Bytes request = bytes({2, 0, 0, 0, 0, 7, 2, 0, 0, 0, 0, 1, 0x08, 0x06,
-                                 0, 1, 0x08, 0x00, 6, 4, 0, 1, 2, 0, 0, 0, 0, 1, 10, 0, 0, 1,
-                                 0, 0, 0, 0, 0, 0, 10, 0, 0, 2});
+    const Bytes request = bytes({2, 0, 0, 0, 0, 7, 2, 0,  0, 0, 0, 1, 0x08, 0x06, 0, 1, 0x08, 0x00, 6, 4, 0,
+                                 1, 2, 0, 0, 0, 0, 1, 10, 0, 0, 1, 0, 0,    0,    0, 0, 0,    10,   0, 0, 2});
     b.faults.receive(request);
     b.nic.settle();
     EXPECT_EQ(b.nic.rx_counters().wrong_mac, 1u);
@@ -231,17 +230,17 @@ TEST(Neighbour, OptionsAddressIsAnsweredWithoutAGid) {
     rig::test::TempDir dir;
     Wire wire(b.nic, far);
     ASSERT_TRUE(wire.capture(dir.path() / "w.pcap"));
-    const Bytes request = bytes({0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 2, 0, 0, 0, 0, 1, 0x08, 0x06,
-                                 0, 1, 0x08, 0x00, 6, 4, 0, 1, 2, 0, 0, 0, 0, 1, 192, 0, 2, 1,
-                                 0, 0, 0, 0, 0, 0, 192, 0, 2, 77});
+    const Bytes request =
+        bytes({0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 2, 0,   0, 0, 0, 1, 0x08, 0x06, 0, 1, 0x08, 0x00, 6, 4, 0,
+               1,    2,    0,    0,    0,    0,    1, 192, 0, 2, 1, 0, 0,    0,    0, 0, 0,    192,  0, 2, 77});
     b.faults.receive(request);
     b.nic.settle();
     wire.stop_capture();
     EXPECT_EQ(b.nic.rx_counters().arp_requests, 1u);
     const auto frames = rig::test::read_pcap(dir.path() / "w.pcap").frames;
     ASSERT_EQ(frames.size(), 1u);
-    EXPECT_EQ(frames[0].bytes, bytes({2, 0, 0, 0, 0, 1, 2, 0, 0, 0, 0, 2, 0x08, 0x06, 0, 1, 0x08, 0x00, 6, 4, 0, 2,
-                                      2, 0, 0, 0, 0, 2, 192, 0, 2, 77, 2, 0, 0, 0, 0, 1, 192, 0, 2, 1}));
+    EXPECT_EQ(frames[0].bytes, bytes({2, 0, 0, 0, 0, 1, 2, 0,   0, 0, 0,  2, 0x08, 0x06, 0, 1, 0x08, 0x00, 6, 4, 0,
+                                      2, 2, 0, 0, 0, 0, 2, 192, 0, 2, 77, 2, 0,    0,    0, 0, 1,    192,  0, 2, 1}));
 }
 
 TEST(Neighbour, OptionsAddressThatIsNoAddressThrowsNamingIt) {
@@ -251,9 +250,10 @@ TEST(Neighbour, OptionsAddressThatIsNoAddressThrowsNamingIt) {
         Model n(o);
         FAIL() << "no throw";
     } catch (const std::invalid_argument& e) {
-        EXPECT_EQ(std::string(e.what()),
-                  "rig::bnxt::sim::ModelOptions::address \"192.0.2\" is neither an IPv4 nor an IPv6 address (numeric, as "
-                  "\"192.0.2.1\" or \"fe80::1\")");
+        EXPECT_EQ(
+            std::string(e.what()),
+            "rig::bnxt::sim::ModelOptions::address \"192.0.2\" is neither an IPv4 nor an IPv6 address (numeric, as "
+            "\"192.0.2.1\" or \"fe80::1\")");
     }
 }
 

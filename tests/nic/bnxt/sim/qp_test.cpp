@@ -46,9 +46,9 @@ TEST_F(QpTest, QpNumbersStartAtTwoAndAreDistinct) {
 TEST_F(QpTest, CreateQpRefusesWhatTheModelOrTheFirmwareCannotTake) {
     a.up();
     acq = a.create_cq(64);
-    EXPECT_EQ(a.rcfw(create_qp_msg(a, acq, 4, 6, 16))->status, 4);         // UD: not modelled
-    EXPECT_EQ(a.rcfw(create_qp_msg(a, acq, 2, 7, 16))->status, 5);         // 7 SGEs in a static WQE
-    EXPECT_EQ(a.rcfw(create_qp_msg(a, acq, 2, 6, 5000))->status, 5);       // beyond max_qp_wr
+    EXPECT_EQ(a.rcfw(create_qp_msg(a, acq, 4, 6, 16))->status, 4);    // UD: not modelled
+    EXPECT_EQ(a.rcfw(create_qp_msg(a, acq, 2, 7, 16))->status, 5);    // 7 SGEs in a static WQE
+    EXPECT_EQ(a.rcfw(create_qp_msg(a, acq, 2, 6, 5000))->status, 5);  // beyond max_qp_wr
     EXPECT_EQ(a.rcfw(create_qp_msg(a, acq, 2, 6, 0))->status, 5);
     EXPECT_EQ(a.rcfw(create_qp_msg(a, acq, 2, 6, 16, 0x1C))->status, 4);  // variable-size WQEs [P7]
     EXPECT_EQ(a.rcfw(create_qp_msg(a, acq, 2, 6, 16, 0x0D))->status, 5);  // SRQ_USED: no SRQ exists
@@ -111,11 +111,11 @@ TEST_F(QpTest, TransitionsOutsideTheStateMachineAreRefused) {
     EXPECT_EQ(a.modify(q, 0x1, 2), 5);  // RESET -> RTR
     EXPECT_EQ(a.modify(q, 0x1, 3), 5);  // RESET -> RTS
     EXPECT_EQ(a.modify(q, 0x0D, 1, [](Msg& m) { m.put(26, 2, 0xFFFF); }), 0);
-    EXPECT_EQ(a.modify(q, 0x1, 3), 5);  // INIT -> RTS
-    EXPECT_EQ(a.modify(q, 0x1, 4), 5);  // INIT -> SQD
-    EXPECT_EQ(a.modify(q, 0x1, 6), 0);  // any -> ERR
-    EXPECT_EQ(a.modify(q, 0x1, 1), 5);  // ERR -> INIT
-    EXPECT_EQ(a.modify(q, 0x1, 0), 0);  // any -> RESET
+    EXPECT_EQ(a.modify(q, 0x1, 3), 5);                                         // INIT -> RTS
+    EXPECT_EQ(a.modify(q, 0x1, 4), 5);                                         // INIT -> SQD
+    EXPECT_EQ(a.modify(q, 0x1, 6), 0);                                         // any -> ERR
+    EXPECT_EQ(a.modify(q, 0x1, 1), 5);                                         // ERR -> INIT
+    EXPECT_EQ(a.modify(q, 0x1, 0), 0);                                         // any -> RESET
     EXPECT_EQ(a.modify(q, 0x0D, 1, [](Msg& m) { m.put(26, 2, 0xFFFF); }), 0);  // and again from the start
 }
 
@@ -124,14 +124,16 @@ TEST_F(QpTest, TransitionsOutsideTheStateMachineAreRefused) {
 TEST_F(QpTest, EachTransitionNeedsItsRequiredAttributesAndTakesNoOthers) {
     open({.connect = false});
     Qp& q = aqp;
-    auto init = [&](std::uint32_t mask) { return a.modify(q, mask, 1, [](Msg& m) { m.put(25, 1, 7).put(26, 2, 0xFFFF); }); };
-    EXPECT_EQ(init(0x01 | 0x08), 5);        // RESET -> INIT without ACCESS
-    EXPECT_EQ(init(0x01 | 0x04), 5);        // ... without PKEY
-    EXPECT_EQ(init(0x0D | 0x10), 5);        // ... with QKEY (UD only)
-    EXPECT_EQ(init(0x0D | 0x1000), 5);      // ... with PATH_MTU (INIT -> RTR's)
+    auto init = [&](std::uint32_t mask) {
+        return a.modify(q, mask, 1, [](Msg& m) { m.put(25, 1, 7).put(26, 2, 0xFFFF); });
+    };
+    EXPECT_EQ(init(0x01 | 0x08), 5);    // RESET -> INIT without ACCESS
+    EXPECT_EQ(init(0x01 | 0x04), 5);    // ... without PKEY
+    EXPECT_EQ(init(0x0D | 0x10), 5);    // ... with QKEY (UD only)
+    EXPECT_EQ(init(0x0D | 0x1000), 5);  // ... with PATH_MTU (INIT -> RTR's)
     ASSERT_EQ(init(0x0D), 0);
     EXPECT_EQ(a.modify(q, 0x04, 1, [](Msg& m) { m.put(25, 1, 1); }), 0);  // INIT -> INIT: ACCESS alone
-    EXPECT_EQ(a.modify(q, 0x02, 1), 5);     // EN_SQD_ASYNC_NOTIFY: RTS -> SQD only
+    EXPECT_EQ(a.modify(q, 0x02, 1), 5);                                   // EN_SQD_ASYNC_NOTIFY: RTS -> SQD only
     // INIT -> RTR: each required attribute left out in turn.
     for (std::uint32_t required : {0x20u, 0x80u, 0x400u, 0x1000u, 0x10000u, 0x40000u, 0x100000u, 0x4000000u})
         EXPECT_EQ(init_to_rtr(a, q, b, bqp, 0, {}, required), 5) << std::hex << required;
@@ -147,11 +149,11 @@ TEST_F(QpTest, EachTransitionNeedsItsRequiredAttributesAndTakesNoOthers) {
     };
     for (std::uint32_t required : {0x2000u, 0x4000u, 0x8000u, 0x80000u, 0x20000u})
         EXPECT_EQ(rts(0x000AE001 & ~required), 5) << std::hex << required;
-    EXPECT_EQ(rts(0x000AE001 | 0x10000), 5);   // RQ_PSN: INIT -> RTR's
-    ASSERT_EQ(rts(0x000AE001 | 0x40000), 0);   // MIN_RNR_TIMER is optional here
+    EXPECT_EQ(rts(0x000AE001 | 0x10000), 5);                                 // RQ_PSN: INIT -> RTR's
+    ASSERT_EQ(rts(0x000AE001 | 0x40000), 0);                                 // MIN_RNR_TIMER is optional here
     EXPECT_EQ(a.modify(q, 0x40000, 3, [](Msg& m) { m.put(67, 1, 3); }), 0);  // RTS -> RTS
     EXPECT_EQ(a.modify(q, 0x2000, 3, [](Msg& m) { m.put(64, 1, 10); }), 5);  // but not the timeout
-    EXPECT_EQ(a.modify(q, 0x1 | 0x04, 6), 5);  // -> ERR takes nothing but the state
+    EXPECT_EQ(a.modify(q, 0x1 | 0x04, 6), 5);                                // -> ERR takes nothing but the state
     EXPECT_EQ(a.modify(q, 0x1, 6), 0);
 }
 
@@ -172,12 +174,26 @@ TEST_F(QpTest, NetworkTypeContradictingTheSgidIsRefused) {
     EXPECT_EQ(init_to_rtr(a, aqp, b, bqp, 0, with_v6(2)), 5);  // IPv4 with fd00::1
     ASSERT_EQ(init_to_rtr(a, aqp, b, bqp, 0, with_v6(3)), 0);
     // From then on every state write carries the type the SGID needs.
-    EXPECT_EQ(a.modify(aqp, 0x000AE001, 3, [&](Msg& m) {
-        m.put(24, 1, 3 | (2u << 6)).put(64, 1, 14).put(65, 1, 7).put(66, 1, 7).put(72, 4, aqp.psn).put(76, 1, 2);
-    }), 5);
-    EXPECT_EQ(a.modify(aqp, 0x000AE001, 3, [&](Msg& m) {
-        m.put(24, 1, 3 | (3u << 6)).put(64, 1, 14).put(65, 1, 7).put(66, 1, 7).put(72, 4, aqp.psn).put(76, 1, 2);
-    }), 0);
+    EXPECT_EQ(a.modify(aqp, 0x000AE001, 3,
+                       [&](Msg& m) {
+                           m.put(24, 1, 3 | (2u << 6))
+                               .put(64, 1, 14)
+                               .put(65, 1, 7)
+                               .put(66, 1, 7)
+                               .put(72, 4, aqp.psn)
+                               .put(76, 1, 2);
+                       }),
+              5);
+    EXPECT_EQ(a.modify(aqp, 0x000AE001, 3,
+                       [&](Msg& m) {
+                           m.put(24, 1, 3 | (3u << 6))
+                               .put(64, 1, 14)
+                               .put(65, 1, 7)
+                               .put(66, 1, 7)
+                               .put(72, 4, aqp.psn)
+                               .put(76, 1, 2);
+                       }),
+              0);
 }
 
 TEST_F(QpTest, RtrToRtsRefusesTheFieldsLinuxRemoves) {
@@ -187,8 +203,8 @@ TEST_F(QpTest, RtrToRtsRefusesTheFieldsLinuxRemoves) {
     // SRC_MAC on INIT -> RTR is refused (§4.6.9).
     EXPECT_EQ(a.modify(q, 0x141517E1 | 0x08000000, 2, [&](Msg& m) { m.put(52, 2, a.gid_index).put(77, 1, 4); }), 5);
     ASSERT_EQ(a.modify(q, 0x141517E1, 2, [&](Msg& m) { m.put(52, 2, a.gid_index).put(77, 1, 4); }), 0);
-    EXPECT_EQ(a.modify(q, 0x000AE001 | 0x20, 3, [](Msg& m) { m.put(76, 1, 2); }), 5);       // DGID
-    EXPECT_EQ(a.modify(q, 0x000AE001 | 0x04000000, 3, [](Msg& m) { m.put(76, 1, 2); }), 5); // DEST_QP_ID
+    EXPECT_EQ(a.modify(q, 0x000AE001 | 0x20, 3, [](Msg& m) { m.put(76, 1, 2); }), 5);        // DGID
+    EXPECT_EQ(a.modify(q, 0x000AE001 | 0x04000000, 3, [](Msg& m) { m.put(76, 1, 2); }), 5);  // DEST_QP_ID
     EXPECT_EQ(a.modify(q, 0x000AE001, 3, [](Msg& m) { m.put(76, 1, 2); }), 0);
 }
 
@@ -221,21 +237,21 @@ TEST_F(QpTest, QueryQpReportsWhatModifyStored) {
     const auto c = a.rcfw(Msg(24).put(0, 1, spec::op_query_qp).put(16, 4, aqp.qpn), sb, 7);
     ASSERT_TRUE(c);
     ASSERT_EQ(c->status, 0);
-    EXPECT_EQ(a.bus.get(sb + 8, 4), aqp.qpn);             // xid
-    EXPECT_EQ(a.bus.get(sb + 12, 1) & 0xF, 3u);           // RTS
-    EXPECT_EQ(a.bus.get(sb + 13, 1), 0x07u);              // access (QP encoding)
-    EXPECT_EQ(a.bus.get(sb + 14, 2), 0xFFFFu);            // pkey
+    EXPECT_EQ(a.bus.get(sb + 8, 4), aqp.qpn);    // xid
+    EXPECT_EQ(a.bus.get(sb + 12, 1) & 0xF, 3u);  // RTS
+    EXPECT_EQ(a.bus.get(sb + 13, 1), 0x07u);     // access (QP encoding)
+    EXPECT_EQ(a.bus.get(sb + 14, 2), 0xFFFFu);   // pkey
     EXPECT_EQ(a.bus.peek(sb + 24, 16), Bytes(reinterpret_cast<const std::byte*>(b.gid.data()),
                                              reinterpret_cast<const std::byte*>(b.gid.data()) + 16));  // dgid
-    EXPECT_EQ(a.bus.get(sb + 46, 1), 64u);                // hop_limit
-    EXPECT_EQ(a.bus.get(sb + 53, 1), 2u);                 // dest_mac: B's last octet
-    EXPECT_EQ(a.bus.get(sb + 54, 2), 0x2FFFu);            // path MTU 1024 (code 2), VLAN 0xFFF
-    EXPECT_EQ(a.bus.get(sb + 56, 1), 14u);                // timeout
-    EXPECT_EQ(a.bus.get(sb + 60, 4), bqp.psn);            // rq_psn = the peer's sq_psn
-    EXPECT_EQ(a.bus.get(sb + 68, 1), 2u);                 // max_rd_atomic slots
-    EXPECT_EQ(a.bus.get(sb + 69, 1), 4u);                 // max_dest_rd_atomic slots
-    EXPECT_EQ(a.bus.get(sb + 72, 4), 64u);                // sq_size
-    EXPECT_EQ(a.bus.get(sb + 88, 4), bqp.qpn);            // dest_qp_id
+    EXPECT_EQ(a.bus.get(sb + 46, 1), 64u);                                                             // hop_limit
+    EXPECT_EQ(a.bus.get(sb + 53, 1), 2u);       // dest_mac: B's last octet
+    EXPECT_EQ(a.bus.get(sb + 54, 2), 0x2FFFu);  // path MTU 1024 (code 2), VLAN 0xFFF
+    EXPECT_EQ(a.bus.get(sb + 56, 1), 14u);      // timeout
+    EXPECT_EQ(a.bus.get(sb + 60, 4), bqp.psn);  // rq_psn = the peer's sq_psn
+    EXPECT_EQ(a.bus.get(sb + 68, 1), 2u);       // max_rd_atomic slots
+    EXPECT_EQ(a.bus.get(sb + 69, 1), 4u);       // max_dest_rd_atomic slots
+    EXPECT_EQ(a.bus.get(sb + 72, 4), 64u);      // sq_size
+    EXPECT_EQ(a.bus.get(sb + 88, 4), bqp.qpn);  // dest_qp_id
 }
 
 TEST_F(QpTest, ResetForgetsRingIndexesSoTheQpCanBeUsedAgain) {

@@ -24,11 +24,26 @@ constexpr std::uint32_t mtu = 1024;  // path MTU code 2
 
 // IBA Table 38 RC opcodes (the model's names are private).
 enum RcOp : std::uint8_t {
-    SEND_FIRST = 0x00, SEND_MIDDLE = 0x01, SEND_LAST = 0x02, SEND_LAST_IMM = 0x03, SEND_ONLY = 0x04,
-    WRITE_FIRST = 0x06, WRITE_MIDDLE = 0x07, WRITE_LAST = 0x08, WRITE_LAST_IMM = 0x09, WRITE_ONLY = 0x0A,
-    READ_REQUEST = 0x0C, READ_RESPONSE_FIRST = 0x0D, READ_RESPONSE_LAST = 0x0F, READ_RESPONSE_ONLY = 0x10,
-    ACKNOWLEDGE = 0x11, ATOMIC_ACKNOWLEDGE = 0x12, COMPARE_SWAP = 0x13, FETCH_ADD = 0x14,
-    SEND_LAST_INVALIDATE = 0x16, SEND_ONLY_INVALIDATE = 0x17,
+    SEND_FIRST = 0x00,
+    SEND_MIDDLE = 0x01,
+    SEND_LAST = 0x02,
+    SEND_LAST_IMM = 0x03,
+    SEND_ONLY = 0x04,
+    WRITE_FIRST = 0x06,
+    WRITE_MIDDLE = 0x07,
+    WRITE_LAST = 0x08,
+    WRITE_LAST_IMM = 0x09,
+    WRITE_ONLY = 0x0A,
+    READ_REQUEST = 0x0C,
+    READ_RESPONSE_FIRST = 0x0D,
+    READ_RESPONSE_LAST = 0x0F,
+    READ_RESPONSE_ONLY = 0x10,
+    ACKNOWLEDGE = 0x11,
+    ATOMIC_ACKNOWLEDGE = 0x12,
+    COMPARE_SWAP = 0x13,
+    FETCH_ADD = 0x14,
+    SEND_LAST_INVALIDATE = 0x16,
+    SEND_ONLY_INVALIDATE = 0x17,
 };
 
 struct Reth {
@@ -49,15 +64,30 @@ struct Request {
     std::size_t extra = 0;
     bool ack_request = true;
 
-    Request& with(Bytes p) { payload = std::move(p); return *this; }
-    Request& with(Reth r) { reth = r; return *this; }
+    Request& with(Bytes p) {
+        payload = std::move(p);
+        return *this;
+    }
+    Request& with(Reth r) {
+        reth = r;
+        return *this;
+    }
     Request& with_aeth(std::uint8_t syndrome, std::uint32_t msn) {
         aeth = std::uint32_t{syndrome} << 24 | msn;
         return *this;
     }
-    Request& with_immediate() { immediate = true; return *this; }
-    Request& with_extra(std::size_t n) { extra = n; return *this; }
-    Request& no_ack_request() { ack_request = false; return *this; }
+    Request& with_immediate() {
+        immediate = true;
+        return *this;
+    }
+    Request& with_extra(std::size_t n) {
+        extra = n;
+        return *this;
+    }
+    Request& no_ack_request() {
+        ack_request = false;
+        return *this;
+    }
 };
 
 inline Request request(std::uint8_t opcode, std::uint32_t psn = first_psn) {

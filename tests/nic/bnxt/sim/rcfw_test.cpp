@@ -41,8 +41,8 @@ TEST(BnxtModelRcfw, QueryVersionCompletesWithVersionsInline) {
     const auto c = n.rcfw(query_version());
     ASSERT_TRUE(c);
     EXPECT_EQ(c->status, 0);
-    EXPECT_EQ(get(c->raw, 8, 1) & 1, 1u);   // v: phase 1 on the first pass
-    EXPECT_EQ(get(c->raw, 12, 1), 1u);      // intf_maj: RoCE SP HSI 1.8.x
+    EXPECT_EQ(get(c->raw, 8, 1) & 1, 1u);  // v: phase 1 on the first pass
+    EXPECT_EQ(get(c->raw, 12, 1), 1u);     // intf_maj: RoCE SP HSI 1.8.x
     EXPECT_EQ(get(c->raw, 13, 1), 8u);
 }
 
@@ -63,16 +63,16 @@ TEST(BnxtModelRcfw, QueryFuncFillsTheSideBufferBeforeTheCompletion) {
     const auto c = n.rcfw(Msg(16).put(0, 1, spec::op_query_func), sb, 10);
     ASSERT_TRUE(c);
     EXPECT_EQ(c->status, 0);
-    EXPECT_EQ(c->xid, 10u);                        // size, in 16-byte units
-    EXPECT_EQ(n.bus.get(sb + 0, 1), 0x83u);        // sb header: opcode
-    EXPECT_EQ(n.bus.get(sb + 2, 2), get(c->raw, 2, 2));  // cookie
-    EXPECT_EQ(n.bus.get(sb + 6, 1), 10u);          // resp_size written
+    EXPECT_EQ(c->xid, 10u);                                   // size, in 16-byte units
+    EXPECT_EQ(n.bus.get(sb + 0, 1), 0x83u);                   // sb header: opcode
+    EXPECT_EQ(n.bus.get(sb + 2, 2), get(c->raw, 2, 2));       // cookie
+    EXPECT_EQ(n.bus.get(sb + 6, 1), 10u);                     // resp_size written
     EXPECT_EQ(n.bus.get(sb + 8, 8), std::uint64_t{1} << 39);  // max_mr_size
-    EXPECT_EQ(n.bus.get(sb + 16, 4), 1024u);       // max_qp
-    EXPECT_EQ(n.bus.get(sb + 20, 2), 4096u);       // max_qp_wr
-    EXPECT_EQ(n.bus.get(sb + 36, 1), 6u);          // max_sge
-    EXPECT_EQ(n.bus.get(sb + 68, 4), 96u);         // max_inline_data
-    EXPECT_EQ(n.bus.get(sb + 76, 4), 256u);        // max_gid
+    EXPECT_EQ(n.bus.get(sb + 16, 4), 1024u);                  // max_qp
+    EXPECT_EQ(n.bus.get(sb + 20, 2), 4096u);                  // max_qp_wr
+    EXPECT_EQ(n.bus.get(sb + 36, 1), 6u);                     // max_sge
+    EXPECT_EQ(n.bus.get(sb + 68, 4), 96u);                    // max_inline_data
+    EXPECT_EQ(n.bus.get(sb + 76, 4), 256u);                   // max_gid
 }
 
 TEST(BnxtModelRcfw, SideBufferIsWrittenOnlyAsFarAsResponseSize) {
@@ -155,7 +155,7 @@ TEST(BnxtModelRcfw, FullCreqStallsTheChannelUntilTheConsumerMoves) {
     // Four entries fit; the fifth command waits. Reading one entry frees one slot.
     const std::uint64_t fifth = n.creq.memory.at(0);
     for (int i = 0; i < 4; ++i) EXPECT_EQ(n.bus.get(n.creq.memory.at(16u * i) + 8, 1) & 1, 1u);
-    EXPECT_EQ(get(*n.creq_take(), 2, 2), 0u);  // takes entry 0 and rings the NQ doorbell
+    EXPECT_EQ(get(*n.creq_take(), 2, 2), 0u);    // takes entry 0 and rings the NQ doorbell
     EXPECT_EQ(n.bus.get(fifth + 8, 1) & 1, 0u);  // entry 0 rewritten on the second pass: phase 0
     EXPECT_EQ(n.bus.get(fifth + 2, 2), 4u);      // ... by the fifth command
     for (int i = 1; i < 6; ++i) {
@@ -226,11 +226,11 @@ TEST(BnxtModelRcfw, InitializeFwRefusesContextTablesVfSharesAndUnreportedFlags) 
             return n.rcfw(m)->status;
         };
         EXPECT_EQ(init([](Msg& m) { m.put(16, 1, 1).put(24, 8, 0x1000); }), 5);  // a QPC table
-        EXPECT_EQ(init([](Msg& m) { m.put(72, 4, 64); }), 5);                     // number_of_qp
-        EXPECT_EQ(init([](Msg& m) { m.put(88, 4, 8); }), 5);                      // max_qp_per_vf
-        EXPECT_EQ(init([](Msg& m) { m.put(2, 2, 0x1); }), 5);                     // MRAV_RESERVATION_SPLIT
-        EXPECT_EQ(init([](Msg& m) { m.put(2, 2, 0x8); }), 5);                     // OPTIMIZE_MODIFY_QP
-        EXPECT_EQ(init([&](Msg& m) { m.put(2, 2, retx ? 0 : 0x2); }), 5);          // the other retransmission
+        EXPECT_EQ(init([](Msg& m) { m.put(72, 4, 64); }), 5);                    // number_of_qp
+        EXPECT_EQ(init([](Msg& m) { m.put(88, 4, 8); }), 5);                     // max_qp_per_vf
+        EXPECT_EQ(init([](Msg& m) { m.put(2, 2, 0x1); }), 5);                    // MRAV_RESERVATION_SPLIT
+        EXPECT_EQ(init([](Msg& m) { m.put(2, 2, 0x8); }), 5);                    // OPTIMIZE_MODIFY_QP
+        EXPECT_EQ(init([&](Msg& m) { m.put(2, 2, retx ? 0 : 0x2); }), 5);        // the other retransmission
         EXPECT_EQ(init([](Msg&) {}), 0);
         const std::uint64_t sb = n.bus.alloc(4096);
         ASSERT_EQ(n.rcfw(Msg(16).put(0, 1, spec::op_query_func), sb, 10)->status, 0);

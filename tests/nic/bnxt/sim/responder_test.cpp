@@ -65,7 +65,6 @@ TEST_F(ResponderTest, ReadInsideAWriteIsNakedAndAnsweredWithNoResponse) {
     expect_invalid_request(first_psn + 1);
 }
 
-
 // ---- rxe check_length: the payload of each packet, the DMA length ----
 
 // FIRST and MIDDLE carry exactly the path MTU, LAST 1 to MTU bytes, ONLY 0 to MTU; a
@@ -167,8 +166,9 @@ protected:
             const std::uint8_t op = static_cast<std::uint8_t>(be(f, 42, 1));
             const std::size_t pad = (be(f, 43, 1) >> 4) & 3;
             const std::size_t at = 42 + 12 + (op == 0x0E ? 0 : 4);
-            out.push_back({op, be(f, 51, 3), Bytes(f.begin() + static_cast<std::ptrdiff_t>(at),
-                                                   f.end() - 4 - static_cast<std::ptrdiff_t>(pad))});
+            out.push_back(
+                {op, be(f, 51, 3),
+                 Bytes(f.begin() + static_cast<std::ptrdiff_t>(at), f.end() - 4 - static_cast<std::ptrdiff_t>(pad))});
         }
         return out;
     }
@@ -179,7 +179,7 @@ protected:
 };
 
 TEST_F(DuplicateRead, WithinTheRecordedReadIsAnsweredFromItsPsn) {
-    take(read(first_psn, 0, 3000));       // responses at PSN +0, +1, +2
+    take(read(first_psn, 0, 3000));         // responses at PSN +0, +1, +2
     take(read(first_psn + 1, 1024, 1976));  // the rest again, from the second response
     const auto out = responses();
     ASSERT_EQ(out.size(), 5u);
@@ -207,8 +207,8 @@ TEST_F(DuplicateRead, AtThePsnOfASendIsDropped) {
 
 TEST_F(DuplicateRead, OutsideTheRecordedRangeOrOfAnotherKeyIsDropped) {
     take(read(first_psn, 0, 3000));
-    take(read(first_psn, 4096, 100));                                          // beyond it
-    take(read(first_psn, 0, 3001));                                            // longer
+    take(read(first_psn, 4096, 100));                                              // beyond it
+    take(read(first_psn, 0, 3001));                                                // longer
     take(request(READ_REQUEST, first_psn).with(Reth{region, key ^ 0x100, 3000}));  // another R_Key
     EXPECT_EQ(responses().size(), 3u);
     EXPECT_EQ(b.counters().duplicate_requests, 3u);
@@ -219,7 +219,7 @@ TEST_F(DuplicateRead, OutsideTheRecordedRangeOrOfAnotherKeyIsDropped) {
 TEST_F(DuplicateRead, OnlyTheLastDepthReadsAreAnsweredAgain) {
     take(read(first_psn, 0, 64));
     take(read(first_psn + 1, 64, 64));
-    take(read(first_psn, 0, 64));      // forgotten: dropped
+    take(read(first_psn, 0, 64));       // forgotten: dropped
     take(read(first_psn + 1, 64, 64));  // answered again
     const auto out = responses();
     ASSERT_EQ(out.size(), 3u);

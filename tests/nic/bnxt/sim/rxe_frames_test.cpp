@@ -108,8 +108,8 @@ TEST(RxeFrames, ModelComputesTheIcrcEveryRxeFrameCarries) {
 }
 
 TEST(RxeFrames, PortsAsTheGuestsTakeEveryRxeFrameThroughTheirChecks) {
-    for (const char* name : {"rc_pingpong_64.pcap", "rc_pingpong_1027.pcap", "rc_pingpong_4096.pcap",
-                             "ib_send_bw_4096.pcap"}) {
+    for (const char* name :
+         {"rc_pingpong_64.pcap", "rc_pingpong_1027.pcap", "rc_pingpong_4096.pcap", "ib_send_bw_4096.pcap"}) {
         const auto frames = frames_of(name);
         // Each port expects the first PSN the other sends it.
         std::map<Mac, std::uint32_t> first_psn;
@@ -179,7 +179,9 @@ void serve_pingpong(const char* name, std::size_t bytes, std::size_t packets) {
 }
 
 TEST(RxeFrames, ServerPortTakesRxesPingAndAnswersAsRxeDid4096) { serve_pingpong("rc_pingpong_4096.pcap", 4096, 4); }
-TEST(RxeFrames, ServerPortTakesRxesPingAndAnswersAsRxeDid1027WithPad) { serve_pingpong("rc_pingpong_1027.pcap", 1027, 2); }
+TEST(RxeFrames, ServerPortTakesRxesPingAndAnswersAsRxeDid1027WithPad) {
+    serve_pingpong("rc_pingpong_1027.pcap", 1027, 2);
+}
 
 // fixtures/arp.pcap: the server's ARP request for the client (broadcast), the client's reply.
 TEST(RxeFrames, PortAnswersRxesArpRequestWithTheBytesRxesClientAnswered) {
@@ -211,7 +213,8 @@ TEST(RxeFrames, ResolveAsksWithTheBytesOfRxesArpRequestAndTakesTheReply) {
     Wire wire(server.nic, far);
     ASSERT_TRUE(wire.capture(dir.path() / "resolve.pcap"));
     server.nic.start();
-    auto asked = std::async(std::launch::async, [&] { return server.nic.resolve(client_gid, std::chrono::seconds(10)); });
+    auto asked =
+        std::async(std::launch::async, [&] { return server.nic.resolve(client_gid, std::chrono::seconds(10)); });
     // The request is on the wire; the client's reply arrives.
     for (int i = 0; i < 10'000 && server.faults.counters().frames_sent == 0; ++i)
         std::this_thread::sleep_for(std::chrono::microseconds(100));

@@ -22,8 +22,13 @@ void TransportTest::start(const Case& c, bool threaded, std::uint8_t timeout) {
         ASSERT_TRUE(datagrams_[0]->connect(datagrams_[1]->local()));
         ASSERT_TRUE(datagrams_[1]->connect(datagrams_[0]->local()));
     }
-    open({.sq_size = 64, .rq_size = 64, .cq_size = 256, .mtu_code = c.mtu_code, .timeout = timeout,
-          .buffer_bytes = std::max<std::uint64_t>(c.bytes * c.count, 1 << 20), .connect = false});
+    open({.sq_size = 64,
+          .rq_size = 64,
+          .cq_size = 256,
+          .mtu_code = c.mtu_code,
+          .timeout = timeout,
+          .buffer_bytes = std::max<std::uint64_t>(c.bytes * c.count, 1 << 20),
+          .connect = false});
     ASSERT_EQ(a.to_init(aqp), 0);
     ASSERT_EQ(a.to_rtr(aqp, b, bqp, c.mtu_code), 0);
     ASSERT_EQ(b.to_init(bqp), 0);
@@ -32,9 +37,10 @@ void TransportTest::start(const Case& c, bool threaded, std::uint8_t timeout) {
     ASSERT_EQ(b.to_rtr(bqp, a, aqp, c.mtu_code, 34), 0);
     // A takes up to 16 READs outstanding: RTR -> RTS as Node::to_rts, max_rd_atomic @76 17
     // (ORRQ slots, §4.6.9).
-    ASSERT_EQ(a.modify(aqp, 0x000AE001, 3, [&](Msg& m) {
-        m.put(64, 1, timeout).put(65, 1, 7).put(66, 1, 7).put(72, 4, aqp.psn).put(76, 1, 17);
-    }), 0);
+    ASSERT_EQ(
+        a.modify(aqp, 0x000AE001, 3,
+                 [&](Msg& m) { m.put(64, 1, timeout).put(65, 1, 7).put(66, 1, 7).put(72, 4, aqp.psn).put(76, 1, 17); }),
+        0);
     ASSERT_EQ(b.to_rts(bqp, 7, timeout, 7), 0);
     if (threaded) {
         // Each port's own cable: its frames out are End::first there.
@@ -112,8 +118,8 @@ Outcome TransportTest::transfer(const Case& c) {
     auto done = [&] {
         while (auto q = a.poll(acq)) {
             if (q->status() != 0 || q->sq_cons_idx() != (requester_done + 1) % 64) {
-                ADD_FAILURE() << c.name << ": requester CQE " << requester_done << " status "
-                              << int(q->status()) << " sq_cons_idx " << q->sq_cons_idx();
+                ADD_FAILURE() << c.name << ": requester CQE " << requester_done << " status " << int(q->status())
+                              << " sq_cons_idx " << q->sq_cons_idx();
                 bad = true;
             }
             if (c.op == Op::read && !(a.bus.peek(abuf + requester_done * n, n) == data[requester_done])) {
@@ -126,8 +132,8 @@ Outcome TransportTest::transfer(const Case& c) {
             const auto r = b.poll(bcq);
             if (!r) break;
             if (r->status() != 0 || r->wr_id() != responder_done || r->length() != n) {
-                ADD_FAILURE() << c.name << ": receive " << responder_done << " status " << int(r->status())
-                              << " wr_id " << r->wr_id() << " length " << r->length();
+                ADD_FAILURE() << c.name << ": receive " << responder_done << " status " << int(r->status()) << " wr_id "
+                              << r->wr_id() << " length " << r->length();
                 bad = true;
             }
             if (!(b.bus.peek(bbuf + responder_done * n, n) == data[responder_done])) {
@@ -166,20 +172,18 @@ void TransportTest::check_counters(const Case& c, const Outcome& out) {
     const auto ka = a.counters(), kb = b.counters();
     SCOPED_TRACE(c.name);
     if (std::getenv("RIG_TRANSPORT_FIGURES"))
-        std::printf("%s: rounds %lu; A sent %lu (lost %lu dup %lu reord %lu), B sent %lu (lost %lu dup %lu reord %lu); "
-                    "retrans %lu timeouts %lu go_backs %lu seqnak rx %lu implied %lu; B: seqnak tx %lu ooo %lu dup %lu acks %lu\n",
-                    c.name.c_str(), out.rounds, out.first.carried, out.first.dropped, out.first.duplicated,
-                    out.first.reordered, out.second.carried, out.second.dropped,
-                    out.second.duplicated, out.second.reordered, ka.retransmissions,
-                    ka.local_ack_timeouts, ka.go_backs, ka.sequence_naks_received, ka.implied_naks,
-                    kb.sequence_naks_sent, kb.out_of_sequence, kb.duplicate_requests, kb.acks_sent);
+        std::printf(
+            "%s: rounds %lu; A sent %lu (lost %lu dup %lu reord %lu), B sent %lu (lost %lu dup %lu reord %lu); "
+            "retrans %lu timeouts %lu go_backs %lu seqnak rx %lu implied %lu; B: seqnak tx %lu ooo %lu dup %lu acks %lu\n",
+            c.name.c_str(), out.rounds, out.first.carried, out.first.dropped, out.first.duplicated, out.first.reordered,
+            out.second.carried, out.second.dropped, out.second.duplicated, out.second.reordered, ka.retransmissions,
+            ka.local_ack_timeouts, ka.go_backs, ka.sequence_naks_received, ka.implied_naks, kb.sequence_naks_sent,
+            kb.out_of_sequence, kb.duplicate_requests, kb.acks_sent);
     EXPECT_EQ(out.first.carried, ka.frames_sent);
     EXPECT_EQ(out.second.carried, kb.frames_sent);
     if (!threaded_) {  // the kernel may lose datagrams too (receive_overflows)
-        EXPECT_EQ(kb.frames_received,
-                  out.first.carried - out.first.dropped + out.first.duplicated);
-        EXPECT_EQ(ka.frames_received,
-                  out.second.carried - out.second.dropped + out.second.duplicated);
+        EXPECT_EQ(kb.frames_received, out.first.carried - out.first.dropped + out.first.duplicated);
+        EXPECT_EQ(ka.frames_received, out.second.carried - out.second.dropped + out.second.duplicated);
     }
     // Each request A's cable lost was sent again (a READ request asked again counts one).
     EXPECT_GE(ka.retransmissions, out.first.dropped);

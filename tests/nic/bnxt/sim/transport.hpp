@@ -20,7 +20,7 @@ namespace rig::bnxt::sim::test {
 
 using End = Cable::End;
 
-inline constexpr std::uint8_t ERR = 6;                          // QUERY_QP state, §4.6.9
+inline constexpr std::uint8_t ERR = 6;                         // QUERY_QP state, §4.6.9
 inline constexpr std::uint8_t transport_retry_exceeded = 0xA;  // CQE TRANSPORT_RETRY_CNT_ERR, §5.5.1
 
 enum class Op { send, read };
@@ -31,13 +31,13 @@ struct Case {
     std::uint64_t bytes = 0;  // per message
     unsigned count = 0;       // messages
     std::uint8_t mtu_code = 2;
-    Cable::Faults faults;     // both directions (the second end's seed one more)
+    Cable::Faults faults;       // both directions (the second end's seed one more)
     unsigned outstanding = 32;  // messages posted and not complete, at most
 };
 
 // What a transfer met.
 struct Outcome {
-    std::uint64_t rounds = 0;  // times the clocks were moved past the local ACK timeout
+    std::uint64_t rounds = 0;            // times the clocks were moved past the local ACK timeout
     Cable::FaultCounters first, second;  // A's frames, B's frames
 };
 

@@ -325,7 +325,7 @@ TEST_F(TransportTest, RefusedRemoteWriteAndReadLeaveTheResponderInTheSameState) 
     ASSERT_TRUE(write_error && read_error);
     EXPECT_EQ(get(*write_error, 2, 1), get(*read_error, 2, 1));  // req_err_state_reason
     EXPECT_EQ(get(*write_error, 3, 1), get(*read_error, 3, 1));  // res_err_state_reason
-    EXPECT_TRUE(b.drain(bcq).empty());  // neither consumed a receive
+    EXPECT_TRUE(b.drain(bcq).empty());                           // neither consumed a receive
 }
 
 // ---- Over UDP, the models on their threads ----

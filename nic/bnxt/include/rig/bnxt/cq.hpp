@@ -55,33 +55,33 @@ enum class Notify : std::uint8_t { Any, Solicited };
 // The CQE status codes of §5.5.1 (requester) and §5.5.2 (responder), in one enum.
 enum class Status : std::uint8_t {
     Ok,
-    BadResponse,           // requester BAD_RESPONSE_ERR
-    LocalLength,           // LOCAL_LENGTH_ERR: a receive shorter than the message
-    LocalQpOperation,      // LOCAL_QP_OPERATION_ERR
-    LocalProtection,       // LOCAL_PROTECTION_ERR: a local key, range or right
-    LocalAccess,           // responder LOCAL_ACCESS_ERROR
-    MemoryManagement,      // MEMORY_MGT_OPERATION_ERR
-    RemoteInvalidRequest,  // REMOTE_INVALID_REQUEST_ERR
-    RemoteAccess,          // requester REMOTE_ACCESS_ERR: the peer's key, range or right
-    RemoteOperation,       // requester REMOTE_OPERATION_ERR
-    RnrRetryExceeded,      // requester RNR_NAK_RETRY_CNT_ERR: no receive posted at the peer
-    TransportRetryExceeded,// requester TRANSPORT_RETRY_CNT_ERR
-    Flushed,               // WORK_REQUEST_FLUSHED_ERR: the queue pair had failed
-    HardwareFlush,         // responder HW_FLUSH_ERR
-    Unknown,               // a code neither table lists
+    BadResponse,             // requester BAD_RESPONSE_ERR
+    LocalLength,             // LOCAL_LENGTH_ERR: a receive shorter than the message
+    LocalQpOperation,        // LOCAL_QP_OPERATION_ERR
+    LocalProtection,         // LOCAL_PROTECTION_ERR: a local key, range or right
+    LocalAccess,             // responder LOCAL_ACCESS_ERROR
+    MemoryManagement,        // MEMORY_MGT_OPERATION_ERR
+    RemoteInvalidRequest,    // REMOTE_INVALID_REQUEST_ERR
+    RemoteAccess,            // requester REMOTE_ACCESS_ERR: the peer's key, range or right
+    RemoteOperation,         // requester REMOTE_OPERATION_ERR
+    RnrRetryExceeded,        // requester RNR_NAK_RETRY_CNT_ERR: no receive posted at the peer
+    TransportRetryExceeded,  // requester TRANSPORT_RETRY_CNT_ERR
+    Flushed,                 // WORK_REQUEST_FLUSHED_ERR: the queue pair had failed
+    HardwareFlush,           // responder HW_FLUSH_ERR
+    Unknown,                 // a code neither table lists
 };
 // The spec's word for it: "OK", "REMOTE_ACCESS_ERR", "WORK_REQUEST_FLUSHED_ERR".
 std::string_view to_string(Status status);
 
 // One completed work request. A plain value: no allocation.
 struct Completion {
-    std::uint64_t id = 0;   // the caller's id of the work request
+    std::uint64_t id = 0;  // the caller's id of the work request
     Op op = Op::Send;
     Status status = Status::Ok;
-    std::uint8_t code = 0;  // the CQE's status byte as the NIC wrote it (0 for a driver flush)
-    std::uint32_t bytes = 0;  // Send, Read: the bytes posted; Recv: the bytes received
+    std::uint8_t code = 0;                   // the CQE's status byte as the NIC wrote it (0 for a driver flush)
+    std::uint32_t bytes = 0;                 // Send, Read: the bytes posted; Recv: the bytes received
     std::optional<std::uint32_t> immediate;  // Recv of a send with immediate data
-    std::uint32_t qpn = 0;  // the queue pair it belongs to
+    std::uint32_t qpn = 0;                   // the queue pair it belongs to
     bool ok() const { return status == Status::Ok; }
 };
 

@@ -85,17 +85,17 @@ struct Options {
 // The NIC's limits as the firmware's QUERY_FUNC gives them (§4.6.2), as the driver
 // applies them: a work request beyond one is refused before it reaches a queue.
 struct Limits {
-    std::uint64_t max_mr_size = 0;      // bytes of one region
-    std::uint32_t max_qp = 0;           // queue pairs
-    std::uint32_t max_qp_wr = 0;        // work requests outstanding on one queue
-    std::uint32_t max_cq = 0;           // completion queues
-    std::uint32_t max_cqe = 0;          // completions one Cq holds
-    std::uint32_t max_sge = 0;          // scatter/gather elements per request (static WQEs: <= 6)
-    std::uint32_t max_inline_data = 0;  // bytes of an inline send (static WQEs: <= 96)
-    std::uint32_t max_mr = 0;           // regions
-    std::uint32_t max_gid = 0;          // GID table entries
-    std::uint8_t max_qp_rd_atom = 0;      // RDMA READs a queue pair answers at once
-    std::uint8_t max_qp_init_rd_atom = 0; // RDMA READs a queue pair has outstanding
+    std::uint64_t max_mr_size = 0;         // bytes of one region
+    std::uint32_t max_qp = 0;              // queue pairs
+    std::uint32_t max_qp_wr = 0;           // work requests outstanding on one queue
+    std::uint32_t max_cq = 0;              // completion queues
+    std::uint32_t max_cqe = 0;             // completions one Cq holds
+    std::uint32_t max_sge = 0;             // scatter/gather elements per request (static WQEs: <= 6)
+    std::uint32_t max_inline_data = 0;     // bytes of an inline send (static WQEs: <= 96)
+    std::uint32_t max_mr = 0;              // regions
+    std::uint32_t max_gid = 0;             // GID table entries
+    std::uint8_t max_qp_rd_atom = 0;       // RDMA READs a queue pair answers at once
+    std::uint8_t max_qp_init_rd_atom = 0;  // RDMA READs a queue pair has outstanding
 };
 
 // The path MTU of a RoCE queue pair (§4.6.9).
@@ -137,7 +137,7 @@ public:
     const pci::Function& function() const;
     const Limits& limits() const;
     Mac mac() const;
-    Gid gid() const;               // the GID chosen at open (gid.hpp)
+    Gid gid() const;  // the GID chosen at open (gid.hpp)
     // ADD_GID's firmware index of it. open adds every address of the table once, in table
     // order (a RoCEv1 and a RoCEv2 entry of one address share an entry, as Linux's bnxt_re
     // shares them), so the default table and address_gids give index 0 to the link-local
@@ -148,7 +148,7 @@ public:
     // is gid().
     const std::vector<GidEntry>& gids() const;
     std::size_t gid_table_index() const;
-    Mtu mtu() const;               // the largest path MTU the port's MTU carries
+    Mtu mtu() const;  // the largest path MTU the port's MTU carries
     // The firmware versions, "HWRM 1.10.3, RoCE 1.8.6", as HWRM_VER_GET and QUERY_VERSION give them.
     const std::string& firmware() const;
     // Whether Cq::wait sleeps on the notification queue's MSI-X vector.

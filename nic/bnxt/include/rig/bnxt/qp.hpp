@@ -64,9 +64,9 @@ enum class QpState : std::uint8_t { Reset, Init, Rtr, Rts, Error };
 
 // How a connected queue pair retries (§4.6.9, IB encodings).
 struct Retries {
-    std::uint8_t timeout = 14;    // ACK timeout: 4.096 us x 2^timeout (14: 67 ms)
-    std::uint8_t retry_cnt = 7;   // retransmissions before TRANSPORT_RETRY_CNT_ERR, 0..7
-    std::uint8_t rnr_retry = 7;   // receiver-not-ready retries before RNR_NAK_RETRY_CNT_ERR; 7: forever
+    std::uint8_t timeout = 14;   // ACK timeout: 4.096 us x 2^timeout (14: 67 ms)
+    std::uint8_t retry_cnt = 7;  // retransmissions before TRANSPORT_RETRY_CNT_ERR, 0..7
+    std::uint8_t rnr_retry = 7;  // receiver-not-ready retries before RNR_NAK_RETRY_CNT_ERR; 7: forever
 };
 
 // Where a queue pair's packets go and how many RDMA READs it keeps in flight (§4.6.9; the

@@ -111,10 +111,10 @@ public:
     Result<void> deregister();
 
     RegionKind kind() const;
-    std::uint64_t bytes() const;        // the region's size (host: rounded up to the page)
+    std::uint64_t bytes() const;  // the region's size (host: rounded up to the page)
     std::uint32_t lkey() const;
     std::uint32_t rkey() const;
-    std::uint64_t address() const;      // where a peer's Remote names byte 0 (REGISTER_MR.va)
+    std::uint64_t address() const;  // where a peer's Remote names byte 0 (REGISTER_MR.va)
     // The peer's name for the byte at `offset`: {address() + offset, rkey()}. Throws
     // std::invalid_argument if offset is beyond the region.
     Remote remote(std::uint64_t offset = 0) const;

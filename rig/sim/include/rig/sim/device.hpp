@@ -69,9 +69,9 @@ struct BarSpec {
 struct Identity {
     std::uint16_t vendor = 0;
     std::uint16_t device = 0;
-    std::uint32_t class_code = 0;  // 24 bits
-    std::array<BarSpec, 6> bars{}; // a 64-bit BAR takes two slots: describe it at the even index
-    unsigned msix_vectors = 0;     // 0: no MSI-X capability
+    std::uint32_t class_code = 0;   // 24 bits
+    std::array<BarSpec, 6> bars{};  // a 64-bit BAR takes two slots: describe it at the even index
+    unsigned msix_vectors = 0;      // 0: no MSI-X capability
 };
 
 class Device {

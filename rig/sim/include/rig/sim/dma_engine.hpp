@@ -54,7 +54,7 @@ public:
         ReadAbort = 4,         // ... a Completer Abort
         WriteUnsupported = 5,  // the write of the destination got an Unsupported Request
         WriteAbort = 6,
-        TooLong = 7,           // length above max_length
+        TooLong = 7,  // length above max_length
     };
     enum class Threading { Own, Caller };
 
@@ -73,7 +73,7 @@ public:
     std::uint64_t accesses() const;
 
 private:
-    void run();              // the engine's thread
+    void run();                                     // the engine's thread
     void copy(std::unique_lock<std::mutex>& lock);  // one copy; the lock is released while it moves bytes
 
     Threading threading_;

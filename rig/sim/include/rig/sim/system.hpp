@@ -85,12 +85,12 @@ Spec endpoint_spec(std::uint8_t device, std::uint8_t function, const Identity& i
 
 // A DMA request that faulted.
 struct Fault {
-    std::string requester;     // its function's bus address
+    std::string requester;  // its function's bus address
     pci::DmaAddress address;
     std::uint64_t bytes = 0;
     bool write = false;
     DmaStatus status = DmaStatus::Ok;
-    std::string why;           // "no IOMMU mapping at IOVA 0x…", "0000:03:00.0 does not forward to …"
+    std::string why;  // "no IOMMU mapping at IOVA 0x…", "0000:03:00.0 does not forward to …"
 };
 
 // What a function holds now, as the transport counts it (Function counts the same).
@@ -134,7 +134,8 @@ public:
 
 private:
     friend class Faults;  // the test-only fault injection (rig_sim_faults) reaches the state
-    System(std::shared_ptr<State> state, pci::Machine machine) : state_(std::move(state)), machine_(std::move(machine)) {}
+    System(std::shared_ptr<State> state, pci::Machine machine)
+        : state_(std::move(state)), machine_(std::move(machine)) {}
     std::shared_ptr<State> state_;
     pci::Machine machine_;
 };

@@ -65,9 +65,9 @@ struct Spec {
     std::array<BarSpec, 6> bars{};          // type 0 headers only; a 64-bit BAR takes index i and i+1
     std::uint16_t subsystem_vendor = 0;
     std::uint16_t subsystem_device = 0;
-    int numa_node = -1;                     // sysfs numa_node; -1: none
-    std::string driver;                     // the bound driver's name; empty: none
-    std::optional<unsigned> iommu_group;    // nullopt: no iommu_group link
+    int numa_node = -1;                   // sysfs numa_node; -1: none
+    std::string driver;                   // the bound driver's name; empty: none
+    std::optional<unsigned> iommu_group;  // nullopt: no iommu_group link
     // How many bytes sysfs `config` gives: 64 (a reader without CAP_SYS_ADMIN), 256
     // (conventional PCI) or 4096 (PCI Express); 0: 4096 with a PCI Express capability,
     // else 256.
@@ -120,10 +120,10 @@ public:
     };
     struct Function {
         Spec spec;
-        pci::BusAddress address;                   // assigned
-        std::optional<HostBridgeRef> root_bus;     // set where it sits on a root bus
-        std::optional<FunctionRef> upstream;       // the bridge whose secondary bus it sits on
-        std::optional<FunctionRef> physfn;         // an SR-IOV VF's PF
+        pci::BusAddress address;                     // assigned
+        std::optional<HostBridgeRef> root_bus;       // set where it sits on a root bus
+        std::optional<FunctionRef> upstream;         // the bridge whose secondary bus it sits on
+        std::optional<FunctionRef> physfn;           // an SR-IOV VF's PF
         std::array<std::uint64_t, 6> bar_address{};  // bus addresses of its BARs
         HostBridgeRef host_bridge;
     };

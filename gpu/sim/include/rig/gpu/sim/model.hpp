@@ -27,8 +27,8 @@ struct ModelConfig {
     std::uint64_t memory_bytes = std::uint64_t{1} << 30;  // VRAM: a power of two >= 64 KiB
     std::uint64_t bar_bytes = 0;                          // BAR2: a power of two <= memory_bytes; 0: all of it
     std::uint64_t segments = 4096;                        // segment table entries
-    std::uint16_t vendor = 0x1b36;  // Red Hat, Inc., the vendor ID of QEMU's emulated devices
-    std::uint16_t device = 0x0d00;  // not a Red Hat assignment: a rig simulator's own number
+    std::uint16_t vendor = 0x1b36;                        // Red Hat, Inc., the vendor ID of QEMU's emulated devices
+    std::uint16_t device = 0x0d00;                        // not a Red Hat assignment: a rig simulator's own number
 };
 
 class Model final : public rig::sim::Device {

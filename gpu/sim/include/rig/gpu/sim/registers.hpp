@@ -32,39 +32,39 @@ inline constexpr std::uint64_t register_bar_bytes = 64 * 1024;
 inline constexpr std::uint32_t class_code = 0x030200;
 
 // Read-only identification.
-inline constexpr std::uint64_t id = 0x000;            // reads magic
-inline constexpr std::uint64_t memory_bytes = 0x008;  // VRAM in bytes
-inline constexpr std::uint64_t bar_bytes = 0x010;     // VRAM reachable through BAR2, from offset 0
-inline constexpr std::uint64_t segments = 0x018;      // entries in the segment table
+inline constexpr std::uint64_t id = 0x000;                     // reads magic
+inline constexpr std::uint64_t memory_bytes = 0x008;           // VRAM in bytes
+inline constexpr std::uint64_t bar_bytes = 0x010;              // VRAM reachable through BAR2, from offset 0
+inline constexpr std::uint64_t segments = 0x018;               // entries in the segment table
 inline constexpr std::uint64_t magic = 0x0001'5550'4747'4952;  // "RIGGPU", version 1
 
 // The segment table.
 inline constexpr std::uint64_t seg_va = 0x100;
-inline constexpr std::uint64_t seg_bytes = 0x108;     // a multiple of 4096
-inline constexpr std::uint64_t seg_target = 0x110;    // VRAM offset or bus address, on 4096
-inline constexpr std::uint64_t seg_kind = 0x118;      // SegmentKind
-inline constexpr std::uint64_t seg_index = 0x120;     // write: stores the staged entry at this index
-inline constexpr std::uint64_t seg_status = 0x128;    // SegmentStatus of the last store
+inline constexpr std::uint64_t seg_bytes = 0x108;   // a multiple of 4096
+inline constexpr std::uint64_t seg_target = 0x110;  // VRAM offset or bus address, on 4096
+inline constexpr std::uint64_t seg_kind = 0x118;    // SegmentKind
+inline constexpr std::uint64_t seg_index = 0x120;   // write: stores the staged entry at this index
+inline constexpr std::uint64_t seg_status = 0x128;  // SegmentStatus of the last store
 
 // The engine.
 inline constexpr std::uint64_t cmd_va = 0x200;
 inline constexpr std::uint64_t cmd_bus = 0x208;
 inline constexpr std::uint64_t cmd_bytes = 0x210;
 inline constexpr std::uint64_t cmd_seed = 0x218;
-inline constexpr std::uint64_t cmd_opcode = 0x220;    // write: the doorbell, runs the command
-inline constexpr std::uint64_t status = 0x228;        // Status
-inline constexpr std::uint64_t result = 0x230;        // the checksum of the last checksum command
-inline constexpr std::uint64_t fault_kind = 0x238;    // FaultKind of the last fault
-inline constexpr std::uint64_t fault_address = 0x240; // VA (translation) or bus address (DMA)
+inline constexpr std::uint64_t cmd_opcode = 0x220;     // write: the doorbell, runs the command
+inline constexpr std::uint64_t status = 0x228;         // Status
+inline constexpr std::uint64_t result = 0x230;         // the checksum of the last checksum command
+inline constexpr std::uint64_t fault_kind = 0x238;     // FaultKind of the last fault
+inline constexpr std::uint64_t fault_address = 0x240;  // VA (translation) or bus address (DMA)
 
 enum class SegmentKind : std::uint64_t { none = 0, vram = 1, bus = 2 };
 
 enum class SegmentStatus : std::uint64_t {
     ok = 0,
-    bad_index = 1,      // not below `segments`
-    unaligned = 2,      // va, bytes or target not on 4096, or bytes 0 for a mapping
-    outside_vram = 3,   // a vram target past memory_bytes
-    overlap = 4,        // [va, va + bytes) overlaps another entry
+    bad_index = 1,     // not below `segments`
+    unaligned = 2,     // va, bytes or target not on 4096, or bytes 0 for a mapping
+    outside_vram = 3,  // a vram target past memory_bytes
+    overlap = 4,       // [va, va + bytes) overlaps another entry
     bad_kind = 5,
 };
 

@@ -59,18 +59,18 @@ enum class CqeReqStatus : std::uint8_t {
 
 constexpr std::string_view name(CqeReqStatus s) {
     switch (s) {
-        case CqeReqStatus::OK: return "OK";
-        case CqeReqStatus::BAD_RESPONSE_ERR: return "BAD_RESPONSE_ERR";
-        case CqeReqStatus::LOCAL_LENGTH_ERR: return "LOCAL_LENGTH_ERR";
-        case CqeReqStatus::LOCAL_QP_OPERATION_ERR: return "LOCAL_QP_OPERATION_ERR";
-        case CqeReqStatus::LOCAL_PROTECTION_ERR: return "LOCAL_PROTECTION_ERR";
-        case CqeReqStatus::MEMORY_MGT_OPERATION_ERR: return "MEMORY_MGT_OPERATION_ERR";
-        case CqeReqStatus::REMOTE_INVALID_REQUEST_ERR: return "REMOTE_INVALID_REQUEST_ERR";
-        case CqeReqStatus::REMOTE_ACCESS_ERR: return "REMOTE_ACCESS_ERR";
-        case CqeReqStatus::REMOTE_OPERATION_ERR: return "REMOTE_OPERATION_ERR";
-        case CqeReqStatus::RNR_NAK_RETRY_CNT_ERR: return "RNR_NAK_RETRY_CNT_ERR";
-        case CqeReqStatus::TRANSPORT_RETRY_CNT_ERR: return "TRANSPORT_RETRY_CNT_ERR";
-        case CqeReqStatus::WORK_REQUEST_FLUSHED_ERR: return "WORK_REQUEST_FLUSHED_ERR";
+    case CqeReqStatus::OK: return "OK";
+    case CqeReqStatus::BAD_RESPONSE_ERR: return "BAD_RESPONSE_ERR";
+    case CqeReqStatus::LOCAL_LENGTH_ERR: return "LOCAL_LENGTH_ERR";
+    case CqeReqStatus::LOCAL_QP_OPERATION_ERR: return "LOCAL_QP_OPERATION_ERR";
+    case CqeReqStatus::LOCAL_PROTECTION_ERR: return "LOCAL_PROTECTION_ERR";
+    case CqeReqStatus::MEMORY_MGT_OPERATION_ERR: return "MEMORY_MGT_OPERATION_ERR";
+    case CqeReqStatus::REMOTE_INVALID_REQUEST_ERR: return "REMOTE_INVALID_REQUEST_ERR";
+    case CqeReqStatus::REMOTE_ACCESS_ERR: return "REMOTE_ACCESS_ERR";
+    case CqeReqStatus::REMOTE_OPERATION_ERR: return "REMOTE_OPERATION_ERR";
+    case CqeReqStatus::RNR_NAK_RETRY_CNT_ERR: return "RNR_NAK_RETRY_CNT_ERR";
+    case CqeReqStatus::TRANSPORT_RETRY_CNT_ERR: return "TRANSPORT_RETRY_CNT_ERR";
+    case CqeReqStatus::WORK_REQUEST_FLUSHED_ERR: return "WORK_REQUEST_FLUSHED_ERR";
     }
     return "";
 }
@@ -90,15 +90,15 @@ enum class CqeResStatus : std::uint8_t {
 
 constexpr std::string_view name(CqeResStatus s) {
     switch (s) {
-        case CqeResStatus::OK: return "OK";
-        case CqeResStatus::LOCAL_ACCESS_ERROR: return "LOCAL_ACCESS_ERROR";
-        case CqeResStatus::LOCAL_LENGTH_ERR: return "LOCAL_LENGTH_ERR";
-        case CqeResStatus::LOCAL_PROTECTION_ERR: return "LOCAL_PROTECTION_ERR";
-        case CqeResStatus::LOCAL_QP_OPERATION_ERR: return "LOCAL_QP_OPERATION_ERR";
-        case CqeResStatus::MEMORY_MGT_OPERATION_ERR: return "MEMORY_MGT_OPERATION_ERR";
-        case CqeResStatus::REMOTE_INVALID_REQUEST_ERR: return "REMOTE_INVALID_REQUEST_ERR";
-        case CqeResStatus::WORK_REQUEST_FLUSHED_ERR: return "WORK_REQUEST_FLUSHED_ERR";
-        case CqeResStatus::HW_FLUSH_ERR: return "HW_FLUSH_ERR";
+    case CqeResStatus::OK: return "OK";
+    case CqeResStatus::LOCAL_ACCESS_ERROR: return "LOCAL_ACCESS_ERROR";
+    case CqeResStatus::LOCAL_LENGTH_ERR: return "LOCAL_LENGTH_ERR";
+    case CqeResStatus::LOCAL_PROTECTION_ERR: return "LOCAL_PROTECTION_ERR";
+    case CqeResStatus::LOCAL_QP_OPERATION_ERR: return "LOCAL_QP_OPERATION_ERR";
+    case CqeResStatus::MEMORY_MGT_OPERATION_ERR: return "MEMORY_MGT_OPERATION_ERR";
+    case CqeResStatus::REMOTE_INVALID_REQUEST_ERR: return "REMOTE_INVALID_REQUEST_ERR";
+    case CqeResStatus::WORK_REQUEST_FLUSHED_ERR: return "WORK_REQUEST_FLUSHED_ERR";
+    case CqeResStatus::HW_FLUSH_ERR: return "HW_FLUSH_ERR";
     }
     return "";
 }
@@ -126,9 +126,9 @@ struct CqeResRc {
     Le64 qp_handle;              // the receiving QP's handle
     Le64 mr_handle;              // with INV: the invalidated MR's handle, else 0
     std::uint8_t cqe_type_toggle;
-    std::uint8_t status;         // CqeResStatus
-    Le16 flags;                  // cqe_res_flags
-    Le32 srq_or_rq_wr_id;        // bits 19:0: wr_id[0] tag of the consumed RQ WQE
+    std::uint8_t status;   // CqeResStatus
+    Le16 flags;            // cqe_res_flags
+    Le32 srq_or_rq_wr_id;  // bits 19:0: wr_id[0] tag of the consumed RQ WQE
 };
 static_assert(sizeof(CqeResRc) == 32);
 static_assert(offsetof(CqeResRc, length) == 0 && offsetof(CqeResRc, imm_data_or_inv_r_key) == 4);
@@ -138,10 +138,10 @@ static_assert(offsetof(CqeResRc, flags) == 26 && offsetof(CqeResRc, srq_or_rq_wr
 static_assert(std::has_unique_object_representations_v<CqeResRc>);
 
 namespace cqe_res_flags {
-inline constexpr Field<0, 1> SRQ;   // the WQE came from an SRQ
+inline constexpr Field<0, 1> SRQ;  // the WQE came from an SRQ
 inline constexpr Field<1, 1> IMM;
 inline constexpr Field<2, 1> INV;
-inline constexpr Field<3, 1> RDMA;  // 0 SEND, 1 RDMA WRITE with immediate
+inline constexpr Field<3, 1> RDMA;              // 0 SEND, 1 RDMA WRITE with immediate
 inline constexpr Field<0, 20> srq_or_rq_wr_id;  // of srq_or_rq_wr_id
 }  // namespace cqe_res_flags
 

@@ -15,31 +15,31 @@ using rig::wire::Field;
 
 // §5.8.1: the fields of the 64-bit value.
 namespace db {
-inline constexpr Field<0, 24> index;       // producer or consumer index (table below)
-inline constexpr Field<24, 1> epoch;       // wrap parity, §5.8.2 ([CORRECTED] not the phase)
-inline constexpr Field<25, 2> toggle;      // [P7] CQ arm toggle; 0 on P5
-inline constexpr Field<32, 20> xid;        // QP number, CQ id, SRQ id or NQ/CREQ ring id
-inline constexpr Field<56, 2> path;        // DbPath
-inline constexpr Field<58, 1> valid;       // must be 1 (§8.2: whether P5 requires it [UNCERTAIN])
-inline constexpr Field<59, 1> debug_trace; // 0
-inline constexpr Field<60, 4> type;        // DbType
+inline constexpr Field<0, 24> index;        // producer or consumer index (table below)
+inline constexpr Field<24, 1> epoch;        // wrap parity, §5.8.2 ([CORRECTED] not the phase)
+inline constexpr Field<25, 2> toggle;       // [P7] CQ arm toggle; 0 on P5
+inline constexpr Field<32, 20> xid;         // QP number, CQ id, SRQ id or NQ/CREQ ring id
+inline constexpr Field<56, 2> path;         // DbPath
+inline constexpr Field<58, 1> valid;        // must be 1 (§8.2: whether P5 requires it [UNCERTAIN])
+inline constexpr Field<59, 1> debug_trace;  // 0
+inline constexpr Field<60, 4> type;         // DbType
 }  // namespace db
 
 // §5.8.1 types. 0xF (NULL, ignored) is not named: NULL is a macro.
 enum class DbType : std::uint8_t {
-    SQ = 0x0,             // xid QP; index: SQ producer (next free WQE) mod sq_size
-    RQ = 0x1,             // xid QP; index: RQ producer mod rq_size
+    SQ = 0x0,  // xid QP; index: SQ producer (next free WQE) mod sq_size
+    RQ = 0x1,  // xid QP; index: RQ producer mod rq_size
     SRQ = 0x2,
     SRQ_ARM = 0x3,
-    CQ = 0x4,             // xid CQ; index: consumer (next CQE to read); releases, no arm
-    CQ_ARMSE = 0x5,       // consumer; arm for the next solicited or error CQE
-    CQ_ARMALL = 0x6,      // consumer; arm for the next CQE
-    CQ_ARMENA = 0x7,      // index 0, epoch 0; enables arming (privileged page)
+    CQ = 0x4,         // xid CQ; index: consumer (next CQE to read); releases, no arm
+    CQ_ARMSE = 0x5,   // consumer; arm for the next solicited or error CQE
+    CQ_ARMALL = 0x6,  // consumer; arm for the next CQE
+    CQ_ARMENA = 0x7,  // index 0, epoch 0; enables arming (privileged page)
     SRQ_ARMENA = 0x8,
     CQ_CUTOFF_ACK = 0x9,
-    NQ = 0xA,             // xid NQ/CREQ ring id; consumer; no arm
-    NQ_ARM = 0xB,         // consumer; arm the interrupt
-    PUSH_START = 0xC,     // push mode, not used
+    NQ = 0xA,          // xid NQ/CREQ ring id; consumer; no arm
+    NQ_ARM = 0xB,      // consumer; arm the interrupt
+    PUSH_START = 0xC,  // push mode, not used
     PUSH_END = 0xD,
 };
 

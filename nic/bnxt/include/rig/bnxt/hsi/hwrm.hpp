@@ -27,15 +27,15 @@ enum class ReqType : std::uint16_t {
     HWRM_FUNC_RESET = 0x0011,
     HWRM_FUNC_QCAPS = 0x0015,
     HWRM_FUNC_QCFG = 0x0016,
-    HWRM_FUNC_CFG = 0x0017,              // optional
+    HWRM_FUNC_CFG = 0x0017,  // optional
     HWRM_FUNC_DRV_UNRGTR = 0x001A,
     HWRM_FUNC_DRV_RGTR = 0x001D,
-    HWRM_QUEUE_QPORTCFG = 0x0030,        // optional
+    HWRM_QUEUE_QPORTCFG = 0x0030,  // optional
     HWRM_RING_ALLOC = 0x0050,
     HWRM_RING_FREE = 0x0051,
     HWRM_STAT_CTX_ALLOC = 0x00B0,
     HWRM_STAT_CTX_FREE = 0x00B1,
-    HWRM_FUNC_RESOURCE_QCAPS = 0x0190,   // optional
+    HWRM_FUNC_RESOURCE_QCAPS = 0x0190,  // optional
     HWRM_FUNC_BACKING_STORE_QCAPS = 0x0192,
     HWRM_FUNC_BACKING_STORE_CFG = 0x0193,
     HWRM_FUNC_BACKING_STORE_QCFG = 0x0194,
@@ -44,22 +44,22 @@ enum class ReqType : std::uint16_t {
 // The command's name as §3.5 spells it; "HWRM command 0x…" is the caller's for others.
 constexpr std::string_view name(ReqType t) {
     switch (t) {
-        case ReqType::HWRM_VER_GET: return "HWRM_VER_GET";
-        case ReqType::HWRM_FUNC_RESET: return "HWRM_FUNC_RESET";
-        case ReqType::HWRM_FUNC_QCAPS: return "HWRM_FUNC_QCAPS";
-        case ReqType::HWRM_FUNC_QCFG: return "HWRM_FUNC_QCFG";
-        case ReqType::HWRM_FUNC_CFG: return "HWRM_FUNC_CFG";
-        case ReqType::HWRM_FUNC_DRV_UNRGTR: return "HWRM_FUNC_DRV_UNRGTR";
-        case ReqType::HWRM_FUNC_DRV_RGTR: return "HWRM_FUNC_DRV_RGTR";
-        case ReqType::HWRM_QUEUE_QPORTCFG: return "HWRM_QUEUE_QPORTCFG";
-        case ReqType::HWRM_RING_ALLOC: return "HWRM_RING_ALLOC";
-        case ReqType::HWRM_RING_FREE: return "HWRM_RING_FREE";
-        case ReqType::HWRM_STAT_CTX_ALLOC: return "HWRM_STAT_CTX_ALLOC";
-        case ReqType::HWRM_STAT_CTX_FREE: return "HWRM_STAT_CTX_FREE";
-        case ReqType::HWRM_FUNC_RESOURCE_QCAPS: return "HWRM_FUNC_RESOURCE_QCAPS";
-        case ReqType::HWRM_FUNC_BACKING_STORE_QCAPS: return "HWRM_FUNC_BACKING_STORE_QCAPS";
-        case ReqType::HWRM_FUNC_BACKING_STORE_CFG: return "HWRM_FUNC_BACKING_STORE_CFG";
-        case ReqType::HWRM_FUNC_BACKING_STORE_QCFG: return "HWRM_FUNC_BACKING_STORE_QCFG";
+    case ReqType::HWRM_VER_GET: return "HWRM_VER_GET";
+    case ReqType::HWRM_FUNC_RESET: return "HWRM_FUNC_RESET";
+    case ReqType::HWRM_FUNC_QCAPS: return "HWRM_FUNC_QCAPS";
+    case ReqType::HWRM_FUNC_QCFG: return "HWRM_FUNC_QCFG";
+    case ReqType::HWRM_FUNC_CFG: return "HWRM_FUNC_CFG";
+    case ReqType::HWRM_FUNC_DRV_UNRGTR: return "HWRM_FUNC_DRV_UNRGTR";
+    case ReqType::HWRM_FUNC_DRV_RGTR: return "HWRM_FUNC_DRV_RGTR";
+    case ReqType::HWRM_QUEUE_QPORTCFG: return "HWRM_QUEUE_QPORTCFG";
+    case ReqType::HWRM_RING_ALLOC: return "HWRM_RING_ALLOC";
+    case ReqType::HWRM_RING_FREE: return "HWRM_RING_FREE";
+    case ReqType::HWRM_STAT_CTX_ALLOC: return "HWRM_STAT_CTX_ALLOC";
+    case ReqType::HWRM_STAT_CTX_FREE: return "HWRM_STAT_CTX_FREE";
+    case ReqType::HWRM_FUNC_RESOURCE_QCAPS: return "HWRM_FUNC_RESOURCE_QCAPS";
+    case ReqType::HWRM_FUNC_BACKING_STORE_QCAPS: return "HWRM_FUNC_BACKING_STORE_QCAPS";
+    case ReqType::HWRM_FUNC_BACKING_STORE_CFG: return "HWRM_FUNC_BACKING_STORE_CFG";
+    case ReqType::HWRM_FUNC_BACKING_STORE_QCFG: return "HWRM_FUNC_BACKING_STORE_QCFG";
     }
     return "";
 }
@@ -95,47 +95,47 @@ enum class HwrmError : std::uint16_t {
 // The code's name as §3.4 spells it; empty for a value the table does not list.
 constexpr std::string_view name(HwrmError e) {
     switch (e) {
-        case HwrmError::SUCCESS: return "SUCCESS";
-        case HwrmError::FAIL: return "FAIL";
-        case HwrmError::INVALID_PARAMS: return "INVALID_PARAMS";
-        case HwrmError::RESOURCE_ACCESS_DENIED: return "RESOURCE_ACCESS_DENIED";
-        case HwrmError::RESOURCE_ALLOC_ERROR: return "RESOURCE_ALLOC_ERROR";
-        case HwrmError::INVALID_FLAGS: return "INVALID_FLAGS";
-        case HwrmError::INVALID_ENABLES: return "INVALID_ENABLES";
-        case HwrmError::UNSUPPORTED_TLV: return "UNSUPPORTED_TLV";
-        case HwrmError::NO_BUFFER: return "NO_BUFFER";
-        case HwrmError::UNSUPPORTED_OPTION_ERR: return "UNSUPPORTED_OPTION_ERR";
-        case HwrmError::HOT_RESET_PROGRESS: return "HOT_RESET_PROGRESS";
-        case HwrmError::HOT_RESET_FAIL: return "HOT_RESET_FAIL";
-        case HwrmError::NO_FLOW_COUNTER_DURING_ALLOC: return "NO_FLOW_COUNTER_DURING_ALLOC";
-        case HwrmError::KEY_HASH_COLLISION: return "KEY_HASH_COLLISION";
-        case HwrmError::KEY_ALREADY_EXISTS: return "KEY_ALREADY_EXISTS";
-        case HwrmError::HWRM_ERROR: return "HWRM_ERROR";
-        case HwrmError::BUSY: return "BUSY";
-        case HwrmError::RESOURCE_LOCKED: return "RESOURCE_LOCKED";
-        case HwrmError::PF_UNAVAILABLE: return "PF_UNAVAILABLE";
-        case HwrmError::ENTITY_NOT_PRESENT: return "ENTITY_NOT_PRESENT";
-        case HwrmError::SECURE_SOC_ERROR: return "SECURE_SOC_ERROR";
-        case HwrmError::TLV_ENCAPSULATED_RESPONSE: return "TLV_ENCAPSULATED_RESPONSE";
-        case HwrmError::UNKNOWN_ERR: return "UNKNOWN_ERR";
-        case HwrmError::CMD_NOT_SUPPORTED: return "CMD_NOT_SUPPORTED";
+    case HwrmError::SUCCESS: return "SUCCESS";
+    case HwrmError::FAIL: return "FAIL";
+    case HwrmError::INVALID_PARAMS: return "INVALID_PARAMS";
+    case HwrmError::RESOURCE_ACCESS_DENIED: return "RESOURCE_ACCESS_DENIED";
+    case HwrmError::RESOURCE_ALLOC_ERROR: return "RESOURCE_ALLOC_ERROR";
+    case HwrmError::INVALID_FLAGS: return "INVALID_FLAGS";
+    case HwrmError::INVALID_ENABLES: return "INVALID_ENABLES";
+    case HwrmError::UNSUPPORTED_TLV: return "UNSUPPORTED_TLV";
+    case HwrmError::NO_BUFFER: return "NO_BUFFER";
+    case HwrmError::UNSUPPORTED_OPTION_ERR: return "UNSUPPORTED_OPTION_ERR";
+    case HwrmError::HOT_RESET_PROGRESS: return "HOT_RESET_PROGRESS";
+    case HwrmError::HOT_RESET_FAIL: return "HOT_RESET_FAIL";
+    case HwrmError::NO_FLOW_COUNTER_DURING_ALLOC: return "NO_FLOW_COUNTER_DURING_ALLOC";
+    case HwrmError::KEY_HASH_COLLISION: return "KEY_HASH_COLLISION";
+    case HwrmError::KEY_ALREADY_EXISTS: return "KEY_ALREADY_EXISTS";
+    case HwrmError::HWRM_ERROR: return "HWRM_ERROR";
+    case HwrmError::BUSY: return "BUSY";
+    case HwrmError::RESOURCE_LOCKED: return "RESOURCE_LOCKED";
+    case HwrmError::PF_UNAVAILABLE: return "PF_UNAVAILABLE";
+    case HwrmError::ENTITY_NOT_PRESENT: return "ENTITY_NOT_PRESENT";
+    case HwrmError::SECURE_SOC_ERROR: return "SECURE_SOC_ERROR";
+    case HwrmError::TLV_ENCAPSULATED_RESPONSE: return "TLV_ENCAPSULATED_RESPONSE";
+    case HwrmError::UNKNOWN_ERR: return "UNKNOWN_ERR";
+    case HwrmError::CMD_NOT_SUPPORTED: return "CMD_NOT_SUPPORTED";
     }
     return "";
 }
 
 // §3.1, §3.2: values of the common header and transport.
 namespace hwrm {
-inline constexpr std::uint16_t cmpl_ring_none = 0xFFFF;  // answer by DMA only
-inline constexpr std::uint16_t target_id_self = 0xFFFF;  // the function that sends it
-inline constexpr std::uint16_t fid_self = 0xFFFF;        // FUNC_QCAPS/QCFG.fid
-inline constexpr std::uint16_t short_signature = 0x4321; // §3.1 short-mode descriptor
-inline constexpr std::size_t max_req_len_default = 128;  // until VER_GET.max_req_win_len
-inline constexpr std::size_t request_multiple = 8;       // requests are multiples of 8 bytes
+inline constexpr std::uint16_t cmpl_ring_none = 0xFFFF;   // answer by DMA only
+inline constexpr std::uint16_t target_id_self = 0xFFFF;   // the function that sends it
+inline constexpr std::uint16_t fid_self = 0xFFFF;         // FUNC_QCAPS/QCFG.fid
+inline constexpr std::uint16_t short_signature = 0x4321;  // §3.1 short-mode descriptor
+inline constexpr std::size_t max_req_len_default = 128;   // until VER_GET.max_req_win_len
+inline constexpr std::size_t request_multiple = 8;        // requests are multiples of 8 bytes
 inline constexpr std::size_t resp_addr_align = 16;
-inline constexpr unsigned def_req_timeout_ms = 500;      // unless VER_GET.def_req_timeout
-inline constexpr unsigned func_reset_timeout_factor = 4; // HWRM_FUNC_RESET waits 4x
-inline constexpr unsigned max_timeout_ms = 40'000;       // Linux's cap on any command
-inline constexpr std::uint8_t valid = 1;                 // the last byte of a complete response
+inline constexpr unsigned def_req_timeout_ms = 500;       // unless VER_GET.def_req_timeout
+inline constexpr unsigned func_reset_timeout_factor = 4;  // HWRM_FUNC_RESET waits 4x
+inline constexpr unsigned max_timeout_ms = 40'000;        // Linux's cap on any command
+inline constexpr std::uint8_t valid = 1;                  // the last byte of a complete response
 }  // namespace hwrm
 
 // §3.2: the first 16 bytes of every request.
@@ -219,7 +219,7 @@ struct VerGetResponse {
     std::array<std::uint8_t, 4> netctrl_fw_8b;
     Le32 dev_caps_cfg;  // ver_get::SHORT_CMD_SUPPORTED, ...
     std::array<std::uint8_t, 4> roce_fw_8b;
-    std::array<char, 16> hwrm_fw_name;     // NUL-padded ASCII
+    std::array<char, 16> hwrm_fw_name;  // NUL-padded ASCII
     std::array<char, 16> mgmt_fw_name;
     std::array<char, 16> netctrl_fw_name;
     std::array<char, 16> active_pkg_name;  // older HSI: reserved
@@ -231,8 +231,8 @@ struct VerGetResponse {
     std::uint8_t chip_platform_type;  // 0 ASIC, 1 FPGA, 2 Palladium
     Le16 max_req_win_len;             // new max_req_len for direct mode
     Le16 max_resp_len;
-    Le16 def_req_timeout;             // ms
-    std::uint8_t flags;               // ver_get::DEV_NOT_RDY, ...
+    Le16 def_req_timeout;  // ms
+    std::uint8_t flags;    // ver_get::DEV_NOT_RDY, ...
     std::array<std::uint8_t, 2> reserved_125;
     std::uint8_t always_1;
     Le16 hwrm_intf_major;
@@ -243,11 +243,11 @@ struct VerGetResponse {
     Le16 hwrm_fw_minor;
     Le16 hwrm_fw_build;
     Le16 hwrm_fw_patch;
-    std::array<Le16, 4> mgmt_fw;     // major, minor, build, patch
+    std::array<Le16, 4> mgmt_fw;  // major, minor, build, patch
     std::array<Le16, 4> netctrl_fw;
     std::array<Le16, 4> roce_fw;
-    Le16 max_ext_req_len;            // longest short-mode request
-    Le16 max_req_timeout;            // older HSI: reserved
+    Le16 max_ext_req_len;  // longest short-mode request
+    Le16 max_req_timeout;  // older HSI: reserved
     std::array<std::uint8_t, 3> reserved_172;
     std::uint8_t valid;
 };
@@ -313,7 +313,7 @@ struct FuncQcapsResponse {
     HwrmResponseHeader header;
     Le16 fid;
     Le16 port_id;
-    Le32 flags;  // func_qcaps::ROCE_V2_SUPPORTED, ...
+    Le32 flags;                               // func_qcaps::ROCE_V2_SUPPORTED, ...
     std::array<std::uint8_t, 6> mac_address;  // byte 16 = first octet on the wire
     Le16 max_rsscos_ctx;
     Le16 max_cmpl_rings;
@@ -365,7 +365,7 @@ struct FuncQcfgResponse {
     Le16 fid;
     Le16 port_id;
     Le16 vlan;
-    Le16 flags;  // bit 6 TRUSTED_VF, bit 7 SECURE_MODE_ENABLED, bit 14 ENABLE_RDMA_SRIOV
+    Le16 flags;                               // bit 6 TRUSTED_VF, bit 7 SECURE_MODE_ENABLED, bit 14 ENABLE_RDMA_SRIOV
     std::array<std::uint8_t, 6> mac_address;  // current MAC
     Le16 pci_id;
     std::array<std::uint8_t, 2> reserved_24;
@@ -378,9 +378,9 @@ struct FuncQcfgResponse {
     std::array<std::uint8_t, 2> reserved_74;
     Le16 l2_doorbell_bar_size_kb;  // informational on P5
     std::array<std::uint8_t, 6> reserved_78;
-    Le16 legacy_l2_db_size_kb;     // [P7] doorbell offset; ignored on P5
+    Le16 legacy_l2_db_size_kb;  // [P7] doorbell offset; ignored on P5
     std::array<std::uint8_t, 3> reserved_86;
-    std::uint8_t db_page_size;     // 0 = 4 KiB
+    std::uint8_t db_page_size;  // 0 = 4 KiB
     std::array<std::uint8_t, 85> reserved_90;
     std::uint8_t valid;
 };
@@ -539,9 +539,22 @@ static_assert(std::has_unique_object_representations_v<BackingStoreQcapsResponse
 
 // §3.11: the order of the 16 per-kind bytes and page directories of BACKING_STORE_CFG.
 enum class BackingStoreKind : std::uint8_t {
-    QPC = 0, SRQ, CQ, VNIC, STAT, TQM_SP,
-    TQM_RING0, TQM_RING1, TQM_RING2, TQM_RING3, TQM_RING4, TQM_RING5, TQM_RING6, TQM_RING7,
-    MRAV, TIM,
+    QPC = 0,
+    SRQ,
+    CQ,
+    VNIC,
+    STAT,
+    TQM_SP,
+    TQM_RING0,
+    TQM_RING1,
+    TQM_RING2,
+    TQM_RING3,
+    TQM_RING4,
+    TQM_RING5,
+    TQM_RING6,
+    TQM_RING7,
+    MRAV,
+    TIM,
 };
 inline constexpr std::size_t backing_store_kinds = 16;
 
@@ -664,26 +677,26 @@ inline constexpr std::uint8_t max_queues = 8;  // Linux's BNXT_MAX_QUEUE
 // §3.12 HWRM_RING_ALLOC, 96 bytes in HSI 1.10.3 (80 in older layouts).
 struct RingAllocRequest {
     HwrmRequestHeader header;
-    Le32 enables;               // 0 for a RoCE NQ / CREQ
-    std::uint8_t ring_type;     // RingType: NQ for the CREQ and every RoCE NQ on P5
+    Le32 enables;            // 0 for a RoCE NQ / CREQ
+    std::uint8_t ring_type;  // RingType: NQ for the CREQ and every RoCE NQ on P5
     std::uint8_t cmpl_coal_cnt;
     Le16 flags;
-    Le64 page_tbl_addr;         // the data page of a one-page ring, else the PTE page
-    Le32 fbo;                   // first-byte offset: 0
-    std::uint8_t page_size;     // log2 (12) with page_tbl_depth 1; any value accepted ([CORRECTED])
+    Le64 page_tbl_addr;           // the data page of a one-page ring, else the PTE page
+    Le32 fbo;                     // first-byte offset: 0
+    std::uint8_t page_size;       // log2 (12) with page_tbl_depth 1; any value accepted ([CORRECTED])
     std::uint8_t page_tbl_depth;  // 0: one page, 1: one PTE page (2..512 pages)
     std::array<std::uint8_t, 2> reserved_38;
-    Le32 length;                // 16-byte entries in the ring, a power of two
-    Le16 logical_id;            // MSI-X vector the NQ signals
-    Le16 cmpl_ring_id;          // not used for an NQ
-    Le16 queue_id;              // not used
+    Le32 length;        // 16-byte entries in the ring, a power of two
+    Le16 logical_id;    // MSI-X vector the NQ signals
+    Le16 cmpl_ring_id;  // not used for an NQ
+    Le16 queue_id;      // not used
     std::array<std::uint8_t, 14> reserved_50;
-    Le32 stat_ctx_id;           // not used
+    Le32 stat_ctx_id;  // not used
     std::array<std::uint8_t, 8> reserved_68;
-    std::uint8_t int_mode;      // IntMode
+    std::uint8_t int_mode;  // IntMode
     std::array<std::uint8_t, 3> reserved_77;
-    Le64 cq_handle;             // not used for an NQ
-    Le16 dpi;                   // not used
+    Le64 cq_handle;  // not used for an NQ
+    Le16 dpi;        // not used
     std::array<std::uint8_t, 6> reserved_90;
 };
 static_assert(sizeof(RingAllocRequest) == 96);
@@ -721,7 +734,7 @@ struct RingFreeRequest {
     std::uint8_t ring_type;  // RingType::NQ
     std::uint8_t flags;      // 0
     Le16 ring_id;
-    Le32 prod_idx;           // 0
+    Le32 prod_idx;  // 0
     Le32 opaque;
     std::array<std::uint8_t, 4> reserved_28;
 };
@@ -735,10 +748,10 @@ static_assert(std::has_unique_object_representations_v<RingFreeRequest>);
 struct StatCtxAllocRequest {
     HwrmRequestHeader header;
     Le64 stats_dma_addr;
-    Le32 update_period_ms;      // Linux: 1000
+    Le32 update_period_ms;        // Linux: 1000
     std::uint8_t stat_ctx_flags;  // bit 0 ROCE
     std::uint8_t reserved_29;
-    Le16 stats_dma_length;      // Linux: 160
+    Le16 stats_dma_length;  // Linux: 160
     Le16 flags;
     Le16 steering_tag;
     Le32 stat_ctx_id;

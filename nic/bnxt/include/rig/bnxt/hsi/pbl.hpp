@@ -26,12 +26,12 @@ enum class PblLevel : std::uint8_t {
 
 // §2.1: a PTE or PDE, 8 bytes little-endian.
 namespace pte {
-inline constexpr Field<0, 1> VALID;          // set on every PTE/PDE of RoCE queues, MRs, contexts
-inline constexpr Field<1, 1> LAST;           // rings only: PTE of the last page
-inline constexpr Field<2, 1> NEXT_TO_LAST;   // rings only: PTE of the second-to-last page
+inline constexpr Field<0, 1> VALID;         // set on every PTE/PDE of RoCE queues, MRs, contexts
+inline constexpr Field<1, 1> LAST;          // rings only: PTE of the last page
+inline constexpr Field<2, 1> NEXT_TO_LAST;  // rings only: PTE of the second-to-last page
 inline constexpr std::uint64_t address_mask = ~std::uint64_t{0xFFF};  // bits 63:12: the page
 inline constexpr std::size_t entry_bytes = 8;
-inline constexpr std::size_t table_page_bytes = 4096;  // PTE/PDE pages (§2.2, §6.2)
+inline constexpr std::size_t table_page_bytes = 4096;                            // PTE/PDE pages (§2.2, §6.2)
 inline constexpr std::size_t entries_per_page = table_page_bytes / entry_bytes;  // 512
 inline constexpr unsigned entries_per_page_log2 = 9;
 }  // namespace pte
@@ -58,13 +58,13 @@ enum class PgSize : std::uint8_t {
 // log2 of the bytes of a PG code; 0 for a code §2.3 does not list.
 constexpr unsigned pg_size_log2(std::uint8_t code) {
     switch (code) {
-        case 0: return 12;
-        case 1: return 13;
-        case 2: return 16;
-        case 3: return 21;
-        case 4: return 23;
-        case 5: return 30;
-        default: return 0;
+    case 0: return 12;
+    case 1: return 13;
+    case 2: return 16;
+    case 3: return 21;
+    case 4: return 23;
+    case 5: return 30;
+    default: return 0;
     }
 }
 static_assert(pg_size_log2(static_cast<std::uint8_t>(PgSize::PG_2M)) == 21);

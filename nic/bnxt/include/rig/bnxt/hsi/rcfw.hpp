@@ -43,8 +43,8 @@ inline constexpr Field<2, 14> cmdq_size;  // depth in 16-byte slots, a power of 
 
 // §4.3: the CMDQ producer register (bar0::cmdq_prod) after channel start.
 namespace cmdq_prod {
-inline constexpr Field<0, 16> prod_idx;   // slots ever written, modulo 2^16
-inline constexpr Field<31, 1> RESET;      // set on the first write after channel start
+inline constexpr Field<0, 16> prod_idx;            // slots ever written, modulo 2^16
+inline constexpr Field<31, 1> RESET;               // set on the first write after channel start
 inline constexpr std::uint32_t trigger_value = 1;  // written to bar0::cmdq_trigger
 }  // namespace cmdq_prod
 
@@ -92,43 +92,43 @@ enum class Opcode : std::uint8_t {
 // The opcode's name as §4.6.0 spells it; empty for a value the table does not list.
 constexpr std::string_view name(Opcode op) {
     switch (op) {
-        case Opcode::CREATE_QP: return "CREATE_QP";
-        case Opcode::DESTROY_QP: return "DESTROY_QP";
-        case Opcode::MODIFY_QP: return "MODIFY_QP";
-        case Opcode::QUERY_QP: return "QUERY_QP";
-        case Opcode::CREATE_SRQ: return "CREATE_SRQ";
-        case Opcode::DESTROY_SRQ: return "DESTROY_SRQ";
-        case Opcode::QUERY_SRQ: return "QUERY_SRQ";
-        case Opcode::CREATE_CQ: return "CREATE_CQ";
-        case Opcode::DESTROY_CQ: return "DESTROY_CQ";
-        case Opcode::RESIZE_CQ: return "RESIZE_CQ";
-        case Opcode::ALLOCATE_MRW: return "ALLOCATE_MRW";
-        case Opcode::DEALLOCATE_KEY: return "DEALLOCATE_KEY";
-        case Opcode::REGISTER_MR: return "REGISTER_MR";
-        case Opcode::DEREGISTER_MR: return "DEREGISTER_MR";
-        case Opcode::ADD_GID: return "ADD_GID";
-        case Opcode::DELETE_GID: return "DELETE_GID";
-        case Opcode::CREATE_QP1: return "CREATE_QP1";
-        case Opcode::DESTROY_QP1: return "DESTROY_QP1";
-        case Opcode::CREATE_AH: return "CREATE_AH";
-        case Opcode::DESTROY_AH: return "DESTROY_AH";
-        case Opcode::MODIFY_GID: return "MODIFY_GID";
-        case Opcode::QUERY_GID: return "QUERY_GID";
-        case Opcode::INITIALIZE_FW: return "INITIALIZE_FW";
-        case Opcode::DEINITIALIZE_FW: return "DEINITIALIZE_FW";
-        case Opcode::STOP_FUNC: return "STOP_FUNC";
-        case Opcode::QUERY_FUNC: return "QUERY_FUNC";
-        case Opcode::SET_FUNC_RESOURCES: return "SET_FUNC_RESOURCES";
-        case Opcode::READ_CONTEXT: return "READ_CONTEXT";
-        case Opcode::MAP_TC_TO_COS: return "MAP_TC_TO_COS";
-        case Opcode::QUERY_VERSION: return "QUERY_VERSION";
-        case Opcode::MODIFY_ROCE_CC: return "MODIFY_ROCE_CC";
-        case Opcode::QUERY_ROCE_CC: return "QUERY_ROCE_CC";
-        case Opcode::QUERY_ROCE_STATS: return "QUERY_ROCE_STATS";
-        case Opcode::SET_LINK_AGGR_MODE: return "SET_LINK_AGGR_MODE";
-        case Opcode::MODIFY_CQ: return "MODIFY_CQ";
-        case Opcode::QUERY_QP_EXTEND: return "QUERY_QP_EXTEND";
-        case Opcode::QUERY_ROCE_STATS_EXT: return "QUERY_ROCE_STATS_EXT";
+    case Opcode::CREATE_QP: return "CREATE_QP";
+    case Opcode::DESTROY_QP: return "DESTROY_QP";
+    case Opcode::MODIFY_QP: return "MODIFY_QP";
+    case Opcode::QUERY_QP: return "QUERY_QP";
+    case Opcode::CREATE_SRQ: return "CREATE_SRQ";
+    case Opcode::DESTROY_SRQ: return "DESTROY_SRQ";
+    case Opcode::QUERY_SRQ: return "QUERY_SRQ";
+    case Opcode::CREATE_CQ: return "CREATE_CQ";
+    case Opcode::DESTROY_CQ: return "DESTROY_CQ";
+    case Opcode::RESIZE_CQ: return "RESIZE_CQ";
+    case Opcode::ALLOCATE_MRW: return "ALLOCATE_MRW";
+    case Opcode::DEALLOCATE_KEY: return "DEALLOCATE_KEY";
+    case Opcode::REGISTER_MR: return "REGISTER_MR";
+    case Opcode::DEREGISTER_MR: return "DEREGISTER_MR";
+    case Opcode::ADD_GID: return "ADD_GID";
+    case Opcode::DELETE_GID: return "DELETE_GID";
+    case Opcode::CREATE_QP1: return "CREATE_QP1";
+    case Opcode::DESTROY_QP1: return "DESTROY_QP1";
+    case Opcode::CREATE_AH: return "CREATE_AH";
+    case Opcode::DESTROY_AH: return "DESTROY_AH";
+    case Opcode::MODIFY_GID: return "MODIFY_GID";
+    case Opcode::QUERY_GID: return "QUERY_GID";
+    case Opcode::INITIALIZE_FW: return "INITIALIZE_FW";
+    case Opcode::DEINITIALIZE_FW: return "DEINITIALIZE_FW";
+    case Opcode::STOP_FUNC: return "STOP_FUNC";
+    case Opcode::QUERY_FUNC: return "QUERY_FUNC";
+    case Opcode::SET_FUNC_RESOURCES: return "SET_FUNC_RESOURCES";
+    case Opcode::READ_CONTEXT: return "READ_CONTEXT";
+    case Opcode::MAP_TC_TO_COS: return "MAP_TC_TO_COS";
+    case Opcode::QUERY_VERSION: return "QUERY_VERSION";
+    case Opcode::MODIFY_ROCE_CC: return "MODIFY_ROCE_CC";
+    case Opcode::QUERY_ROCE_CC: return "QUERY_ROCE_CC";
+    case Opcode::QUERY_ROCE_STATS: return "QUERY_ROCE_STATS";
+    case Opcode::SET_LINK_AGGR_MODE: return "SET_LINK_AGGR_MODE";
+    case Opcode::MODIFY_CQ: return "MODIFY_CQ";
+    case Opcode::QUERY_QP_EXTEND: return "QUERY_QP_EXTEND";
+    case Opcode::QUERY_ROCE_STATS_EXT: return "QUERY_ROCE_STATS_EXT";
     }
     return "";
 }
@@ -137,23 +137,23 @@ constexpr std::string_view name(Opcode op) {
 // sends, in bytes; 0 for an opcode outside that set.
 constexpr std::size_t min_command_bytes(Opcode op) {
     switch (op) {
-        case Opcode::CREATE_QP: return 96;
-        case Opcode::DESTROY_QP: return 24;
-        case Opcode::MODIFY_QP: return 112;
-        case Opcode::QUERY_QP: return 24;
-        case Opcode::CREATE_CQ: return 48;
-        case Opcode::DESTROY_CQ: return 24;
-        case Opcode::ALLOCATE_MRW: return 32;
-        case Opcode::DEALLOCATE_KEY: return 24;
-        case Opcode::REGISTER_MR: return 48;
-        case Opcode::DEREGISTER_MR: return 24;
-        case Opcode::ADD_GID: return 48;
-        case Opcode::DELETE_GID: return 24;
-        case Opcode::INITIALIZE_FW: return 112;
-        case Opcode::DEINITIALIZE_FW: return 16;
-        case Opcode::QUERY_FUNC: return 16;
-        case Opcode::QUERY_VERSION: return 16;
-        default: return 0;
+    case Opcode::CREATE_QP: return 96;
+    case Opcode::DESTROY_QP: return 24;
+    case Opcode::MODIFY_QP: return 112;
+    case Opcode::QUERY_QP: return 24;
+    case Opcode::CREATE_CQ: return 48;
+    case Opcode::DESTROY_CQ: return 24;
+    case Opcode::ALLOCATE_MRW: return 32;
+    case Opcode::DEALLOCATE_KEY: return 24;
+    case Opcode::REGISTER_MR: return 48;
+    case Opcode::DEREGISTER_MR: return 24;
+    case Opcode::ADD_GID: return 48;
+    case Opcode::DELETE_GID: return 24;
+    case Opcode::INITIALIZE_FW: return 112;
+    case Opcode::DEINITIALIZE_FW: return 16;
+    case Opcode::QUERY_FUNC: return 16;
+    case Opcode::QUERY_VERSION: return 16;
+    default: return 0;
     }
 }
 
@@ -164,12 +164,12 @@ constexpr std::size_t min_command_bytes(Opcode op) {
 constexpr std::size_t max_command_bytes(Opcode op) {
     std::size_t longest = min_command_bytes(op);
     switch (op) {
-        case Opcode::CREATE_QP: longest = 112; break;
-        case Opcode::MODIFY_QP: longest = 144; break;
-        case Opcode::CREATE_CQ: longest = 64; break;
-        case Opcode::REGISTER_MR: longest = 64; break;
-        case Opcode::INITIALIZE_FW: longest = 128; break;
-        default: break;
+    case Opcode::CREATE_QP: longest = 112; break;
+    case Opcode::MODIFY_QP: longest = 144; break;
+    case Opcode::CREATE_CQ: longest = 64; break;
+    case Opcode::REGISTER_MR: longest = 64; break;
+    case Opcode::INITIALIZE_FW: longest = 128; break;
+    default: break;
     }
     return (longest + 15) / 16 * 16;
 }
@@ -189,14 +189,14 @@ enum class RcfwStatus : std::uint8_t {
 
 constexpr std::string_view name(RcfwStatus s) {
     switch (s) {
-        case RcfwStatus::SUCCESS: return "SUCCESS";
-        case RcfwStatus::FAIL: return "FAIL";
-        case RcfwStatus::RESOURCES: return "RESOURCES";
-        case RcfwStatus::INVALID_CMD: return "INVALID_CMD";
-        case RcfwStatus::NOT_IMPLEMENTED: return "NOT_IMPLEMENTED";
-        case RcfwStatus::INVALID_PARAMETER: return "INVALID_PARAMETER";
-        case RcfwStatus::HARDWARE_ERROR: return "HARDWARE_ERROR";
-        case RcfwStatus::INTERNAL_ERROR: return "INTERNAL_ERROR";
+    case RcfwStatus::SUCCESS: return "SUCCESS";
+    case RcfwStatus::FAIL: return "FAIL";
+    case RcfwStatus::RESOURCES: return "RESOURCES";
+    case RcfwStatus::INVALID_CMD: return "INVALID_CMD";
+    case RcfwStatus::NOT_IMPLEMENTED: return "NOT_IMPLEMENTED";
+    case RcfwStatus::INVALID_PARAMETER: return "INVALID_PARAMETER";
+    case RcfwStatus::HARDWARE_ERROR: return "HARDWARE_ERROR";
+    case RcfwStatus::INTERNAL_ERROR: return "INTERNAL_ERROR";
     }
     return "";
 }
@@ -236,8 +236,8 @@ static_assert(offsetof(CreqBase, type) == 0 && offsetof(CreqBase, v) == 8 && off
 static_assert(std::has_unique_object_representations_v<CreqBase>);
 
 namespace creq {
-inline constexpr Field<0, 6> type;  // of CreqBase.type
-inline constexpr Field<0, 1> v;     // of CreqBase.v
+inline constexpr Field<0, 6> type;          // of CreqBase.type
+inline constexpr Field<0, 1> v;             // of CreqBase.v
 inline constexpr std::size_t v_offset = 8;  // the byte a producer writes last
 inline constexpr std::size_t entry_bytes = 16;
 }  // namespace creq
@@ -250,12 +250,12 @@ enum class CreqType : std::uint8_t {
 
 // §4.5.1: a command completion (type QP_EVENT, event = opcode).
 struct CreqCompletion {
-    std::uint8_t type;    // CreqType::QP_EVENT
-    std::uint8_t status;  // RcfwStatus
-    Le16 cookie;          // the command's cookie
-    Le32 xid;             // command specific (§4.6.0 "Completion xid")
-    std::uint8_t v;       // phase bit
-    std::uint8_t event;   // the command's opcode
+    std::uint8_t type;                        // CreqType::QP_EVENT
+    std::uint8_t status;                      // RcfwStatus
+    Le16 cookie;                              // the command's cookie
+    Le32 xid;                                 // command specific (§4.6.0 "Completion xid")
+    std::uint8_t v;                           // phase bit
+    std::uint8_t event;                       // the command's opcode
     std::array<std::uint8_t, 6> reserved_10;  // command specific
 };
 static_assert(sizeof(CreqCompletion) == 16);
@@ -369,7 +369,7 @@ struct CreqQpErrorNotification {
     std::uint8_t req_err_state_reason;  // ReqErrStateReason
     Le32 xid;                           // QP number
     std::uint8_t v;
-    std::uint8_t event;                 // creq_event::QP_ERROR_NOTIFICATION
+    std::uint8_t event;  // creq_event::QP_ERROR_NOTIFICATION
     std::uint8_t res_slow_path_state;
     std::uint8_t res_err_state_reason;  // ResErrStateReason
     Le16 sq_cons_idx;
@@ -394,9 +394,9 @@ struct CreqCqErrorNotification {
     std::uint8_t status;
     std::uint8_t cq_err_reason;  // CqErrReason
     std::uint8_t unused_0;
-    Le32 xid;                    // CQ id
+    Le32 xid;  // CQ id
     std::uint8_t v;
-    std::uint8_t event;          // creq_event::CQ_ERROR_NOTIFICATION
+    std::uint8_t event;  // creq_event::CQ_ERROR_NOTIFICATION
     std::array<std::uint8_t, 6> reserved48;
 };
 static_assert(sizeof(CreqCqErrorNotification) == 16);
@@ -476,11 +476,11 @@ static_assert(std::has_unique_object_representations_v<SbHeader>);
 struct QueryFuncSb {
     SbHeader header;
     Le64 max_mr_size;
-    Le32 max_qp;             // excludes QP1
-    Le16 max_qp_wr;          // WQEs per queue (Linux uses value - 1)
-    Le16 dev_cap_flags;      // query_func::RESIZE_QP, ...
+    Le32 max_qp;         // excludes QP1
+    Le16 max_qp_wr;      // WQEs per queue (Linux uses value - 1)
+    Le16 dev_cap_flags;  // query_func::RESIZE_QP, ...
     Le32 max_cq;
-    Le32 max_cqe;            // CQEs per CQ
+    Le32 max_cqe;  // CQEs per CQ
     Le32 max_pd;
     std::uint8_t max_sge;
     std::uint8_t max_srq_sge;
@@ -497,7 +497,7 @@ struct QueryFuncSb {
     std::uint8_t max_map_per_fmr;
     std::uint8_t l2_db_space_size;  // (value + 1) x 4 KiB
     Le16 max_srq;
-    Le32 max_gid;                   // hardware GID table size
+    Le32 max_gid;                                 // hardware GID table size
     std::array<std::uint8_t, 48> tqm_alloc_reqs;  // pre-P5 only
     Le32 max_dpi;
     std::uint8_t max_sge_var_wqe;
@@ -607,7 +607,7 @@ struct AddGid {
     std::array<std::uint8_t, 6> src_mac;  // 16-bit pairs swapped (add_gid_mac)
     Le16 vlan;                            // add_gid::vlan_id, tpid_sel, VLAN_EN; untagged: 0
     Le16 ipid;
-    Le16 stats_ctx;                       // add_gid::stats_ctx_id, stats_ctx_valid; 0
+    Le16 stats_ctx;  // add_gid::stats_ctx_id, stats_ctx_valid; 0
     std::array<std::uint8_t, 4> reserved_44;
 };
 static_assert(sizeof(AddGid) == 48);
@@ -648,17 +648,17 @@ static_assert(std::has_unique_object_representations_v<DeleteGid>);
 
 // §4.6.6 CREATE_CQ, 56 bytes (48 and 64 seen).
 struct CreateCq {
-    CmdqBase header;  // flags: create_cq::DISABLE_CQ_OVERFLOW_DETECTION, ...; minimal 0
-    Le64 cq_handle;       // returned in NQ notifications
-    Le32 pg_size_lvl;     // create_cq::lvl, create_cq::pg_size
-    Le32 cq_fco_cnq_id;   // create_cq::cnq_id, create_cq::cq_fco
-    Le32 dpi;             // §5.8.4
-    Le32 cq_size;         // 32-byte CQEs in the ring
-    Le64 pbl;             // level 0: the CQ page; else the PTE/PDE page
+    CmdqBase header;     // flags: create_cq::DISABLE_CQ_OVERFLOW_DETECTION, ...; minimal 0
+    Le64 cq_handle;      // returned in NQ notifications
+    Le32 pg_size_lvl;    // create_cq::lvl, create_cq::pg_size
+    Le32 cq_fco_cnq_id;  // create_cq::cnq_id, create_cq::cq_fco
+    Le32 dpi;            // §5.8.4
+    Le32 cq_size;        // 32-byte CQEs in the ring
+    Le64 pbl;            // level 0: the CQ page; else the PTE/PDE page
     Le16 steering_tag;
     std::uint8_t pbl_pg_size;  // only with PBL_PG_SIZE_VALID
     std::uint8_t reserved_51;
-    Le32 coalescing;           // only with COALESCING_VALID [P7]
+    Le32 coalescing;  // only with COALESCING_VALID [P7]
 };
 static_assert(sizeof(CreateCq) == 56);
 static_assert(offsetof(CreateCq, cq_handle) == 16 && offsetof(CreateCq, pg_size_lvl) == 24);
@@ -690,13 +690,12 @@ static_assert(sizeof(DestroyCq) == 24);
 static_assert(offsetof(DestroyCq, cq_cid) == 16);
 static_assert(std::has_unique_object_representations_v<DestroyCq>);
 
-
 // §4.6.12 ALLOCATE_MRW, 32 bytes; completion xid = the key.
 struct AllocateMrw {
     CmdqBase header;
-    Le64 mrw_handle;          // opaque
-    std::uint8_t mrw_flags;   // allocate_mrw::mrw_type, STEERING_TAG_VALID
-    std::uint8_t access;      // allocate_mrw::CONSUMER_OWNED_KEY
+    Le64 mrw_handle;         // opaque
+    std::uint8_t mrw_flags;  // allocate_mrw::mrw_type, STEERING_TAG_VALID
+    std::uint8_t access;     // allocate_mrw::CONSUMER_OWNED_KEY
     Le16 steering_tag;
     Le32 pd_id;
 };
@@ -727,7 +726,7 @@ static_assert(std::has_unique_object_representations_v<DeallocateKey>);
 
 // §4.6.12 REGISTER_MR, 56 bytes upstream (48 old, 64 out-of-tree).
 struct RegisterMr {
-    CmdqBase header;  // flags: register_mr::ALLOC_MR, STEERING_TAG_VALID, ENABLE_RO
+    CmdqBase header;                // flags: register_mr::ALLOC_MR, STEERING_TAG_VALID, ENABLE_RO
     std::uint8_t log2_pg_size_lvl;  // register_mr::lvl, register_mr::log2_pg_size
     std::uint8_t access;            // mr_access::* (not the QP encoding, §6.4)
     Le16 log2_pbl_pg_size;          // register_mr::log2_pbl_pg_size: 12
@@ -746,12 +745,12 @@ static_assert(offsetof(RegisterMr, mr_size) == 40 && offsetof(RegisterMr, steeri
 static_assert(std::has_unique_object_representations_v<RegisterMr>);
 
 namespace register_mr {
-inline constexpr Field<0, 1> ALLOC_MR;            // of flags: unified mode
+inline constexpr Field<0, 1> ALLOC_MR;  // of flags: unified mode
 inline constexpr Field<1, 1> STEERING_TAG_VALID;
-inline constexpr Field<2, 1> ENABLE_RO;           // relaxed ordering; never set by the minimal driver
-inline constexpr Field<0, 2> lvl;                 // PblLevel
-inline constexpr Field<2, 5> log2_pg_size;        // 12 (4 KiB) .. 30 (1 GiB), §6.3
-inline constexpr Field<0, 5> log2_pbl_pg_size;    // 12
+inline constexpr Field<2, 1> ENABLE_RO;         // relaxed ordering; never set by the minimal driver
+inline constexpr Field<0, 2> lvl;               // PblLevel
+inline constexpr Field<2, 5> log2_pg_size;      // 12 (4 KiB) .. 30 (1 GiB), §6.3
+inline constexpr Field<0, 5> log2_pbl_pg_size;  // 12
 inline constexpr unsigned log2_pg_size_min = 12;
 inline constexpr unsigned log2_pg_size_max = 30;
 inline constexpr std::uint64_t mr_size_unlimited = ~std::uint64_t{0};

@@ -22,21 +22,21 @@ struct CreateQp {
     std::uint8_t sq_pg_size_sq_lvl;  // create_qp::sq_lvl, create_qp::sq_pg_size
     std::uint8_t rq_pg_size_rq_lvl;  // create_qp::rq_lvl, create_qp::rq_pg_size
     std::uint8_t reserved_31;
-    Le32 dpi;                        // §5.8.4
-    Le32 sq_size;                    // static mode (P5): SQ WQEs
-    Le32 rq_size;                    // RQ WQEs (0 with an SRQ)
-    Le16 sq_fwo_sq_sge;              // create_qp::sq_sge, create_qp::sq_fwo
-    Le16 rq_fwo_rq_sge;              // create_qp::rq_sge, create_qp::rq_fwo
-    Le32 scq_cid;                    // send CQ id
-    Le32 rcq_cid;                    // receive CQ id
-    Le32 srq_cid;                    // with SRQ_USED
-    Le32 pd_id;                      // driver-chosen; firmware only compares
-    Le64 sq_pbl;                     // SQ memory: WQE ring, then the PSN search area (§5.4)
+    Le32 dpi;            // §5.8.4
+    Le32 sq_size;        // static mode (P5): SQ WQEs
+    Le32 rq_size;        // RQ WQEs (0 with an SRQ)
+    Le16 sq_fwo_sq_sge;  // create_qp::sq_sge, create_qp::sq_fwo
+    Le16 rq_fwo_rq_sge;  // create_qp::rq_sge, create_qp::rq_fwo
+    Le32 scq_cid;        // send CQ id
+    Le32 rcq_cid;        // receive CQ id
+    Le32 srq_cid;        // with SRQ_USED
+    Le32 pd_id;          // driver-chosen; firmware only compares
+    Le64 sq_pbl;         // SQ memory: WQE ring, then the PSN search area (§5.4)
     Le64 rq_pbl;
-    Le64 irrq_addr;                  // (2 x responder depth + 2) x 32 bytes
-    Le64 orrq_addr;                  // (initiator depth + 1) x 32 bytes
-    Le32 request_xid;                // 0
-    Le16 steering_tag;               // 0
+    Le64 irrq_addr;     // (2 x responder depth + 2) x 32 bytes
+    Le64 orrq_addr;     // (initiator depth + 1) x 32 bytes
+    Le32 request_xid;   // 0
+    Le16 steering_tag;  // 0
     std::array<std::uint8_t, 2> reserved_102;
 };
 static_assert(sizeof(CreateQp) == 104);
@@ -64,15 +64,15 @@ inline constexpr Field<7, 1> EXT_STATS_ENABLED;
 inline constexpr Field<8, 1> EXPRESS_MODE_ENABLED;
 inline constexpr Field<9, 1> STEERING_TAG_VALID;
 inline constexpr Field<10, 1> RDMA_READ_OR_ATOMICS_USED;
-inline constexpr Field<0, 4> sq_lvl;       // PblLevel
-inline constexpr Field<4, 4> sq_pg_size;   // PgSize
+inline constexpr Field<0, 4> sq_lvl;      // PblLevel
+inline constexpr Field<4, 4> sq_pg_size;  // PgSize
 inline constexpr Field<0, 4> rq_lvl;
 inline constexpr Field<4, 4> rq_pg_size;
-inline constexpr Field<0, 4> sq_sge;       // max SGEs per send WQE (static mode: <= 6)
-inline constexpr Field<4, 12> sq_fwo;      // first-page offset, 0
-inline constexpr Field<0, 4> rq_sge;       // Linux static mode: always 6
+inline constexpr Field<0, 4> sq_sge;   // max SGEs per send WQE (static mode: <= 6)
+inline constexpr Field<4, 12> sq_fwo;  // first-page offset, 0
+inline constexpr Field<0, 4> rq_sge;   // Linux static mode: always 6
 inline constexpr Field<4, 12> rq_fwo;
-inline constexpr Field<0, 24> qpn;         // the completion's xid: a 24-bit QP number
+inline constexpr Field<0, 24> qpn;                     // the completion's xid: a 24-bit QP number
 inline constexpr std::uint32_t linux_rc_flags = 0x0C;  // RESERVED_LKEY_ENABLE | FR_PMR_ENABLED
 }  // namespace create_qp
 
@@ -92,29 +92,29 @@ using QueryQp = DestroyQp;
 // §4.6.9 MODIFY_QP, 144 bytes (112 seen). header.qp_type: QpType with the optimized
 // modify only, else 0.
 struct ModifyQp {
-    CmdqBase header;  // flags: bit 0 SRQ_USED (optimized transition only)
+    CmdqBase header;   // flags: bit 0 SRQ_USED (optimized transition only)
     Le32 modify_mask;  // modify_mask::*
     Le32 qp_cid;
     std::uint8_t network_type_en_sqd_async_notify_new_state;  // modify_qp::new_state, ...
-    std::uint8_t access;       // qp_access::* (not the MR encoding, §6.4)
-    Le16 pkey;                 // 0xFFFF
-    Le32 qkey;                 // UD/GSI only
-    std::array<std::uint8_t, 16> dgid;  // wire order: byte 32 = GID byte 0
-    Le32 flow_label;           // bits 19:0
-    Le16 sgid_index;           // firmware GID index from ADD_GID
+    std::uint8_t access;                                      // qp_access::* (not the MR encoding, §6.4)
+    Le16 pkey;                                                // 0xFFFF
+    Le32 qkey;                                                // UD/GSI only
+    std::array<std::uint8_t, 16> dgid;                        // wire order: byte 32 = GID byte 0
+    Le32 flow_label;                                          // bits 19:0
+    Le16 sgid_index;                                          // firmware GID index from ADD_GID
     std::uint8_t hop_limit;
     std::uint8_t traffic_class;
-    std::array<std::uint8_t, 6> dest_mac;  // wire order
-    std::uint8_t tos_dscp_tos_ecn;         // modify_qp::tos_ecn, tos_dscp
+    std::array<std::uint8_t, 6> dest_mac;        // wire order
+    std::uint8_t tos_dscp_tos_ecn;               // modify_qp::tos_ecn, tos_dscp
     std::uint8_t path_mtu_pingpong_push_enable;  // modify_qp::path_mtu, pingpong_push_enable
-    std::uint8_t timeout;        // 4.096 us x 2^timeout
-    std::uint8_t retry_cnt;      // 0..7
-    std::uint8_t rnr_retry;      // 0..7, 7 = infinite
-    std::uint8_t min_rnr_timer;  // IB 5-bit encoding
-    Le32 rq_psn;                 // 24 bits
-    Le32 sq_psn;                 // 24 bits
-    std::uint8_t max_rd_atomic;       // ORRQ slots = initiator depth + 1
-    std::uint8_t max_dest_rd_atomic;  // IRRQ slots = 2 x responder depth + 2
+    std::uint8_t timeout;                        // 4.096 us x 2^timeout
+    std::uint8_t retry_cnt;                      // 0..7
+    std::uint8_t rnr_retry;                      // 0..7, 7 = infinite
+    std::uint8_t min_rnr_timer;                  // IB 5-bit encoding
+    Le32 rq_psn;                                 // 24 bits
+    Le32 sq_psn;                                 // 24 bits
+    std::uint8_t max_rd_atomic;                  // ORRQ slots = initiator depth + 1
+    std::uint8_t max_dest_rd_atomic;             // IRRQ slots = 2 x responder depth + 2
     Le16 enable_cc;
     Le32 sq_size;          // with SQ_SIZE
     Le32 rq_size;          // with RQ_SIZE
@@ -123,11 +123,11 @@ struct ModifyQp {
     Le32 max_inline_data;  // with MAX_INLINE_DATA
     Le32 dest_qp_id;       // remote QP number, 24 bits
     Le32 pingpong_push_dpi;
-    std::array<std::uint8_t, 6> src_mac;  // with SRC_MAC
-    Le16 vlan_pcp_vlan_dei_vlan_id;       // modify_qp::vlan_id, vlan_dei, vlan_pcp
-    Le64 irrq_addr;        // 0
-    Le64 orrq_addr;        // 0
-    Le32 ext_modify_mask;  // 0
+    std::array<std::uint8_t, 6> src_mac;        // with SRC_MAC
+    Le16 vlan_pcp_vlan_dei_vlan_id;             // modify_qp::vlan_id, vlan_dei, vlan_pcp
+    Le64 irrq_addr;                             // 0
+    Le64 orrq_addr;                             // 0
+    Le32 ext_modify_mask;                       // 0
     std::array<std::uint8_t, 12> reserved_132;  // ext_stats_ctx_id, schq_id, ...: 0
 };
 static_assert(sizeof(ModifyQp) == 144);
@@ -196,25 +196,25 @@ static_assert(RESET_TO_INIT == 0x0000000D);
 static_assert(INIT_TO_RTR == 0x141517E1);  // [CORRECTED] was 0x041517E1
 static_assert(RTR_TO_RTS == 0x000AE001);
 // Fields firmware rejects on RTR -> RTS (Linux removes them), and SRC_MAC on INIT -> RTR.
-inline constexpr std::uint32_t NOT_ON_RTR_TO_RTS = PKEY | DGID | FLOW_LABEL | SGID_INDEX | HOP_LIMIT |
-                                                   TRAFFIC_CLASS | DEST_MAC | PATH_MTU | RQ_PSN | MIN_RNR_TIMER |
-                                                   MAX_DEST_RD_ATOMIC | DEST_QP_ID;
+inline constexpr std::uint32_t NOT_ON_RTR_TO_RTS = PKEY | DGID | FLOW_LABEL | SGID_INDEX | HOP_LIMIT | TRAFFIC_CLASS |
+                                                   DEST_MAC | PATH_MTU | RQ_PSN | MIN_RNR_TIMER | MAX_DEST_RD_ATOMIC |
+                                                   DEST_QP_ID;
 inline constexpr std::uint32_t NOT_ON_INIT_TO_RTR = SRC_MAC;
 }  // namespace modify_mask
 
 namespace modify_qp {
-inline constexpr Field<0, 4> new_state;            // QpState
+inline constexpr Field<0, 4> new_state;  // QpState
 inline constexpr Field<4, 1> EN_SQD_ASYNC_NOTIFY;
-inline constexpr Field<6, 2> network_type;         // NetworkType
+inline constexpr Field<6, 2> network_type;  // NetworkType
 inline constexpr Field<0, 1> pingpong_push_enable;
-inline constexpr Field<4, 4> path_mtu;             // PathMtu
+inline constexpr Field<4, 4> path_mtu;  // PathMtu
 inline constexpr Field<0, 2> tos_ecn;
 inline constexpr Field<2, 6> tos_dscp;
-inline constexpr Field<0, 12> vlan_id;             // Linux: 0xFFF for an untagged GID
+inline constexpr Field<0, 12> vlan_id;  // Linux: 0xFFF for an untagged GID
 inline constexpr Field<12, 1> vlan_dei;
-inline constexpr Field<13, 3> vlan_pcp;            // SL
+inline constexpr Field<13, 3> vlan_pcp;  // SL
 inline constexpr Field<0, 20> flow_label;
-inline constexpr Field<0, 24> psn;                 // rq_psn, sq_psn
+inline constexpr Field<0, 24> psn;  // rq_psn, sq_psn
 inline constexpr Field<0, 24> dest_qp_id;
 }  // namespace modify_qp
 
@@ -227,7 +227,9 @@ constexpr std::uint32_t path_mtu_bytes(PathMtu code) { return std::uint32_t{256}
 static_assert(path_mtu_bytes(PathMtu::MTU_2048) == 2048);
 
 // §4.6.9: the slot counts MODIFY_QP carries for RDMA READ/atomic depths.
-constexpr std::uint8_t orrq_slots(std::uint8_t initiator_depth) { return static_cast<std::uint8_t>(initiator_depth + 1); }
+constexpr std::uint8_t orrq_slots(std::uint8_t initiator_depth) {
+    return static_cast<std::uint8_t>(initiator_depth + 1);
+}
 constexpr std::uint8_t irrq_slots(std::uint8_t responder_depth) {
     return static_cast<std::uint8_t>(2 * responder_depth + 2);
 }

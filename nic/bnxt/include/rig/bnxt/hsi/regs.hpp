@@ -21,18 +21,18 @@ inline constexpr unsigned bar_other = 4;      // unused here; believed to hold t
 
 // §1.3: BAR0 offsets. Every register is a u32 accessed with 32-bit loads and stores.
 namespace bar0 {
-inline constexpr std::uint64_t hwrm_window = 0x000;         // request bytes, 32-bit stores (§3.1)
-inline constexpr std::uint64_t hwrm_window_bytes = 0x100;   // 0x000..0x0FF
-inline constexpr std::uint64_t hwrm_trigger = 0x100;        // write 1 to submit the window
-inline constexpr std::uint64_t grc_window_base = 0x400;     // not needed for the minimal path
-inline constexpr std::uint64_t fw_status = 0x520;           // P5 fallback location [UNCERTAIN]
-inline constexpr std::uint64_t cmdq_mailbox = 0x600;        // cmdq_init, four u32 (§4.2)
-inline constexpr std::uint64_t cmdq_mailbox_bytes = 0x10;   // 0x600..0x60F
-inline constexpr std::uint64_t cmdq_prod = 0x60C;           // CMDQ producer register (§4.3)
-inline constexpr std::uint64_t cmdq_trigger = 0x700;        // write 1 after updating cmdq_prod
-inline constexpr std::uint64_t kong_window = 0xA00;         // secondary channel, not used
+inline constexpr std::uint64_t hwrm_window = 0x000;        // request bytes, 32-bit stores (§3.1)
+inline constexpr std::uint64_t hwrm_window_bytes = 0x100;  // 0x000..0x0FF
+inline constexpr std::uint64_t hwrm_trigger = 0x100;       // write 1 to submit the window
+inline constexpr std::uint64_t grc_window_base = 0x400;    // not needed for the minimal path
+inline constexpr std::uint64_t fw_status = 0x520;          // P5 fallback location [UNCERTAIN]
+inline constexpr std::uint64_t cmdq_mailbox = 0x600;       // cmdq_init, four u32 (§4.2)
+inline constexpr std::uint64_t cmdq_mailbox_bytes = 0x10;  // 0x600..0x60F
+inline constexpr std::uint64_t cmdq_prod = 0x60C;          // CMDQ producer register (§4.3)
+inline constexpr std::uint64_t cmdq_trigger = 0x700;       // write 1 after updating cmdq_prod
+inline constexpr std::uint64_t kong_window = 0xA00;        // secondary channel, not used
 inline constexpr std::uint64_t kong_trigger = 0xB00;
-inline constexpr unsigned register_bytes = 4;               // the width of every register above
+inline constexpr unsigned register_bytes = 4;  // the width of every register above
 }  // namespace bar0
 
 // §1.3: the low 16 bits of fw_status: 0x8000 healthy, below booting, above an error.

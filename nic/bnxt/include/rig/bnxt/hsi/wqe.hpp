@@ -20,11 +20,11 @@ using rig::wire::Le64;
 
 // §5.1: static mode geometry.
 namespace wqe {
-inline constexpr std::size_t bytes = 128;          // one WQE
-inline constexpr std::size_t slots = 8;            // 16-byte slots per WQE
-inline constexpr std::size_t header_bytes = 32;    // the 2 header slots
+inline constexpr std::size_t bytes = 128;        // one WQE
+inline constexpr std::size_t slots = 8;          // 16-byte slots per WQE
+inline constexpr std::size_t header_bytes = 32;  // the 2 header slots
 inline constexpr std::size_t header_slots = 2;
-inline constexpr std::size_t max_sges = 6;         // 2 header slots + 6 SGE slots
+inline constexpr std::size_t max_sges = 6;  // 2 header slots + 6 SGE slots
 inline constexpr std::size_t max_inline_bytes = 96;
 }  // namespace wqe
 
@@ -58,15 +58,15 @@ inline constexpr Field<6, 1> DEBUG_TRACE;
 
 // §5.2, §5.2.1: the 32-byte header of SEND, SEND_WITH_IMMEDIATE, SEND_WITH_INVALIDATE.
 struct SqSendWqe {
-    std::uint8_t wqe_type;   // WqeType
-    std::uint8_t flags;      // wqe_flags
-    std::uint8_t wqe_size;   // slots used: 2 + SGEs, or 2 + ceil(inline bytes / 16)
+    std::uint8_t wqe_type;  // WqeType
+    std::uint8_t flags;     // wqe_flags
+    std::uint8_t wqe_size;  // slots used: 2 + SGEs, or 2 + ceil(inline bytes / 16)
     std::uint8_t reserved_3;
-    Le32 inv_key_or_imm_data;  // immediate (numeric value, little-endian) or the R_Key to invalidate
-    Le32 length;               // payload bytes: sum of SGE sizes, or the inline length
-    Le32 q_key;                // UD only; 0 for RC
-    Le32 dst_qp;               // UD only: bits 23:0; 0 for RC
-    Le32 avid;                 // UD only: bits 19:0; 0 for RC
+    Le32 inv_key_or_imm_data;                 // immediate (numeric value, little-endian) or the R_Key to invalidate
+    Le32 length;                              // payload bytes: sum of SGE sizes, or the inline length
+    Le32 q_key;                               // UD only; 0 for RC
+    Le32 dst_qp;                              // UD only: bits 23:0; 0 for RC
+    Le32 avid;                                // UD only: bits 19:0; 0 for RC
     std::array<std::uint8_t, 8> reserved_24;  // newer: timestamp @28
 };
 static_assert(sizeof(SqSendWqe) == 32);
@@ -85,8 +85,8 @@ struct SqRdmaWqe {
     Le32 imm_data;  // WRITE_WITH_IMMEDIATE; 0 otherwise
     Le32 length;    // local payload bytes
     Le32 reserved_12;
-    Le64 remote_va;   // in the remote MR's address space
-    Le32 remote_key;  // R_Key
+    Le64 remote_va;                           // in the remote MR's address space
+    Le32 remote_key;                          // R_Key
     std::array<std::uint8_t, 4> reserved_28;  // newer: timestamp
 };
 static_assert(sizeof(SqRdmaWqe) == 32);

@@ -48,9 +48,9 @@ constexpr std::optional<hsi::PblLevel> pbl_level(std::uint64_t pages, hsi::PblLe
 constexpr std::uint64_t table_pages(hsi::PblLevel level, std::uint64_t pages) {
     constexpr std::uint64_t per = hsi::pte::entries_per_page;
     switch (level) {
-        case hsi::PblLevel::LVL_0: return 0;
-        case hsi::PblLevel::LVL_1: return 1;
-        case hsi::PblLevel::LVL_2: return 1 + (pages + per - 1) / per;
+    case hsi::PblLevel::LVL_0: return 0;
+    case hsi::PblLevel::LVL_1: return 1;
+    case hsi::PblLevel::LVL_2: return 1 + (pages + per - 1) / per;
     }
     return 0;
 }
@@ -59,7 +59,8 @@ static_assert(pbl_level(1) == hsi::PblLevel::LVL_0 && pbl_level(2) == hsi::PblLe
 static_assert(pbl_level(512) == hsi::PblLevel::LVL_1 && pbl_level(513) == hsi::PblLevel::LVL_2);
 static_assert(pbl_level(512 * 512) == hsi::PblLevel::LVL_2 && !pbl_level(512 * 512 + 1) && !pbl_level(0));
 static_assert(table_pages(hsi::PblLevel::LVL_2, 513) == 3);
-static_assert(pbl_level(1, hsi::PblLevel::LVL_2) == hsi::PblLevel::LVL_2 && pbl_level(600, hsi::PblLevel::LVL_1) == hsi::PblLevel::LVL_2);
+static_assert(pbl_level(1, hsi::PblLevel::LVL_2) == hsi::PblLevel::LVL_2 &&
+              pbl_level(600, hsi::PblLevel::LVL_1) == hsi::PblLevel::LVL_2);
 
 // log2 of the region page size for `runs` named from `va` on (the rule above): 12 .. 30.
 unsigned region_page_shift(std::uint64_t va, std::span<const pci::Run> runs);

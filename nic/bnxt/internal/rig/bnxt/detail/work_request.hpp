@@ -46,8 +46,8 @@ inline std::uint8_t send_flags(bool signalled, bool inline_data, bool solicited 
 
 // SEND (or SEND_WITH_IMMEDIATE with `immediate`) of one SGE; none when sge.size is 0.
 // `solicited`: the SE flag, which the peer's receive completion carries (§5.2).
-inline std::size_t encode_send(WqeBytes wqe, bool signalled, std::optional<std::uint32_t> immediate,
-                               const SgeRef& sge, bool solicited = false) {
+inline std::size_t encode_send(WqeBytes wqe, bool signalled, std::optional<std::uint32_t> immediate, const SgeRef& sge,
+                               bool solicited = false) {
     const std::size_t sges = sge.size == 0 ? 0 : 1;
     hsi::SqSendWqe h{};
     h.wqe_type = static_cast<std::uint8_t>(immediate ? hsi::WqeType::SEND_WITH_IMMEDIATE : hsi::WqeType::SEND);

@@ -31,11 +31,26 @@ namespace rig::sim {
 
 // The operations of a transport (rig/pci/transport.hpp), and a remote window's accesses.
 enum class Operation {
-    Functions, Take, Reserve,                          // Ops
-    Config, SetConfig, Bar, Map, Unmap, Interrupt,     // FunctionOps
-    Reset, Forget, AllocDma, FreeDma, Pin, Unpin, Release,
-    Read, Write,                                       // Transport (remote windows)
-    MapPeer, UnmapPeer,                                // FunctionOps, peer BARs
+    Functions,
+    Take,
+    Reserve,  // Ops
+    Config,
+    SetConfig,
+    Bar,
+    Map,
+    Unmap,
+    Interrupt,  // FunctionOps
+    Reset,
+    Forget,
+    AllocDma,
+    FreeDma,
+    Pin,
+    Unpin,
+    Release,
+    Read,
+    Write,  // Transport (remote windows)
+    MapPeer,
+    UnmapPeer,  // FunctionOps, peer BARs
 };
 std::string_view to_string(Operation operation);
 
@@ -60,7 +75,7 @@ public:
     // Faults watches lists nothing, so it does not grow). Read and Write are counted
     // (count, since the machine was built) but not listed.
     std::vector<Call> calls() const;
-    std::size_t count() const;                       // all calls, accesses included
+    std::size_t count() const;  // all calls, accesses included
     std::size_t count(Operation operation) const;
 
     // The transport fails at the next call of `operation` (of the function at `bus`,

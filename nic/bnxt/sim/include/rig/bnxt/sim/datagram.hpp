@@ -59,7 +59,8 @@ public:
     // than local's, no route. Throws std::logic_error if connected already.
     rig::Result<void> connect(std::string_view remote);
     // bind, then connect.
-    static rig::Result<std::unique_ptr<DatagramCable>> open(Model& nic, std::string_view local, std::string_view remote);
+    static rig::Result<std::unique_ptr<DatagramCable>> open(Model& nic, std::string_view local,
+                                                            std::string_view remote);
 
     ~DatagramCable() override;
 

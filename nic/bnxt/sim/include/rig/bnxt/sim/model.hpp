@@ -56,17 +56,17 @@ class Cable;
 // The limits QUERY_FUNC reports (§4.6.2) and the model enforces.
 struct ModelLimits {
     std::uint64_t max_mr_size = std::uint64_t{1} << 39;
-    std::uint32_t max_qp = 1024;        // excludes QP1
-    std::uint16_t max_qp_wr = 4096;     // WQEs per SQ/RQ
+    std::uint32_t max_qp = 1024;     // excludes QP1
+    std::uint16_t max_qp_wr = 4096;  // WQEs per SQ/RQ
     std::uint32_t max_cq = 1024;
-    std::uint32_t max_cqe = 65536;      // CQEs per CQ
-    std::uint8_t max_sge = 6;           // static WQE mode: at most 6
-    std::uint8_t max_qp_rd_atom = 16;   // responder depth
+    std::uint32_t max_cqe = 65536;          // CQEs per CQ
+    std::uint8_t max_sge = 6;               // static WQE mode: at most 6
+    std::uint8_t max_qp_rd_atom = 16;       // responder depth
     std::uint8_t max_qp_init_rd_atom = 16;  // initiator depth
     std::uint32_t max_mr = 65536;
     std::uint32_t max_inline_data = 96;
     std::uint32_t max_gid = 256;
-    std::uint16_t max_rings = 64;       // NQ-type rings (CREQ and NQs), FUNC_QCAPS max_cmpl_rings
+    std::uint16_t max_rings = 64;  // NQ-type rings (CREQ and NQs), FUNC_QCAPS max_cmpl_rings
     std::uint16_t max_stat_ctx = 64;
 };
 
@@ -87,10 +87,10 @@ struct BackingStoreCaps {
     std::uint32_t tqm_min_entries_per_ring = 64;
     std::uint32_t tqm_max_entries_per_ring = 1u << 16;
     std::uint8_t tqm_entries_multiple = 1;
-    std::uint8_t tqm_fp_rings_count = 0;  // 0: as many as QUEUE_QPORTCFG's queues (Linux's rule)
+    std::uint8_t tqm_fp_rings_count = 0;         // 0: as many as QUEUE_QPORTCFG's queues (Linux's rule)
     std::uint32_t mrav_max_entries = 65536 * 2;  // MRs and AHs
     std::uint16_t mrav_entry_size = 128;
-    std::uint16_t mrav_num_entries_units = 1;    // non-zero: CFG splits MRs from AHs
+    std::uint16_t mrav_num_entries_units = 1;  // non-zero: CFG splits MRs from AHs
     std::uint16_t tim_entry_size = 16;
     std::uint32_t tim_max_entries = 1024 + 64 + 1;
 };
@@ -106,8 +106,8 @@ struct ModelOptions {
     unsigned msix_vectors = 16;
     ModelLimits limits{};
     BackingStoreCaps backing_store{};
-    std::uint16_t port_mtu = 9000;       // FUNC_QCFG admin_mtu
-    std::uint8_t cos_queues = 8;         // QUEUE_QPORTCFG max_configurable_queues
+    std::uint16_t port_mtu = 9000;  // FUNC_QCFG admin_mtu
+    std::uint8_t cos_queues = 8;    // QUEUE_QPORTCFG max_configurable_queues
     // VER_GET dev_caps_cfg SHORT_CMD_SUPPORTED and max_ext_req_len: the longest request
     // the firmware fetches in short mode (§3.1); a longer one is refused, as is any short
     // request where short mode is not supported. [UNCERTAIN] the value real P5 firmware
@@ -129,29 +129,29 @@ struct ModelOptions {
 // What the port did with the frames that reached it, from power-on; each frame counts in
 // exactly one field. Drops never reach a QP or a region.
 struct RxCounters {
-    std::uint64_t delivered = 0;          // RoCE packets handed to a QP
-    std::uint64_t arp_requests = 0;       // ARP requests for one of the port's IPv4 addresses: answered
+    std::uint64_t delivered = 0;               // RoCE packets handed to a QP
+    std::uint64_t arp_requests = 0;            // ARP requests for one of the port's IPv4 addresses: answered
     std::uint64_t neighbor_solicitations = 0;  // for one of its IPv6 addresses: answered (RFC 4861 §7.2.4)
-    std::uint64_t neighbor_answers = 0;   // ARP replies and advertisements a resolve asked for
+    std::uint64_t neighbor_answers = 0;        // ARP replies and advertisements a resolve asked for
     // Dropped:
-    std::uint64_t not_roce = 0;           // another EtherType or IP protocol, an IP fragment, IPv4 options,
-                                          // BTH TVer != 0; ARP and ICMPv6 not for the port or not asked for
-    std::uint64_t truncated = 0;          // shorter than its headers, or than its IP, UDP or GRH length
-    std::uint64_t bad_length = 0;         // longer than those lengths, lengths that disagree, PadCnt
-                                          // beyond the payload
-    std::uint64_t bad_ip_checksum = 0;    // IPv4 header checksum, IPv6's UDP checksum (zero included,
-                                          // RFC 8200 §8.1); ICMPv6 checksum for ND
-    std::uint64_t bad_udp_port = 0;       // UDP to another destination port than 4791
-    std::uint64_t bad_opcode = 0;         // an opcode the model does not take (it takes RC's)
-    std::uint64_t bad_aeth = 0;           // an AETH syndrome of a reserved kind (IBA Table 44)
+    std::uint64_t not_roce = 0;         // another EtherType or IP protocol, an IP fragment, IPv4 options,
+                                        // BTH TVer != 0; ARP and ICMPv6 not for the port or not asked for
+    std::uint64_t truncated = 0;        // shorter than its headers, or than its IP, UDP or GRH length
+    std::uint64_t bad_length = 0;       // longer than those lengths, lengths that disagree, PadCnt
+                                        // beyond the payload
+    std::uint64_t bad_ip_checksum = 0;  // IPv4 header checksum, IPv6's UDP checksum (zero included,
+                                        // RFC 8200 §8.1); ICMPv6 checksum for ND
+    std::uint64_t bad_udp_port = 0;     // UDP to another destination port than 4791
+    std::uint64_t bad_opcode = 0;       // an opcode the model does not take (it takes RC's)
+    std::uint64_t bad_aeth = 0;         // an AETH syndrome of a reserved kind (IBA Table 44)
     std::uint64_t bad_icrc = 0;
-    std::uint64_t wrong_mac = 0;          // destination MAC not the port's (ND and ARP: nor its multicast
-                                          // or broadcast)
-    std::uint64_t wrong_address = 0;      // destination IP address (RoCEv1: GID) not the port's GIDs'
-    std::uint64_t unknown_qp = 0;         // no QP of the destination QP number
-    std::uint64_t unconnected_qp = 0;     // its QP in RESET, INIT or ERR
-    std::uint64_t wrong_source = 0;       // source address (GID) not the one the QP is connected to
-    std::uint64_t wrong_pkey = 0;         // P_Key not the QP's
+    std::uint64_t wrong_mac = 0;       // destination MAC not the port's (ND and ARP: nor its multicast
+                                       // or broadcast)
+    std::uint64_t wrong_address = 0;   // destination IP address (RoCEv1: GID) not the port's GIDs'
+    std::uint64_t unknown_qp = 0;      // no QP of the destination QP number
+    std::uint64_t unconnected_qp = 0;  // its QP in RESET, INIT or ERR
+    std::uint64_t wrong_source = 0;    // source address (GID) not the one the QP is connected to
+    std::uint64_t wrong_pkey = 0;      // P_Key not the QP's
 };
 
 class Model final : public rig::sim::Device {
@@ -205,7 +205,7 @@ public:
     // meanwhile. Thread-safe; several lookups may wait at once. Throws
     // std::invalid_argument for a timeout below 1 ms.
     rig::Result<std::array<std::uint8_t, 6>> resolve(std::span<const std::uint8_t, 16> gid,
-                                                    std::chrono::milliseconds timeout);
+                                                     std::chrono::milliseconds timeout);
 
     struct Impl;
 

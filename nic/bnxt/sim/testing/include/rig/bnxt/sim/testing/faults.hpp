@@ -31,38 +31,38 @@ enum class Written : std::uint8_t { hwrm_response, side_buffer, creq, nq, cqe, r
 
 // What the model saw that a correct driver never makes it see, and what it did.
 struct Counters {
-    std::uint64_t hwrm_commands = 0;     // HWRM requests executed (answered or not)
-    std::uint64_t rcfw_commands = 0;     // CMDQ commands executed
-    std::uint64_t bar_width_faults = 0;  // a register accessed at a width it does not decode (B23)
-    std::uint64_t bar_unmapped = 0;      // an offset nothing decodes
-    std::uint64_t doorbells = 0;         // doorbells accepted
-    std::uint64_t doorbell_drops = 0;    // dropped: no valid bit, not RoCE, unknown xid or type,
-                                         // queue in a state that takes none, index out of range
-    std::uint64_t epoch_faults = 0;      // dropped because index and epoch do not lie between
-                                         // the queue's consumer and one ring ahead (§5.8.2, B21)
-    std::uint64_t doorbell_page_faults = 0;  // dropped: rung through another doorbell page than
-                                             // the queue's DPI, or NQ / CQ_ARMENA not through the
-                                             // privileged page (§5.8.3, §5.8.4)
-    std::uint64_t dma_faults = 0;        // Port answered Unsupported Request or Completer Abort
-    std::uint64_t pte_invalid = 0;       // a PTE/PDE without VALID (§2.1), used anyway
-    std::uint64_t bad_descriptors = 0;   // malformed WQEs and commands (poison included)
+    std::uint64_t hwrm_commands = 0;          // HWRM requests executed (answered or not)
+    std::uint64_t rcfw_commands = 0;          // CMDQ commands executed
+    std::uint64_t bar_width_faults = 0;       // a register accessed at a width it does not decode (B23)
+    std::uint64_t bar_unmapped = 0;           // an offset nothing decodes
+    std::uint64_t doorbells = 0;              // doorbells accepted
+    std::uint64_t doorbell_drops = 0;         // dropped: no valid bit, not RoCE, unknown xid or type,
+                                              // queue in a state that takes none, index out of range
+    std::uint64_t epoch_faults = 0;           // dropped because index and epoch do not lie between
+                                              // the queue's consumer and one ring ahead (§5.8.2, B21)
+    std::uint64_t doorbell_page_faults = 0;   // dropped: rung through another doorbell page than
+                                              // the queue's DPI, or NQ / CQ_ARMENA not through the
+                                              // privileged page (§5.8.3, §5.8.4)
+    std::uint64_t dma_faults = 0;             // Port answered Unsupported Request or Completer Abort
+    std::uint64_t pte_invalid = 0;            // a PTE/PDE without VALID (§2.1), used anyway
+    std::uint64_t bad_descriptors = 0;        // malformed WQEs and commands (poison included)
     std::uint64_t psn_search_mismatches = 0;  // a PSN search entry unlike its WQE (§5.4)
-    std::uint64_t interrupts = 0;        // MSI-X messages sent
-    std::uint64_t nq_overflows = 0;      // notifications dropped: NQ full
+    std::uint64_t interrupts = 0;             // MSI-X messages sent
+    std::uint64_t nq_overflows = 0;           // notifications dropped: NQ full
     std::uint64_t frames_sent = 0;
     std::uint64_t frames_received = 0;
-    std::uint64_t frames_dropped = 0;    // unplugged, wrong MAC/GID, unknown QP, injected
+    std::uint64_t frames_dropped = 0;      // unplugged, wrong MAC/GID, unknown QP, injected
     std::uint64_t frame_buffers_made = 0;  // frames built in new memory: no spare, none in the
                                            // Wire's pool (a frame not on a Wire counts too)
-    std::uint64_t retransmissions = 0;   // packets sent again (timeout, sequence NAK, RNR);
-                                         // a READ request sent again counts one
+    std::uint64_t retransmissions = 0;     // packets sent again (timeout, sequence NAK, RNR);
+                                           // a READ request sent again counts one
     std::uint64_t rnr_naks_sent = 0;
     // The RC transport (IBA vol. 1 §9.7), requester side:
-    std::uint64_t local_ack_timeouts = 0;  // the local ACK timer expired and the QP resent
+    std::uint64_t local_ack_timeouts = 0;      // the local ACK timer expired and the QP resent
     std::uint64_t sequence_naks_received = 0;  // NAK PSN sequence error; what went back on it:
-    std::uint64_t go_backs = 0;            // resends begun by a sequence NAK or an implied NAK
-    std::uint64_t implied_naks = 0;        // an ACK or read response past a missing READ response
-    std::uint64_t retries_exceeded = 0;    // WQEs failed with TRANSPORT_RETRY_CNT_ERR
+    std::uint64_t go_backs = 0;                // resends begun by a sequence NAK or an implied NAK
+    std::uint64_t implied_naks = 0;            // an ACK or read response past a missing READ response
+    std::uint64_t retries_exceeded = 0;        // WQEs failed with TRANSPORT_RETRY_CNT_ERR
     // Responder side:
     std::uint64_t sequence_naks_sent = 0;  // one per gap in the request PSNs
     std::uint64_t out_of_sequence = 0;     // requests ahead of the expected PSN, dropped
