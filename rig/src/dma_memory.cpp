@@ -82,7 +82,7 @@ Result<std::vector<Run>> physical_runs(vfio::Kernel& kernel, std::uintptr_t addr
         if (!n || *n != entry.size())
             return fail("cannot read ", file, " at the page of ", text::hex(va),
                         n ? "" : ": " + vfio::errno_text(n.error()));
-        const auto word = wire::load<std::uint64_t>(entry);
+        const auto word = little_endian::load<std::uint64_t>(entry);
         const std::uint64_t frame = word & pagemap_frame_mask;
         if (!(word & pagemap_present)) return fail(file, ": the page at ", text::hex(va), " is not present");
         if (frame == 0)

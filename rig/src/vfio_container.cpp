@@ -49,7 +49,7 @@ public:
         if (noiommu_) return {};
         vfio_iommu_type1_info query{};
         query.argsz = sizeof query;
-        auto info = get_info(kernel_, container_.get(), VFIO_IOMMU_GET_INFO, wire::bytes_of(query),
+        auto info = get_info(kernel_, container_.get(), VFIO_IOMMU_GET_INFO, little_endian::bytes_of(query),
                              bus_ + ": VFIO_IOMMU_GET_INFO");
         if (!info) return std::unexpected(std::move(info).error());
         vfio_iommu_type1_info answer{};

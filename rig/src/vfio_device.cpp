@@ -37,11 +37,11 @@ public:
     std::uint64_t read(std::uint64_t address, unsigned width) override {
         std::array<std::byte, 8> bytes{};
         if (!move_in(address, std::span(bytes).first(width))) return width == 8 ? ~0ull : (1ull << (8 * width)) - 1;
-        return wire::load<std::uint64_t>(bytes);  // x86-64 and the bus are little-endian
+        return little_endian::load<std::uint64_t>(bytes);  // x86-64 and the bus are little-endian
     }
     void write(std::uint64_t address, unsigned width, std::uint64_t value) override {
         std::array<std::byte, 8> bytes{};
-        wire::store(std::span(bytes), value);
+        little_endian::store(std::span(bytes), value);
         move_out(address, std::span<const std::byte>(bytes).first(width));
     }
     void read(std::uint64_t address, std::span<std::byte> out) override {
@@ -75,7 +75,7 @@ Result<RegionInfo> region_info(Kernel& kernel, int device, unsigned index, const
     vfio_region_info query{};
     query.argsz = sizeof query;
     query.index = index;
-    auto info = get_info(kernel, device, VFIO_DEVICE_GET_REGION_INFO, wire::bytes_of(query),
+    auto info = get_info(kernel, device, VFIO_DEVICE_GET_REGION_INFO, little_endian::bytes_of(query),
                          bus + ": VFIO_DEVICE_GET_REGION_INFO of " + region_name(index));
     if (!info) return std::unexpected(std::move(info).error());
     vfio_region_info answer{};
@@ -138,7 +138,8 @@ Result<std::unique_ptr<Device>> Device::open(std::shared_ptr<Kernel> kernel, Fd 
 
     vfio_device_info query{};
     query.argsz = sizeof query;
-    auto info = get_info(*kernel, fd.get(), VFIO_DEVICE_GET_INFO, wire::bytes_of(query), b + ": VFIO_DEVICE_GET_INFO");
+    auto info =
+        get_info(*kernel, fd.get(), VFIO_DEVICE_GET_INFO, little_endian::bytes_of(query), b + ": VFIO_DEVICE_GET_INFO");
     if (!info) return std::unexpected(std::move(info).error());
     vfio_device_info answer{};
     std::memcpy(&answer, info->data(), sizeof answer);
@@ -183,12 +184,12 @@ std::uint32_t Device::config(std::uint32_t offset, unsigned bytes) {
     if (shared_->closed) return ones;
     auto n = kernel_->pread(shared_->fd.get(), std::span(buffer).first(bytes), config_.offset + offset);
     if (!n || *n != bytes) return ones;
-    return wire::load<std::uint32_t>(buffer);
+    return little_endian::load<std::uint32_t>(buffer);
 }
 
 Result<void> Device::set_config(std::uint32_t offset, unsigned bytes, std::uint32_t value) {
     std::array<std::byte, 4> buffer{};
-    wire::store(std::span(buffer), value);
+    little_endian::store(std::span(buffer), value);
     if (shared_->closed) return fail(bus_, ": configuration write after the device was closed");
     auto n =
         kernel_->pwrite(shared_->fd.get(), std::span<const std::byte>(buffer).first(bytes), config_.offset + offset);
@@ -243,7 +244,7 @@ Result<void> Device::arm_interrupts() {
     vfio_irq_info query{};
     query.argsz = sizeof query;
     query.index = VFIO_PCI_MSIX_IRQ_INDEX;
-    auto info = get_info(*kernel_, shared_->fd.get(), VFIO_DEVICE_GET_IRQ_INFO, wire::bytes_of(query),
+    auto info = get_info(*kernel_, shared_->fd.get(), VFIO_DEVICE_GET_IRQ_INFO, little_endian::bytes_of(query),
                          bus_ + ": VFIO_DEVICE_GET_IRQ_INFO of MSI-X");
     if (!info) return std::unexpected(std::move(info).error());
     vfio_irq_info answer{};

@@ -14,7 +14,7 @@ namespace {
 constexpr std::size_t max_info_bytes = 64 * 1024;
 constexpr int max_tries = 4;
 
-std::uint32_t argsz_of(std::span<const std::byte> bytes) { return wire::load<std::uint32_t>(bytes); }
+std::uint32_t argsz_of(std::span<const std::byte> bytes) { return little_endian::load<std::uint32_t>(bytes); }
 
 }  // namespace
 
@@ -23,7 +23,7 @@ Result<std::vector<std::byte>> get_info(Kernel& kernel, int fd, unsigned long re
     std::vector<std::byte> buffer(query.begin(), query.end());
     for (int attempt = 0; attempt < max_tries; ++attempt) {
         const std::uint32_t given = static_cast<std::uint32_t>(buffer.size());
-        wire::store(std::span(buffer), given);
+        little_endian::store(std::span(buffer), given);
         auto r = kernel.ioctl(fd, request, buffer.data());
         if (!r) return fail(what, " failed: ", errno_text(r.error()));
         const std::uint32_t wanted = argsz_of(buffer);

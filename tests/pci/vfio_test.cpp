@@ -191,7 +191,8 @@ TEST(VfioInfo, ArgszRetryAsksAgainWithTheSizeTheKernelWants) {
     Raising kernel(1, 96);
     vfio_region_info query{};
     query.argsz = sizeof query;
-    auto info = pci::vfio::get_info(kernel, 3, VFIO_DEVICE_GET_REGION_INFO, rig::wire::bytes_of(query), "region");
+    auto info =
+        pci::vfio::get_info(kernel, 3, VFIO_DEVICE_GET_REGION_INFO, rig::little_endian::bytes_of(query), "region");
     ASSERT_TRUE(info) << info.error();
     EXPECT_EQ(kernel.given, (std::vector<std::uint32_t>{sizeof(vfio_region_info), 96}));
     EXPECT_EQ(info->size(), 96u);
@@ -201,8 +202,8 @@ TEST(VfioInfo, KernelThatKeepsRaisingArgszIsAnError) {
     Raising kernel(100, 200);
     vfio_region_info query{};
     query.argsz = sizeof query;
-    auto info =
-        pci::vfio::get_info(kernel, 3, VFIO_DEVICE_GET_REGION_INFO, rig::wire::bytes_of(query), "0000:01:00.0: region");
+    auto info = pci::vfio::get_info(kernel, 3, VFIO_DEVICE_GET_REGION_INFO, rig::little_endian::bytes_of(query),
+                                    "0000:01:00.0: region");
     ASSERT_FALSE(info);
     EXPECT_EQ(info.error(), "0000:01:00.0: region: the kernel kept raising argsz after 4 tries");
 }
@@ -211,7 +212,7 @@ TEST(VfioInfo, HugeArgszIsRefused) {
     Raising kernel(1, 1 << 20);
     vfio_region_info query{};
     query.argsz = sizeof query;
-    auto info = pci::vfio::get_info(kernel, 3, VFIO_DEVICE_GET_REGION_INFO, rig::wire::bytes_of(query), "r");
+    auto info = pci::vfio::get_info(kernel, 3, VFIO_DEVICE_GET_REGION_INFO, rig::little_endian::bytes_of(query), "r");
     ASSERT_FALSE(info);
     EXPECT_NE(info.error().find("1048576 bytes"), std::string::npos) << info.error();
 }

@@ -263,7 +263,7 @@ Result<void> query_func(Nic::State& nic) {
     std::array<std::byte, sizeof(hsi::QueryFuncSb)> side{};
     auto done = nic.rcfw->call_header(hsi::Opcode::QUERY_FUNC, side);
     if (!done) return std::unexpected(std::move(done).error());
-    const auto sb = wire::load<hsi::QueryFuncSb>(side);
+    const auto sb = little_endian::load<hsi::QueryFuncSb>(side);
     // A function that cannot hold one queue pair, one work request beside the ring's spare
     // entry, one completion, one SGE, one region or one GID is of no use, and every create
     // would then throw as caller misuse: refuse it here, with the figures.
@@ -299,7 +299,7 @@ Result<void> query_func(Nic::State& nic) {
 
     auto version = nic.rcfw->call_header(hsi::Opcode::QUERY_VERSION);
     if (!version) return std::unexpected(std::move(version).error());
-    const auto v = wire::load<hsi::CreqQueryVersionCompletion>(wire::bytes_of(*version));
+    const auto v = little_endian::load<hsi::CreqQueryVersionCompletion>(little_endian::bytes_of(*version));
     nic.firmware +=
         ", RoCE " + std::to_string(v.intf_maj) + "." + std::to_string(v.intf_minor) + "." + std::to_string(v.intf_bld);
     return {};

@@ -132,7 +132,8 @@ Result<void> Cq::State::destroy_locked() {
         if (!done) return std::unexpected(std::move(done).error());
         // §4.6.7, §7.4 step 3: the NQ may still hold notifications of this CQ; take them
         // all before the ring goes, bounded by the command timeout.
-        const auto total = wire::load<hsi::CreqDestroyCqCompletion>(wire::bytes_of(*done)).total_cnq_events.get();
+        const auto total =
+            little_endian::load<hsi::CreqDestroyCqCompletion>(little_endian::bytes_of(*done)).total_cnq_events.get();
         const auto deadline = n.clock->now() + n.rcfw->timeout();
         std::unique_lock nq_lock(n.nq.mutex);
         while (n.nq.counts[handle].notifications < total && n.clock->now() < deadline) {

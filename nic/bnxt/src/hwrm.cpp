@@ -99,7 +99,8 @@ Result<void> Hwrm::submit(hsi::ReqType type, std::span<const std::byte> request)
         std::memcpy(window.data(), request.data(), request.size());
     }
     for (std::size_t offset = 0; offset < fill; offset += 4) {
-        const auto word = wire::load<wire::Le32>(std::span<const std::byte>(window).subspan(offset, 4)).get();
+        const auto word =
+            little_endian::load<little_endian::Le32>(std::span<const std::byte>(window).subspan(offset, 4)).get();
         bar0_.write32(hsi::bar0::hwrm_window + offset, word);
     }
     to_device_barrier();
@@ -141,7 +142,7 @@ Result<std::pair<std::uint16_t, std::uint16_t>> Hwrm::transact(hsi::ReqType type
             if (w.read8(resp_len - 1u, std::memory_order_acquire) == hsi::hwrm::valid) {
                 std::array<std::byte, header_bytes> head;
                 w.read(0, head);
-                const auto h = wire::load<hsi::HwrmResponseHeader>(head);
+                const auto h = little_endian::load<hsi::HwrmResponseHeader>(head);
                 if (h.req_type != static_cast<std::uint16_t>(type))
                     return fail(bus_, ": ", hwrm_name(type), " was answered with a response to ",
                                 hwrm_name(static_cast<hsi::ReqType>(h.req_type.get())));

@@ -41,7 +41,7 @@ void drain_nq_locked(Nic::State& nic) {
         ring.read(offset, bytes);
         nq.cons.advance();
         consumed = true;
-        const auto entry = wire::load<hsi::NqCn>(bytes);
+        const auto entry = little_endian::load<hsi::NqCn>(bytes);
         if (hsi::nq::type.of(entry.type) != static_cast<std::uint8_t>(hsi::NqType::CQ_NOTIFICATION)) continue;
         const std::uint64_t handle = std::uint64_t{entry.cq_handle_high} << 32 | entry.cq_handle_low;
         if (auto it = nq.counts.find(handle); it != nq.counts.end()) {

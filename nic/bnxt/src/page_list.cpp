@@ -21,7 +21,7 @@ unsigned alignment_shift(std::uint64_t x) {
 }
 
 void put_entry(std::span<std::byte> table, std::uint64_t entry_index, std::uint64_t value) {
-    const wire::Le64 le(value);
+    const little_endian::Le64 le(value);
     std::memcpy(table.data() + entry_index * hsi::pte::entry_bytes, &le, sizeof le);
 }
 

@@ -119,7 +119,7 @@ Took take(Cq::State& cq, const QpList& list, std::span<const std::byte, hsi::cqe
     };
     switch (static_cast<hsi::CqeType>(hsi::cqe::cqe_type.of(type_toggle))) {
     case hsi::CqeType::REQ: {
-        const auto c = wire::load<hsi::CqeReq>(bytes);
+        const auto c = little_endian::load<hsi::CqeReq>(bytes);
         Qp::State* qp = find(list, c.qp_handle);
         if (qp == nullptr) return Took::All;  // destroyed: its CQEs are dropped
         if (qp->send_cq.get() != &cq) return invalid("a requester CQE for a queue pair whose sends complete elsewhere");
@@ -138,7 +138,7 @@ Took take(Cq::State& cq, const QpList& list, std::span<const std::byte, hsi::cqe
         return Took::Full;
     }
     case hsi::CqeType::RES_RC: {
-        const auto c = wire::load<hsi::CqeResRc>(bytes);
+        const auto c = little_endian::load<hsi::CqeResRc>(bytes);
         Qp::State* qp = find(list, c.qp_handle);
         if (qp == nullptr) return Took::All;
         if (qp->recv_cq.get() != &cq)
@@ -164,7 +164,7 @@ Took take(Cq::State& cq, const QpList& list, std::span<const std::byte, hsi::cqe
     }
     case hsi::CqeType::TERMINAL: {
         // §5.5.3: the WQEs before sq_cons_idx succeeded; the rest flush.
-        const auto c = wire::load<hsi::CqeTerminal>(bytes);
+        const auto c = little_endian::load<hsi::CqeTerminal>(bytes);
         Qp::State* qp = find(list, c.qp_handle);
         if (qp == nullptr) return Took::All;
         if (qp->send_cq.get() != &cq) return invalid("a terminal CQE for a queue pair whose sends complete elsewhere");

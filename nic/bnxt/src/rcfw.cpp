@@ -41,9 +41,10 @@ void Rcfw::start() {
         hsi::cmdq_init::cmdq_lvl(static_cast<std::uint8_t>(hsi::PblLevel::LVL_0)) | hsi::cmdq_init::cmdq_size(depth_));
     init.creq_ring_id = creq_ring_id_;
     init.prod_idx = 0;
-    const auto bytes = wire::bytes_of(init);
+    const auto bytes = little_endian::bytes_of(init);
     for (std::size_t offset = 0; offset < sizeof init; offset += 4)
-        bar0_.write32(hsi::bar0::cmdq_mailbox + offset, wire::load<wire::Le32>(bytes.subspan(offset, 4)).get());
+        bar0_.write32(hsi::bar0::cmdq_mailbox + offset,
+                      little_endian::load<little_endian::Le32>(bytes.subspan(offset, 4)).get());
 }
 
 Result<hsi::CreqCompletion> Rcfw::call_header(hsi::Opcode opcode, std::span<std::byte> side_buffer) {
@@ -64,10 +65,10 @@ std::optional<hsi::CreqCompletion> Rcfw::drain(std::uint16_t cookie) {
         ring.read(offset, bytes);
         creq_cons_.advance();
         consumed = true;
-        const auto entry = wire::load<hsi::CreqCompletion>(bytes);
+        const auto entry = little_endian::load<hsi::CreqCompletion>(bytes);
         if (hsi::creq::type.of(entry.type) != static_cast<std::uint8_t>(hsi::CreqType::QP_EVENT)) continue;
         if (entry.event == hsi::creq_event::QP_ERROR_NOTIFICATION) {
-            if (qp_error) qp_error(wire::load<hsi::CreqQpErrorNotification>(bytes).xid.get());
+            if (qp_error) qp_error(little_endian::load<hsi::CreqQpErrorNotification>(bytes).xid.get());
             continue;
         }
         if (entry.cookie == cookie) found = entry;
@@ -81,7 +82,7 @@ Result<hsi::CreqCompletion> Rcfw::transact(hsi::Opcode opcode, std::span<std::by
                                            std::span<std::byte> side_buffer) {
     // §4.3 step 1-2, §4.4: the header.
     const auto cookie = static_cast<std::uint16_t>((++seq_ & 0x7FFF) | hsi::cookie::BLOCKING(1));
-    auto header = wire::load<hsi::CmdqBase>(command);
+    auto header = little_endian::load<hsi::CmdqBase>(command);
     header.opcode = static_cast<std::uint8_t>(opcode);
     header.cmd_size = static_cast<std::uint8_t>((command.size() + hsi::slot_bytes - 1) / hsi::slot_bytes);
     header.cookie = cookie;
@@ -92,7 +93,7 @@ Result<hsi::CreqCompletion> Rcfw::transact(hsi::Opcode opcode, std::span<std::by
         header.resp_size = static_cast<std::uint8_t>((side_buffer.size() + hsi::slot_bytes - 1) / hsi::slot_bytes);
         header.resp_addr = side_.bus();
     }
-    wire::store(command, header);
+    little_endian::store(command, header);
 
     // §4.3 step 3: consecutive slots from prod % depth, the last zero-padded.
     const pci::Window& slots = cmdq_.window();

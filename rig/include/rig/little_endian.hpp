@@ -16,7 +16,7 @@
 #include <span>
 #include <type_traits>
 
-namespace rig::wire {
+namespace rig::little_endian {
 
 // An unsigned little-endian integer of sizeof(T) bytes, stored as bytes so that a
 // struct of them has no padding and alignment 1 (layouts are placed at any offset).
@@ -93,4 +93,4 @@ std::span<const std::byte, sizeof(T)> bytes_of(const T& value) {
     return std::span<const std::byte, sizeof(T)>(reinterpret_cast<const std::byte*>(&value), sizeof(T));
 }
 
-}  // namespace rig::wire
+}  // namespace rig::little_endian

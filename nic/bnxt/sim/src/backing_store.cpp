@@ -111,7 +111,7 @@ HwrmError Firmware::backing_store_cfg(std::span<const std::byte> request) {
             if (!bus_.read(table, raw)) return std::optional<std::vector<std::uint64_t>>{};
             std::vector<std::uint64_t> out(n);
             for (std::uint64_t i = 0; i < n; ++i) {
-                out[i] = load<rig::wire::Le64>(std::span<const std::byte>(raw).subspan(i * 8, 8));
+                out[i] = load<rig::little_endian::Le64>(std::span<const std::byte>(raw).subspan(i * 8, 8));
                 if (hsi::pte::VALID.of(out[i]) == 0) return std::optional<std::vector<std::uint64_t>>{};
             }
             return std::optional(std::move(out));

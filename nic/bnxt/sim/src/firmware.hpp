@@ -542,11 +542,11 @@ struct Firmware::Answer {
 // leaves open: a field beyond the command's end reads 0 (§0).
 template <class T>
 T load(std::span<const std::byte> bytes) {
-    return rig::wire::load<T>(bytes);
+    return rig::little_endian::load<T>(bytes);
 }
 template <class T>
 Bytes bytes_of(const T& value) {
-    const auto s = rig::wire::bytes_of(value);
+    const auto s = rig::little_endian::bytes_of(value);
     return Bytes(s.begin(), s.end());
 }
 

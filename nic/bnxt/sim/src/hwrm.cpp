@@ -88,7 +88,7 @@ void Firmware::hwrm(Bytes window) {
     h.req_type = header.req_type;
     h.seq_id = static_cast<std::uint16_t>(header.seq_id - (fault && fault->kind == FaultKind::stale ? 1 : 0));
     h.resp_len = static_cast<std::uint16_t>(out.size());
-    rig::wire::store(std::span(out), h);
+    rig::little_endian::store(std::span(out), h);
     // §3.1: every byte with valid = 0, then the valid byte alone. seq_id and resp_len
     // (bytes 4..7), which the driver polls first, go last as one aligned 4-byte write (a
     // release, rig/sim/device.hpp), so a driver that sees them sees the rest (TSan).

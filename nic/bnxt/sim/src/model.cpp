@@ -212,9 +212,10 @@ std::uint64_t Model::read(unsigned bar, std::uint64_t offset, unsigned width) {
     std::lock_guard lock(m.inbox_mutex);
     const std::uint64_t value = read_register(m, bar, offset, width);
     std::array<std::byte, 8> bytes;
-    rig::wire::store(std::span(bytes), rig::wire::Le64(value));
+    rig::little_endian::store(std::span(bytes), rig::little_endian::Le64(value));
     m.faults.tamper(testing::Written::register_read, bytes);  // testing::Faults::tamper: a hostile device
-    const std::uint64_t tampered = rig::wire::load<rig::wire::Le64>(std::span<const std::byte>(bytes));
+    const std::uint64_t tampered =
+        rig::little_endian::load<rig::little_endian::Le64>(std::span<const std::byte>(bytes));
     return width >= 8 ? tampered : tampered & ((std::uint64_t{1} << (8 * width)) - 1);
 }
 

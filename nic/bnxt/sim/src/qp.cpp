@@ -228,7 +228,7 @@ void Firmware::enter_error(Qp& qp, bool notify, hsi::ReqErrStateReason req, hsi:
             t.rq_cons_idx = static_cast<std::uint16_t>(qp.rq_consumer.index);
             t.cqe_type_toggle = hsi::cqe_type_toggle(hsi::CqeType::TERMINAL, 0);
             std::array<std::byte, 32> e{};
-            rig::wire::store(std::span(e), t);
+            rig::little_endian::store(std::span(e), t);
             cq_post(*cq, e, true);
         }
     }
@@ -242,7 +242,7 @@ void Firmware::enter_error(Qp& qp, bool notify, hsi::ReqErrStateReason req, hsi:
         n.sq_cons_idx = static_cast<std::uint16_t>(qp.sq_consumer.index);
         n.rq_cons_idx = static_cast<std::uint16_t>(qp.rq_consumer.index);
         std::array<std::byte, 16> entry{};
-        rig::wire::store(std::span(entry), n);
+        rig::little_endian::store(std::span(entry), n);
         creq_post(entry);
     }
     stop_queues(qp);

@@ -104,7 +104,7 @@ void Firmware::cmdq_run() {
             sb.status = 0;
             sb.cookie = head.cookie;
             sb.resp_size = static_cast<std::uint8_t>((n + 15) / 16);
-            rig::wire::store(std::span(answer.side_buffer), sb);
+            rig::little_endian::store(std::span(answer.side_buffer), sb);
             faults_.tamper(testing::Written::side_buffer, std::span(answer.side_buffer).first(n));
             bus_.write(head.resp_addr, std::span(answer.side_buffer).first(n));
             if (answer.xid == 0) answer.xid = static_cast<std::uint32_t>(sb.resp_size);
@@ -116,7 +116,7 @@ void Firmware::cmdq_run() {
         c.xid = answer.xid;
         c.event = head.opcode;
         std::array<std::byte, 16> entry{};
-        rig::wire::store(std::span(entry), c);
+        rig::little_endian::store(std::span(entry), c);
         std::copy(answer.extra.begin(), answer.extra.end(), entry.begin() + 10);
         creq_post(entry);
     }

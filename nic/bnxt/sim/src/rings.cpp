@@ -169,7 +169,7 @@ bool Firmware::cq_post(Cq& cq, std::span<const std::byte, 32> cqe, bool solicite
                                                               : hsi::CqErrReason::RES_CQ_OVERFLOW_ERROR);
         n.xid = cq.id;
         std::array<std::byte, 16> entry{};
-        rig::wire::store(std::span(entry), n);
+        rig::little_endian::store(std::span(entry), n);
         creq_post(entry);
         return false;
     }
@@ -197,7 +197,7 @@ void Firmware::cq_notify(Cq& cq) {
     n.cq_handle_low = static_cast<std::uint32_t>(cq.handle);
     n.cq_handle_high = static_cast<std::uint32_t>(cq.handle >> 32);
     std::array<std::byte, 16> entry{};
-    rig::wire::store(std::span(entry), n);
+    rig::little_endian::store(std::span(entry), n);
     if (nq_post(*nq, entry)) ++cq.notifications;
 }
 
@@ -211,7 +211,7 @@ bool Firmware::post_req_cqe(Qp& qp, std::uint32_t index, hsi::CqeReqStatus statu
     c.cqe_type_toggle = hsi::cqe_type_toggle(hsi::CqeType::REQ, 0);
     c.status = static_cast<std::uint8_t>(status);
     std::array<std::byte, 32> e{};
-    rig::wire::store(std::span(e), c);
+    rig::little_endian::store(std::span(e), c);
     if (status != hsi::CqeReqStatus::OK) qp.error_cqe = true;
     return cq_post(*cq, e, status != hsi::CqeReqStatus::OK);
 }
@@ -229,7 +229,7 @@ bool Firmware::post_res_cqe(Qp& qp, std::uint32_t length, std::uint32_t imm, std
     c.flags = flags;
     c.srq_or_rq_wr_id = static_cast<std::uint32_t>(hsi::cqe_res_flags::srq_or_rq_wr_id(wr_id));
     std::array<std::byte, 32> e{};
-    rig::wire::store(std::span(e), c);
+    rig::little_endian::store(std::span(e), c);
     return cq_post(*cq, e, solicited || status != hsi::CqeResStatus::OK);
 }
 

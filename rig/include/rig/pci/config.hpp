@@ -37,8 +37,8 @@ inline constexpr std::uint16_t command_memory_space = 0x0002;
 inline constexpr std::uint16_t command_bus_master = 0x0004;
 inline constexpr std::uint16_t status_capabilities_list = 0x0010;
 
-inline constexpr wire::Field<0, 7> header_layout;  // 0: type 0, 1: type 1 (PCI-to-PCI bridge)
-inline constexpr wire::Field<7, 1> header_multifunction;
+inline constexpr little_endian::Field<0, 7> header_layout;  // 0: type 0, 1: type 1 (PCI-to-PCI bridge)
+inline constexpr little_endian::Field<7, 1> header_multifunction;
 inline constexpr std::uint8_t header_type0 = 0;
 inline constexpr std::uint8_t header_type1 = 1;
 
@@ -63,8 +63,8 @@ inline constexpr unsigned capability_limit = 48;
 
 // §7.5.3.2: PCI Express Capabilities register at capability + 2.
 inline constexpr std::uint32_t express_flags = 0x2;  // 16 bits
-inline constexpr wire::Field<0, 4> express_version;
-inline constexpr wire::Field<4, 4> express_port_type;
+inline constexpr little_endian::Field<0, 4> express_version;
+inline constexpr little_endian::Field<4, 4> express_port_type;
 // §7.5.3.2 Device/Port Type values.
 enum class PortType : std::uint8_t {
     Endpoint = 0x0,
@@ -80,9 +80,9 @@ enum class PortType : std::uint8_t {
 
 // §7.6.3: extended capabilities start at 0x100; each header is one dword.
 inline constexpr std::uint32_t extended_first = 0x100;
-inline constexpr wire::Field<0, 16> extended_id;
-inline constexpr wire::Field<16, 4> extended_version;
-inline constexpr wire::Field<20, 12> extended_next;
+inline constexpr little_endian::Field<0, 16> extended_id;
+inline constexpr little_endian::Field<16, 4> extended_version;
+inline constexpr little_endian::Field<20, 12> extended_next;
 // Linux stops after (4096 - 256) / 8 headers (drivers/pci/pci.c, pci_find_next_ext_capability).
 inline constexpr unsigned extended_limit = (express_bytes - legacy_bytes) / 8;
 
@@ -120,10 +120,10 @@ inline constexpr std::uint16_t device_control_flr = 0x8000;               // Ini
 inline constexpr std::uint32_t express_link_capabilities = 0x0c;                        // 32 bits
 inline constexpr std::uint32_t express_link_control = 0x10;                             // 16 bits
 inline constexpr std::uint32_t express_link_status = 0x12;                              // 16 bits
-inline constexpr wire::Field<0, 4> link_capabilities_speed;                             // Max Link Speed
-inline constexpr wire::Field<4, 6> link_capabilities_width;                             // Maximum Link Width
-inline constexpr wire::Field<0, 4> link_status_speed;                                   // Current Link Speed
-inline constexpr wire::Field<4, 6> link_status_width;                                   // Negotiated Link Width
+inline constexpr little_endian::Field<0, 4> link_capabilities_speed;                    // Max Link Speed
+inline constexpr little_endian::Field<4, 6> link_capabilities_width;                    // Maximum Link Width
+inline constexpr little_endian::Field<0, 4> link_status_speed;                          // Current Link Speed
+inline constexpr little_endian::Field<4, 6> link_status_width;                          // Negotiated Link Width
 static_assert(link_status_width.of(0x1043) == 4 && link_status_speed.of(0x1043) == 3);  // LnkSta 0x1043: 8 GT/s x4
 
 // §7.7.2: the MSI-X capability. The table has one 16-byte entry per vector, in the BAR
@@ -132,10 +132,10 @@ inline constexpr std::uint32_t msix_message_control = 0x2;  // 16 bits
 inline constexpr std::uint32_t msix_table = 0x4;            // 32 bits: BIR and offset
 inline constexpr std::uint32_t msix_pba = 0x8;              // 32 bits: BIR and offset
 inline constexpr std::uint32_t msix_bytes = 0xc;
-inline constexpr wire::Field<0, 11> msix_table_size;  // vectors - 1
+inline constexpr little_endian::Field<0, 11> msix_table_size;  // vectors - 1
 inline constexpr std::uint16_t msix_function_mask = 0x4000;
 inline constexpr std::uint16_t msix_enable = 0x8000;
-inline constexpr wire::Field<0, 3> msix_bir;
+inline constexpr little_endian::Field<0, 3> msix_bir;
 inline constexpr std::uint32_t msix_offset_mask = 0xffff'fff8;
 inline constexpr std::uint64_t msix_entry_bytes = 16;
 static_assert(msix_table_size.of(0x8007) == 7);

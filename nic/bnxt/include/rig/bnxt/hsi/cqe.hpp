@@ -15,10 +15,10 @@
 
 namespace rig::bnxt::hsi {
 
-using rig::wire::Field;
-using rig::wire::Le16;
-using rig::wire::Le32;
-using rig::wire::Le64;
+using rig::little_endian::Field;
+using rig::little_endian::Le16;
+using rig::little_endian::Le32;
+using rig::little_endian::Le64;
 
 // §5.5: CQE geometry and the trailer byte 24, `cqe_type_toggle`.
 namespace cqe {

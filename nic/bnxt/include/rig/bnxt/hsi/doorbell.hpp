@@ -11,7 +11,7 @@
 
 namespace rig::bnxt::hsi {
 
-using rig::wire::Field;
+using rig::little_endian::Field;
 
 // §5.8.1: the fields of the 64-bit value.
 namespace db {

@@ -16,10 +16,10 @@
 
 namespace rig::bnxt::hsi {
 
-using rig::wire::Field;
-using rig::wire::Le16;
-using rig::wire::Le32;
-using rig::wire::Le64;
+using rig::little_endian::Field;
+using rig::little_endian::Le16;
+using rig::little_endian::Le32;
+using rig::little_endian::Le64;
 
 // §3.5: command numbers (req_type).
 enum class ReqType : std::uint16_t {

@@ -12,7 +12,7 @@
 
 namespace rig::bnxt::hsi {
 
-using rig::wire::Field;
+using rig::little_endian::Field;
 
 // §0: rings count 16-byte slots; CQEs are 32 bytes.
 inline constexpr std::size_t slot_bytes = 16;

@@ -19,10 +19,10 @@
 
 namespace rig::bnxt::hsi {
 
-using rig::wire::Field;
-using rig::wire::Le16;
-using rig::wire::Le32;
-using rig::wire::Le64;
+using rig::little_endian::Field;
+using rig::little_endian::Le16;
+using rig::little_endian::Le32;
+using rig::little_endian::Le64;
 
 // §4.2: the 16 bytes written to the BAR0 mailbox (bar0::cmdq_mailbox) as four u32.
 struct CmdqInit {
