@@ -46,7 +46,7 @@ unsigned tqm_fp_rings(const ModelOptions& o) {
 
 }  // namespace
 
-Bytes Firmware::backing_store_qcaps() const {
+Firmware::HwrmAnswer Firmware::func_backing_store_qcaps(std::span<const std::byte>) {
     const BackingStoreCaps& c = options_.backing_store;
     hsi::BackingStoreQcapsResponse r{};
     r.qp_max_entries = c.qp_max_entries;
@@ -70,10 +70,14 @@ Bytes Firmware::backing_store_qcaps() const {
     r.tim_max_entries = c.tim_max_entries;
     r.header.resp_len = static_cast<std::uint16_t>(sizeof r);
     r.valid = hsi::hwrm::valid;
-    return bytes_of(r);
+    return {HwrmError::SUCCESS, bytes_of(r)};
 }
 
-HwrmError Firmware::backing_store_cfg(std::span<const std::byte> request) {
+Firmware::HwrmAnswer Firmware::func_backing_store_cfg(std::span<const std::byte> request) {
+    return {configure_backing_store(request), {}};
+}
+
+HwrmError Firmware::configure_backing_store(std::span<const std::byte> request) {
     const auto q = load<hsi::BackingStoreCfgRequest>(request);
     const BackingStoreCaps& c = options_.backing_store;
     context_ = ContextMemory{};

@@ -46,6 +46,10 @@ std::string address_text(const Gid& gid);
 // 16 of them (QUERY_FUNC max_dpi).
 inline constexpr std::uint32_t dpi_pages = 16;
 inline constexpr std::uint32_t max_pd = 0x10000;  // QUERY_FUNC max_pd
+// The firmware version both channels report (HWRM_VER_GET, QUERY_VERSION).
+inline constexpr std::uint8_t firmware_major = 230;
+// §4.6.3: INITIALIZE_FW with DRV_VERSION carries the driver's version after its 112 bytes.
+inline constexpr std::size_t initialize_fw_with_version_bytes = 128;
 
 // Faults a test planned (testing::Faults). Shared between the test's thread and the
 // step, so it locks.
@@ -331,6 +335,8 @@ struct Qp {
 
 class Firmware {
 public:
+    struct HwrmAnswer;  // an HWRM command's outcome (below)
+    struct Answer;      // an RCFW command's outcome (below)
     Firmware(const ModelOptions& options, const ModelClock& clock, testing::Counters& counters, RxCounters& rx,
              FaultPlan& faults, Transmitter& transmitter, Neighbours& neighbours);
 
@@ -359,23 +365,42 @@ public:
     Frame neighbour_request(const Gid& target);
 
 private:
-    // hwrm.cpp: §3.
+    // hwrm.cpp: §3. hwrm_execute runs the handler of the request's req_type, one per
+    // command of §3.5 the model implements, named for it, from a table.
     void hwrm(Bytes window);
-    Bytes hwrm_execute(std::span<const std::byte> request, hsi::HwrmError& error);
+    HwrmAnswer hwrm_execute(std::span<const std::byte> request);
+    HwrmAnswer ver_get(std::span<const std::byte> request);
+    HwrmAnswer func_reset(std::span<const std::byte> request);
+    HwrmAnswer func_qcaps(std::span<const std::byte> request);
+    HwrmAnswer func_qcfg(std::span<const std::byte> request);
+    HwrmAnswer func_cfg(std::span<const std::byte> request);
+    HwrmAnswer func_drv_rgtr(std::span<const std::byte> request);
+    HwrmAnswer func_drv_unrgtr(std::span<const std::byte> request);
+    HwrmAnswer queue_qportcfg(std::span<const std::byte> request);
+    HwrmAnswer ring_alloc(std::span<const std::byte> request);
+    HwrmAnswer ring_free(std::span<const std::byte> request);
+    HwrmAnswer stat_ctx_alloc(std::span<const std::byte> request);
+    HwrmAnswer stat_ctx_free(std::span<const std::byte> request);
     // The bring-up order (hwrm.cpp): the error a command gets before its turn, or SUCCESS.
     hsi::HwrmError out_of_order(hsi::ReqType type) const;
     void function_reset();
     // backing_store.cpp: §3.11 HWRM_FUNC_BACKING_STORE_QCAPS and _CFG.
-    Bytes backing_store_qcaps() const;
-    hsi::HwrmError backing_store_cfg(std::span<const std::byte> request);
+    HwrmAnswer func_backing_store_qcaps(std::span<const std::byte> request);
+    HwrmAnswer func_backing_store_cfg(std::span<const std::byte> request);
+    hsi::HwrmError configure_backing_store(std::span<const std::byte> request);
 
     // rcfw.cpp: §4 channel.
     void cmdq_init(std::span<const std::byte> mailbox);
     void cmdq_trigger(std::uint32_t producer);
     void cmdq_run();
     bool creq_post(std::span<const std::byte, 16> entry);
-    struct Answer;
+    // The handler of the command's opcode, one per command of the minimal subset, from a
+    // table (rcfw.cpp); commands on objects in objects.cpp and qp.cpp.
     Answer rcfw_execute(std::span<const std::byte> command);
+    Answer query_version(std::span<const std::byte> c);
+    Answer query_func(std::span<const std::byte> c);
+    Answer initialize_fw(std::span<const std::byte> c);
+    Answer deinitialize_fw(std::span<const std::byte> c);
 
     // objects.cpp: §4.6 commands on CQs, QPs, MRs, GIDs.
     Answer create_cq(std::span<const std::byte> c);
@@ -522,6 +547,18 @@ private:
     std::uint32_t next_cq_ = 0;
     std::uint32_t next_qpn_ = 2;
     std::uint32_t next_mr_index_ = 0;
+};
+
+// An HWRM command's outcome: its status and, where SUCCESS, its response (resp_len and
+// valid set; empty: the 16-byte header alone). hwrm() fills the header's echoed fields.
+struct Firmware::HwrmAnswer {
+    hsi::HwrmError error = hsi::HwrmError::SUCCESS;
+    Bytes response;
+    static HwrmAnswer fail(hsi::HwrmError e) {
+        HwrmAnswer a;
+        a.error = e;
+        return a;
+    }
 };
 
 // An RCFW command's outcome: status, the CREQ entry's command-specific bytes, and the

@@ -22,7 +22,7 @@ namespace {
 
 constexpr std::uint32_t qpn_limit = 1u << 20;  // a QPN is a doorbell xid: 20 bits (§5.8.1)
 
-bool page_aligned(std::uint64_t address) { return (address & 0xFFF) == 0; }
+bool page_aligned(std::uint64_t address) { return address % hsi::pte::table_page_bytes == 0; }
 
 }  // namespace
 

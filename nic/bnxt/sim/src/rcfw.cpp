@@ -27,6 +27,10 @@ namespace rig::bnxt::sim::detail {
 using hsi::Opcode;
 using hsi::RcfwStatus;
 
+namespace {
+constexpr std::array<std::uint8_t, 3> roce_interface{1, 8, 6};  // §4.6.1: major, minor, build
+}  // namespace
+
 void Firmware::cmdq_init(std::span<const std::byte> mailbox) {
     // §4.2 model: latch pbl, level, depth and creq_ring_id; consumer 0.
     const auto m = load<hsi::CmdqInit>(mailbox);
@@ -144,95 +148,110 @@ Firmware::Answer Firmware::rcfw_execute(std::span<const std::byte> command) {
         ++counters_.bad_descriptors;
         return Answer::fail(RcfwStatus::INVALID_PARAMETER);
     }
+    struct Entry {
+        Opcode op;
+        Answer (Firmware::*handler)(std::span<const std::byte>);
+    };
+    static constexpr Entry table[] = {
+        {Opcode::QUERY_VERSION, &Firmware::query_version},
+        {Opcode::QUERY_FUNC, &Firmware::query_func},
+        {Opcode::INITIALIZE_FW, &Firmware::initialize_fw},
+        {Opcode::DEINITIALIZE_FW, &Firmware::deinitialize_fw},
+        {Opcode::ADD_GID, &Firmware::add_gid},
+        {Opcode::DELETE_GID, &Firmware::delete_gid},
+        {Opcode::CREATE_CQ, &Firmware::create_cq},
+        {Opcode::DESTROY_CQ, &Firmware::destroy_cq},
+        {Opcode::CREATE_QP, &Firmware::create_qp},
+        {Opcode::DESTROY_QP, &Firmware::destroy_qp},
+        {Opcode::MODIFY_QP, &Firmware::modify_qp},
+        {Opcode::QUERY_QP, &Firmware::query_qp},
+        {Opcode::ALLOCATE_MRW, &Firmware::allocate_mrw},
+        {Opcode::REGISTER_MR, &Firmware::register_mr},
+        {Opcode::DEREGISTER_MR, &Firmware::deregister_mr},
+        {Opcode::DEALLOCATE_KEY, &Firmware::deallocate_key},
+    };
+    for (const Entry& e : table)
+        if (e.op == op) return (this->*e.handler)(command);
+    return Answer::fail(RcfwStatus::NOT_IMPLEMENTED);
+}
+
+Firmware::Answer Firmware::query_version(std::span<const std::byte>) {
+    // §4.6.1: versions inline in the completion: firmware 230, RoCE interface 1.8.6.
+    hsi::CreqQueryVersionCompletion v{};
+    v.fw_maj = firmware_major;
+    v.intf_maj = roce_interface[0];
+    v.intf_minor = roce_interface[1];
+    v.intf_bld = roce_interface[2];
+    const auto b = bytes_of(v);
+    Answer a;
+    a.xid = load<hsi::CreqCompletion>(b).xid;
+    std::copy(b.begin() + 10, b.end(), a.extra.begin());
+    return a;
+}
+
+Firmware::Answer Firmware::query_func(std::span<const std::byte> command) {
+    const auto head = load<hsi::CmdqBase>(command);
     const auto& limits = options_.limits;
-    switch (op) {
-    case Opcode::QUERY_VERSION: {
-        // §4.6.1: versions inline in the completion.
-        hsi::CreqQueryVersionCompletion v{};
-        v.fw_maj = 230;
-        v.intf_maj = 1;
-        v.intf_minor = 8;
-        v.intf_bld = 6;
-        const auto b = bytes_of(v);
-        Answer a;
-        a.xid = load<hsi::CreqCompletion>(b).xid;
-        std::copy(b.begin() + 10, b.end(), a.extra.begin());
-        return a;
-    }
-    case Opcode::QUERY_FUNC: {
-        if (head.resp_addr == 0 || head.resp_size == 0) return Answer::fail(RcfwStatus::INVALID_PARAMETER);
-        hsi::QueryFuncSb sb{};
-        sb.max_mr_size = limits.max_mr_size;
-        sb.max_qp = limits.max_qp;
-        sb.max_qp_wr = limits.max_qp_wr;
-        // §4.6.2: no unified MR; HW requester retransmission where ModelOptions say.
-        sb.dev_cap_flags =
-            static_cast<std::uint16_t>(hsi::query_func::HW_REQUESTER_RETX_ENABLED(options_.hw_retransmission ? 1 : 0));
-        sb.max_cq = limits.max_cq;
-        sb.max_cqe = limits.max_cqe;
-        sb.max_pd = max_pd;
-        sb.max_sge = limits.max_sge;
-        sb.max_srq_sge = 0;
-        sb.max_qp_rd_atom = limits.max_qp_rd_atom;
-        sb.max_qp_init_rd_atom = limits.max_qp_init_rd_atom;
-        sb.max_mr = limits.max_mr;
-        sb.max_pkeys = 1;
-        sb.max_inline_data = limits.max_inline_data;
-        sb.l2_db_space_size = static_cast<std::uint8_t>(hsi::bar2::doorbell_page_pf / 4096 - 1);
-        sb.max_gid = limits.max_gid;
-        sb.max_dpi = dpi_pages;
-        sb.dev_cap_ext_flags = static_cast<std::uint8_t>(hsi::query_func::ATOMIC_OPS_NOT_SUPPORTED(1));
-        Answer a;
-        a.side_buffer = bytes_of(sb);
-        return a;
-    }
-    case Opcode::INITIALIZE_FW: {
-        // §4.6.3: once; on P5 the context fields are 0; stat_ctx_id from STAT_CTX_ALLOC.
-        if (channel_.initialized) return Answer::fail(RcfwStatus::FAIL);
-        const auto c = load<hsi::InitializeFw>(command);
-        namespace fw = hsi::initialize_fw;
-        const std::uint16_t flags = load<hsi::CmdqBase>(command).flags;
-        const std::uint16_t known = static_cast<std::uint16_t>(fw::HW_REQUESTER_RETX_SUPPORTED(1) | fw::DRV_VERSION(1));
-        const bool retx = fw::HW_REQUESTER_RETX_SUPPORTED.of(flags) != 0;
-        const bool tables = c.qpc_pg_size_qpc_lvl != 0 || c.mrw_pg_size_mrw_lvl != 0 || c.srq_pg_size_srq_lvl != 0 ||
-                            c.cq_pg_size_cq_lvl != 0 || c.tqm_pg_size_tqm_lvl != 0 || c.tim_pg_size_tim_lvl != 0 ||
-                            c.qpc_page_dir != 0 || c.mrw_page_dir != 0 || c.srq_page_dir != 0 || c.cq_page_dir != 0 ||
-                            c.tqm_page_dir != 0 || c.tim_page_dir != 0 || c.number_of_qp != 0 || c.number_of_mrw != 0 ||
-                            c.number_of_srq != 0 || c.number_of_cq != 0;
-        const bool vf_shares = c.max_qp_per_vf != 0 || c.max_mrw_per_vf != 0 || c.max_srq_per_vf != 0 ||
-                               c.max_cq_per_vf != 0 || c.max_gid_per_vf != 0;
-        if ((flags & ~known) != 0 || retx != options_.hw_retransmission || tables || vf_shares ||
-            (fw::DRV_VERSION.of(flags) != 0 && command.size() < 128))
-            return Answer::fail(RcfwStatus::INVALID_PARAMETER);
-        auto it = stat_ctxs_.find(c.stat_ctx_id);
-        if (it == stat_ctxs_.end()) return Answer::fail(RcfwStatus::INVALID_PARAMETER);
-        it->second = true;
-        channel_.stat_ctx = c.stat_ctx_id;
-        channel_.initialized = true;
-        return {};
-    }
-    case Opcode::DEINITIALIZE_FW: {
-        // §4.6.4: the model destroys what is left.
-        destroy_roce_objects();
-        gids_.assign(limits.max_gid, std::nullopt);
-        if (auto it = stat_ctxs_.find(channel_.stat_ctx); it != stat_ctxs_.end()) it->second = false;
-        channel_.initialized = false;
-        return {};
-    }
-    case Opcode::ADD_GID: return add_gid(command);
-    case Opcode::DELETE_GID: return delete_gid(command);
-    case Opcode::CREATE_CQ: return create_cq(command);
-    case Opcode::DESTROY_CQ: return destroy_cq(command);
-    case Opcode::CREATE_QP: return create_qp(command);
-    case Opcode::DESTROY_QP: return destroy_qp(command);
-    case Opcode::MODIFY_QP: return modify_qp(command);
-    case Opcode::QUERY_QP: return query_qp(command);
-    case Opcode::ALLOCATE_MRW: return allocate_mrw(command);
-    case Opcode::REGISTER_MR: return register_mr(command);
-    case Opcode::DEREGISTER_MR: return deregister_mr(command);
-    case Opcode::DEALLOCATE_KEY: return deallocate_key(command);
-    default: return Answer::fail(RcfwStatus::NOT_IMPLEMENTED);
-    }
+    if (head.resp_addr == 0 || head.resp_size == 0) return Answer::fail(RcfwStatus::INVALID_PARAMETER);
+    hsi::QueryFuncSb sb{};
+    sb.max_mr_size = limits.max_mr_size;
+    sb.max_qp = limits.max_qp;
+    sb.max_qp_wr = limits.max_qp_wr;
+    // §4.6.2: no unified MR; HW requester retransmission where ModelOptions say.
+    sb.dev_cap_flags =
+        static_cast<std::uint16_t>(hsi::query_func::HW_REQUESTER_RETX_ENABLED(options_.hw_retransmission ? 1 : 0));
+    sb.max_cq = limits.max_cq;
+    sb.max_cqe = limits.max_cqe;
+    sb.max_pd = max_pd;
+    sb.max_sge = limits.max_sge;
+    sb.max_srq_sge = 0;
+    sb.max_qp_rd_atom = limits.max_qp_rd_atom;
+    sb.max_qp_init_rd_atom = limits.max_qp_init_rd_atom;
+    sb.max_mr = limits.max_mr;
+    sb.max_pkeys = 1;
+    sb.max_inline_data = limits.max_inline_data;
+    sb.l2_db_space_size = static_cast<std::uint8_t>(hsi::bar2::doorbell_page_pf / 4096 - 1);
+    sb.max_gid = limits.max_gid;
+    sb.max_dpi = dpi_pages;
+    sb.dev_cap_ext_flags = static_cast<std::uint8_t>(hsi::query_func::ATOMIC_OPS_NOT_SUPPORTED(1));
+    Answer a;
+    a.side_buffer = bytes_of(sb);
+    return a;
+}
+
+Firmware::Answer Firmware::initialize_fw(std::span<const std::byte> command) {
+    // §4.6.3: once; on P5 the context fields are 0; stat_ctx_id from STAT_CTX_ALLOC.
+    if (channel_.initialized) return Answer::fail(RcfwStatus::FAIL);
+    const auto c = load<hsi::InitializeFw>(command);
+    namespace fw = hsi::initialize_fw;
+    const std::uint16_t flags = load<hsi::CmdqBase>(command).flags;
+    const std::uint16_t known = static_cast<std::uint16_t>(fw::HW_REQUESTER_RETX_SUPPORTED(1) | fw::DRV_VERSION(1));
+    const bool retx = fw::HW_REQUESTER_RETX_SUPPORTED.of(flags) != 0;
+    const bool tables = c.qpc_pg_size_qpc_lvl != 0 || c.mrw_pg_size_mrw_lvl != 0 || c.srq_pg_size_srq_lvl != 0 ||
+                        c.cq_pg_size_cq_lvl != 0 || c.tqm_pg_size_tqm_lvl != 0 || c.tim_pg_size_tim_lvl != 0 ||
+                        c.qpc_page_dir != 0 || c.mrw_page_dir != 0 || c.srq_page_dir != 0 || c.cq_page_dir != 0 ||
+                        c.tqm_page_dir != 0 || c.tim_page_dir != 0 || c.number_of_qp != 0 || c.number_of_mrw != 0 ||
+                        c.number_of_srq != 0 || c.number_of_cq != 0;
+    const bool vf_shares = c.max_qp_per_vf != 0 || c.max_mrw_per_vf != 0 || c.max_srq_per_vf != 0 ||
+                           c.max_cq_per_vf != 0 || c.max_gid_per_vf != 0;
+    if ((flags & ~known) != 0 || retx != options_.hw_retransmission || tables || vf_shares ||
+        (fw::DRV_VERSION.of(flags) != 0 && command.size() < initialize_fw_with_version_bytes))
+        return Answer::fail(RcfwStatus::INVALID_PARAMETER);
+    auto it = stat_ctxs_.find(c.stat_ctx_id);
+    if (it == stat_ctxs_.end()) return Answer::fail(RcfwStatus::INVALID_PARAMETER);
+    it->second = true;
+    channel_.stat_ctx = c.stat_ctx_id;
+    channel_.initialized = true;
+    return {};
+}
+
+Firmware::Answer Firmware::deinitialize_fw(std::span<const std::byte>) {
+    // §4.6.4: the model destroys what is left.
+    destroy_roce_objects();
+    gids_.assign(options_.limits.max_gid, std::nullopt);
+    if (auto it = stat_ctxs_.find(channel_.stat_ctx); it != stat_ctxs_.end()) it->second = false;
+    channel_.initialized = false;
+    return {};
 }
 
 }  // namespace rig::bnxt::sim::detail
