@@ -12,7 +12,11 @@ namespace {
 constexpr std::int64_t space_base = std::int64_t{0x10} << 32;
 constexpr std::int64_t space_bytes = std::int64_t{1} << 40;
 
-rig::Result<void> open_drivers(Side& side) {
+rig::Result<void> open_drivers(Side& side, const rig::sim::Computer& computer) {
+    side.computer = &computer;
+    side.name = computer.name;
+    side.gpu_bus = computer.gpu_bus;
+    side.nic_bus = computer.nic_bus;
     side.space = std::make_shared<rig::Space>(space_base, space_bytes);
     auto gpu = rig::gpu::sim::open(side.machine(), side.gpu_bus, side.space);
     if (!gpu) return rig::fail(side.name, ": ", gpu.error());
@@ -28,27 +32,24 @@ rig::Result<void> open_drivers(Side& side) {
 Pair::~Pair() {
     for (Side* side : {&one, &two})
         if (side->nic) (void)side->nic->close();  // its error has no one left to tell
-    cables.clear();
-    for (Side* side : {&one, &two})
-        if (side->nic_model) side->nic_model->stop();
 }
 
 Local::~Local() {
     if (side.nic) (void)side.nic->close();
     cable.reset();
-    if (side.nic_model) side.nic_model->stop();
+    if (computer.nic_model) computer.nic_model->stop();
 }
 
 rig::Result<std::unique_ptr<Local>> open_local(const Layout& layout, std::uint64_t gpu_memory_bytes, std::uint8_t index,
                                                std::string_view cable_address) {
     auto local = std::make_unique<Local>();
     local->topology = layout.name;
-    if (auto r = rig::sim::build(local->side, layout, gpu_config(gpu_memory_bytes), index); !r)
+    if (auto r = rig::sim::build(local->computer, layout, gpu_config(gpu_memory_bytes), index); !r)
         return std::unexpected(std::move(r).error());
-    auto c = rig::bnxt::sim::DatagramCable::bind(*local->side.nic_model, cable_address);
-    if (!c) return rig::fail(local->side.name, ": ", c.error());
+    auto c = rig::bnxt::sim::DatagramCable::bind(*local->computer.nic_model, cable_address);
+    if (!c) return rig::fail(local->computer.name, ": ", c.error());
     local->cable = std::move(*c);
-    if (auto r = open_drivers(local->side); !r) return std::unexpected(std::move(r).error());
+    if (auto r = open_drivers(local->side, local->computer); !r) return std::unexpected(std::move(r).error());
     return local;
 }
 
@@ -58,15 +59,13 @@ rig::Result<std::unique_ptr<Pair>> open_pair(const Layout& layout, std::uint64_t
 
 rig::Result<std::unique_ptr<Pair>> open_pair(const Layout& layout, const rig::gpu::sim::ModelConfig& gpu,
                                              Cabling cabling) {
+    auto machines = rig::sim::pair(layout, gpu, cabling);
+    if (!machines) return std::unexpected(std::move(machines).error());
     auto pair = std::make_unique<Pair>();
+    pair->machines = std::move(*machines);
     pair->topology = layout.name;
-    if (auto r = rig::sim::build(pair->one, layout, gpu, 1); !r) return std::unexpected(std::move(r).error());
-    if (auto r = rig::sim::build(pair->two, layout, gpu, 2); !r) return std::unexpected(std::move(r).error());
-    auto cables = rig::sim::cable(*pair->one.nic_model, *pair->two.nic_model, cabling);
-    if (!cables) return std::unexpected(std::move(cables).error());
-    pair->cables = std::move(*cables);
-    for (Side* side : {&pair->one, &pair->two})
-        if (auto r = open_drivers(*side); !r) return std::unexpected(std::move(r).error());
+    if (auto r = open_drivers(pair->one, pair->machines->one); !r) return std::unexpected(std::move(r).error());
+    if (auto r = open_drivers(pair->two, pair->machines->two); !r) return std::unexpected(std::move(r).error());
     return pair;
 }
 

@@ -4,7 +4,7 @@
 // (rig::gpu::sim::open, rig::bnxt::Nic::open) as on any machine.
 //
 // Everything a Side holds lives until the Pair goes: Pair's destructor closes the NICs
-// (while their models still run), then unplugs the cables, then stops the models.
+// (while their models still run), then the machines go as rig::sim::Pair's teardown does.
 //
 // For p2p_copy as two processes (session.hpp) a process builds one machine, a Local: the
 // same Side, its NIC's port on a datagram cable of its own, torn down in the same order.
@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -30,27 +31,31 @@
 
 namespace p2p_copy {
 
-// One machine of the pair: the simulated computer (name, models, system, bus addresses)
-// and its opened drivers.
-struct Side : rig::sim::Computer {
-    std::shared_ptr<rig::Space> space;  // the GPU vendor's, one per machine
+// One machine of the pair: its simulated computer (rig/sim/pair.hpp) and the drivers
+// opened on it.
+struct Side {
+    const rig::sim::Computer* computer = nullptr;  // the Pair's or the Local's
+    std::string name;                              // the computer's: "machine 1"
+    std::string gpu_bus, nic_bus;                  // the computer's: "0000:03:00.0", "0000:04:00.0"
+    std::shared_ptr<rig::Space> space;             // the GPU vendor's, one per machine
     std::optional<rig::gpu::Gpu> gpu;
     std::optional<rig::bnxt::Nic> nic;
+
+    const rig::pci::Machine& machine() const { return computer->machine(); }
     // Whether the NIC reaches the GPU's BAR: forwards(provider = GPU, client = NIC), explained.
     rig::pci::Route route() const { return machine().route(gpu_bus, nic_bus); }
 };
 
+// The two machines, running and cabled (rig::sim::Pair), and the drivers opened on them.
 struct Pair {
     Pair() = default;
     Pair(const Pair&) = delete;
     Pair& operator=(const Pair&) = delete;
-    ~Pair();
+    ~Pair();  // closes the NICs while their models still run, then the machines go
 
+    std::unique_ptr<rig::sim::Pair> machines;
     std::string topology;  // the Layout's name
     Side one, two;         // the sender and the receiver
-    // The Wire, or machine 1's datagram cable then machine 2's. The first carries every
-    // frame between the two NICs, both ways.
-    std::vector<std::unique_ptr<rig::bnxt::sim::Cable>> cables;
 };
 
 // This process's machine when the other runs in another process: machine 1 (the sender)
@@ -60,8 +65,9 @@ struct Local {
     Local() = default;
     Local(const Local&) = delete;
     Local& operator=(const Local&) = delete;
-    ~Local();
+    ~Local();  // as ~Pair, and as rig::sim::Pair's: the NIC, the cable, the model
 
+    rig::sim::Computer computer;
     std::string topology;  // the Layout's name
     Side side;
     std::unique_ptr<rig::bnxt::sim::DatagramCable> cable;

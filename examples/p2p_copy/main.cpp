@@ -420,14 +420,15 @@ int run(int argc, char** argv) {
         return 1;
     }
     if (!pcap.empty()) {
-        if (auto r = (*pair)->cables.front()->capture(pcap); !r) {
+        if (auto r = (*pair)->machines->cables.front()->capture(pcap); !r) {
             std::cerr << "p2p_copy: --pcap " << r.error() << "\n";
             return 2;
         }
     }
     std::vector<Direction> directions;
-    for (const auto& c : (*pair)->cables) directions.push_back({c.get(), Cable::End::first});
-    if ((*pair)->cables.size() == 1) directions.push_back({(*pair)->cables[0].get(), Cable::End::second});  // the Wire
+    for (const auto& c : (*pair)->machines->cables) directions.push_back({c.get(), Cable::End::first});
+    if ((*pair)->machines->cables.size() == 1)
+        directions.push_back({(*pair)->machines->cables[0].get(), Cable::End::second});  // the Wire
     if (loss > 0) lose(directions, loss, 1);
     std::optional<ProgressLine> line;
     auto report = copy(**pair, options, progress_lines(line, *size, as_json), [&](Path) {

@@ -1,9 +1,8 @@
 # cmake -DREADME=README.md -DEXAMPLE=main.cpp -P readme_check.cmake
 # Fails unless README.md's "## Quick start" holds one sh block of exactly two commands,
 # the second `tools/deps.sh && cmake --workflow --preset default` (.ci/run runs it), and
-# the README shows EXAMPLE verbatim in a ```cpp block.
+# the README's "## Using rig from CMake" shows EXAMPLE verbatim in a ```cpp block.
 file(READ "${README}" readme)
-file(READ "${EXAMPLE}" example)
 
 string(FIND "${readme}" "## Quick start" at)
 if(at EQUAL -1)
@@ -25,7 +24,6 @@ if(NOT second STREQUAL "tools/deps.sh && cmake --workflow --preset default")
   message(FATAL_ERROR "README.md's second Quick start command is \"${second}\"")
 endif()
 
-string(FIND "${readme}" "```cpp\n${example}```" shown)
-if(shown EQUAL -1)
-  message(FATAL_ERROR "README.md does not show ${EXAMPLE} verbatim in a ```cpp block")
-endif()
+set(SECTION "## Using rig from CMake")
+set(LANG cpp)
+include(${CMAKE_CURRENT_LIST_DIR}/../support/readme_shows.cmake)
