@@ -164,6 +164,30 @@ TEST(FunctionTransport, DmaMemoryIsZeroed) {
     for (std::uint64_t i = 0; i < a->window.size(); i += 8) ASSERT_EQ(a->window.read64(i), 0u);
 }
 
+// Faults::unmapped_dma: DMA memory as a machine reached over a network hands it out, a
+// remote window whose accesses are the transport's Read and Write calls, on the memory the
+// devices reach at its runs.
+TEST(FunctionTransport, UnmappedDmaIsARemoteWindowOnTheMemoryDevicesReach) {
+    Bench bench;
+    auto t = take(bench);
+    t.faults.unmapped_dma();
+    auto a = t.f.alloc_dma(8192);
+    ASSERT_TRUE(a) << a.error();
+    EXPECT_FALSE(a->window.is_mapped());
+    EXPECT_EQ(a->window.size(), 8192u);
+    const std::size_t reads = t.faults.count(Operation::Read), writes = t.faults.count(Operation::Write);
+    a->window.write32(0, 0x12345678);
+    EXPECT_EQ(a->window.read32(0), 0x12345678u);
+    EXPECT_EQ(t.faults.count(Operation::Write), writes + 1);
+    EXPECT_EQ(t.faults.count(Operation::Read), reads + 1);
+    const auto regs = engine_registers(t.f);
+    EXPECT_EQ(engine_copy(t.f, regs, a->runs[0].address, a->runs[0].address + 4096, 4), DmaEngine::Status::Done);
+    EXPECT_EQ(a->window.read32(4096), 0x12345678u);
+    t.f.free_dma(*a);
+    EXPECT_EQ(t.system.holdings(engine_bus).dma_allocations, 0u);
+    EXPECT_EQ(t.faults.double_give_backs(), 0u);
+}
+
 TEST(FunctionTransport, AllocDmaAtAReservedVaIsPlacedThere) {
     Bench bench;
     auto t = take(bench);

@@ -117,8 +117,11 @@ TEST(RouteLinks, ACardFasterThanItsSlotTrainsAtTheSlotAndIsNotDowntrained) {
     EXPECT_TRUE(r.downtrained().empty());
     const auto files = describe(tree.machine());
     ASSERT_TRUE(files);
-    for (const auto& f : *files)
-        if (f.id.bus == gpu) EXPECT_EQ(pci::describe(f.link), "Gen4 x16 (can Gen5 x16)");
+    for (const auto& f : *files) {
+        if (f.id.bus == gpu) {
+            EXPECT_EQ(pci::describe(f.link), "Gen4 x16 (can Gen5 x16)");
+        }
+    }
 }
 
 TEST(RouteLinks, UnprivilegedReaderGetsTheSameLinksFromSysfs) {
@@ -137,8 +140,11 @@ TEST(RouteLinks, UnprivilegedReaderGetsTheSameLinksFromSysfs) {
     const auto files = describe(unprivileged.machine());
     ASSERT_TRUE(files);
     EXPECT_EQ((*files)[0].link.source, LinkSource::Unread);  // the root complex: no PCI Express capability
-    for (const auto& f : *files)
-        if (f.id.bus == gpu) EXPECT_EQ(f.link.source, LinkSource::Sysfs);
+    for (const auto& f : *files) {
+        if (f.id.bus == gpu) {
+            EXPECT_EQ(f.link.source, LinkSource::Sysfs);
+        }
+    }
 }
 
 TEST(RouteLinks, LinksUnreadableForAnUnprivilegedReaderLeaveTheBottleneckUnknown) {

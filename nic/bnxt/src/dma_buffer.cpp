@@ -11,6 +11,12 @@ Result<DmaBuffer> DmaBuffer::allocate(const pci::Function& fn, std::uint64_t byt
     auto dma = fn.alloc_dma(bytes, contiguity);
     // alloc_dma's message names the function and the size; the buffer's use goes in front.
     if (!dma) return fail(what, ": ", dma.error());
+    if (!dma->window.is_mapped()) {
+        fn.free_dma(*dma);
+        return fail(what, ": ", fn.bus(),
+                    ": the machine's DMA memory is not mapped into this process (reached through ",
+                    "a transport); the driver writes its queues and reads its completions in place");
+    }
     DmaBuffer b;
     b.fn_ = fn;
     b.dma_ = std::move(*dma);

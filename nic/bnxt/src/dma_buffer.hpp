@@ -22,8 +22,11 @@ namespace rig::bnxt {
 class DmaBuffer {
 public:
     DmaBuffer() = default;
-    // `bytes` (rounded up to the page) of zeroed DMA memory of `fn`. Error where the
-    // machine has none: "host region: " and Function::alloc_dma's message.
+    // `bytes` (rounded up to the page) of zeroed DMA memory of `fn`, mapped into the
+    // process: the driver builds WQEs in its rings and reads CQEs there in place, and pins
+    // host regions by address. Error where the machine has none ("host region: " and
+    // Function::alloc_dma's message), or hands it out unmapped (a machine reached through
+    // a transport).
     static Result<DmaBuffer> allocate(const pci::Function& fn, std::uint64_t bytes, pci::Contiguity contiguity,
                                       std::string_view what);
     DmaBuffer(DmaBuffer&& other) noexcept;

@@ -20,6 +20,8 @@
 // and Cq::error and Cq::wait report it. A CQE naming a queue pair the Cq does not hold
 // (destroyed, or never) is dropped, as Linux's __clean_cq lets a destroyed QP's go.
 #include <array>
+#include <atomic>
+#include <cstring>
 #include <stdexcept>
 
 #include "doorbell.hpp"
@@ -96,6 +98,19 @@ void report_flushes(Cq::State& cq, const QpList& list, std::span<Completion> out
             qp->rq_retired.store(r, std::memory_order_release);
         }
     }
+}
+
+// The CQE at `offset` of the ring at `base` (mapped: DmaBuffer::allocate) where the device
+// has written it for the consumer's `phase`: §5.5.4, its toggle byte first (acquire), the
+// rest only once it says new. false: not written yet.
+bool read_cqe(std::byte* base, std::uint64_t offset, unsigned phase, std::uint8_t& type_toggle,
+              std::array<std::byte, hsi::cqe::bytes>& bytes) {
+    type_toggle =
+        std::atomic_ref<std::uint8_t>(*reinterpret_cast<std::uint8_t*>(base + offset + hsi::cqe::toggle_offset))
+            .load(std::memory_order_acquire);
+    if (hsi::cqe::toggle.of(type_toggle) != phase) return false;
+    std::memcpy(bytes.data(), base + offset, bytes.size());
+    return true;
 }
 
 enum class Took : std::uint8_t { All, Full, Invalid };
@@ -209,14 +224,12 @@ std::size_t Cq::poll(std::span<Completion> out) {
     if (cq.carry != nullptr && !holds(list, cq.carry)) cq.carry = nullptr;  // destroyed meanwhile
     if (cq.carry == nullptr || report_sends(*cq.carry, out, n)) {
         cq.carry = nullptr;
-        const pci::Window& ring = cq.entries;
+        std::byte* const base = cq.entries.data();
         while (n < out.size() && !cq.device_error.load(std::memory_order_relaxed)) {
             const std::uint64_t offset = std::uint64_t{cq.cons.index()} * hsi::cqe::bytes;
-            // §5.5.4: the toggle first (acquire), the rest only once it says new.
-            const std::uint8_t type_toggle = ring.read8(offset + hsi::cqe::toggle_offset, std::memory_order_acquire);
-            if (hsi::cqe::toggle.of(type_toggle) != cq.cons.phase()) break;
+            std::uint8_t type_toggle = 0;
             std::array<std::byte, hsi::cqe::bytes> bytes;
-            ring.read(offset, bytes);
+            if (!read_cqe(base, offset, cq.cons.phase(), type_toggle, bytes)) break;
             const Took took = take(cq, list, bytes, type_toggle, out, n);
             if (took == Took::Invalid) {
                 // A device error: the CQE stays unconsumed, the Cq reads no more, and every

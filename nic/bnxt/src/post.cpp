@@ -4,14 +4,14 @@
 // A post first checks every request (a caller's bug throws before anything is queued),
 // then takes as many as the queue has room for, in order. For each it records the
 // caller's id in the shadow entry and builds the WQE (and, for a send queue, the PSN
-// search entry) in the Qp's staging buffer (PostStage, state.hpp: made with the Qp, so a
-// post allocates nothing); the staged WQEs go to the ring in one copy per contiguous run
-// (two where the run wraps), whole 128-byte WQEs, the PSN entries likewise. Then it
+// search entry) in place in the ring, which is mapped into the process
+// (DmaBuffer::allocate). Then it
 // publishes the posted count (release: the poller reads the shadow entries after it) and
 // rings the doorbell once with the new producer index and its epoch. On a queue pair in
 // Error nothing reaches the NIC: the entries are queued for the poller to flush (§5.2.5
 // step 1). No allocation, lock or string on the way that queues.
 #include <algorithm>
+#include <bit>
 #include <stdexcept>
 #include <string>
 
@@ -36,7 +36,13 @@ const Region::State* region_state(const Region& region) { return Handles::of(reg
 
 constexpr std::uint64_t max_message_bytes = std::uint64_t{1} << 31;  // RoCE's 2 GiB
 
-constexpr std::uint32_t stage_wqes = PostStage::wqes;
+// hsi::npkts for a path MTU of 2^mtu_log2 bytes (every path MTU is a power of two): a
+// shift where npkts divides.
+constexpr std::uint32_t packets(std::uint32_t bytes, unsigned mtu_log2) {
+    return bytes == 0 ? 1 : ((bytes - 1) >> mtu_log2) + 1;
+}
+static_assert(packets(0, 10) == hsi::npkts(0, 1024) && packets(1024, 10) == hsi::npkts(1024, 1024) &&
+              packets(1025, 10) == hsi::npkts(1025, 1024) && packets(0xFFFFFFFF, 12) == hsi::npkts(0xFFFFFFFF, 4096));
 
 Qp::State& live_qp(const std::shared_ptr<Qp::State>& s) {
     if (!s || !s->live.load(std::memory_order_relaxed)) refuse("the queue pair was destroyed or its NIC closed");
@@ -124,17 +130,6 @@ std::size_t encode(detail::WqeBytes wqe, const Read& r) {
                                sge_of(*r.region, r.offset, r.bytes));
 }
 
-// Writes `count` staged entries of `entry_bytes` each into `ring`, entry k of the stage at
-// ring index (first + k) % size: one copy per contiguous run. `at(i)` is entry i's offset.
-template <class At>
-void write_runs(const pci::Window& ring, std::span<const std::byte> stage, std::size_t entry_bytes, std::uint32_t first,
-                std::uint32_t count, std::uint32_t size, At at) {
-    const std::uint32_t run = std::min(count, size - first);
-    ring.write(at(first), stage.first(std::size_t{run} * entry_bytes));
-    if (run < count)
-        ring.write(at(0), stage.subspan(std::size_t{run} * entry_bytes, std::size_t{count - run} * entry_bytes));
-}
-
 // Queues the first of `requests` the send queue has room for; how many.
 template <class Request>
 std::size_t post_send(Qp::State& qp, std::span<const Request> requests) {
@@ -143,33 +138,23 @@ std::size_t post_send(Qp::State& qp, std::span<const Request> requests) {
     const auto n = static_cast<std::uint32_t>(std::min<std::uint64_t>(requests.size(), room));
     if (n == 0) return 0;
     const bool failed = qp.failed.load(std::memory_order_acquire);
-    const std::span<std::byte> wqes = qp.stage.wqe_bytes, psns = qp.stage.psn_bytes;
-    for (std::uint32_t done = 0; done < n;) {
-        const std::uint32_t first = qp.sq_prod.index();
-        const std::uint32_t k = std::min(n - done, stage_wqes);
-        for (std::uint32_t i = 0; i < k; ++i) {
-            const Request& r = requests[done + i];
-            const SendEntry e = entry_of(r);
-            const std::uint32_t index = qp.sq_prod.index();
-            qp.sq_shadow[index] = e;
-            qp.sq_prod.advance();
-            if (failed) continue;
-            encode(detail::WqeBytes(wqes.data() + std::size_t{i} * hsi::wqe::bytes, hsi::wqe::bytes), r);
-            // §5.2.5, §5.4: this WQE's PSNs.
-            const std::uint32_t start = qp.next_psn;
-            qp.next_psn = (start + hsi::npkts(e.bytes, qp.mtu_bytes)) & hsi::psn_mask;
-            detail::encode_psn(
-                std::span<std::byte, hsi::psn_search::entry_bytes>(
-                    psns.data() + std::size_t{i} * hsi::psn_search::entry_bytes, hsi::psn_search::entry_bytes),
-                type_of(r), start, qp.next_psn, index);
-        }
-        if (!failed) {
-            write_runs(qp.sq_ring, wqes, hsi::wqe::bytes, first, k, qp.sq_size,
-                       [](std::uint32_t i) { return std::uint64_t{i} * hsi::wqe::bytes; });
-            write_runs(qp.sq_ring, psns, hsi::psn_search::entry_bytes, first, k, qp.sq_size,
-                       [&](std::uint32_t i) { return hsi::psn_search_offset(qp.sq_size, i); });
-        }
-        done += k;
+    std::byte* const wqes = qp.sq_ring.data();  // mapped: DmaBuffer::allocate
+    std::byte* const psns = wqes + hsi::psn_search_offset(qp.sq_size, 0);
+    const unsigned mtu_log2 = static_cast<unsigned>(std::countr_zero(qp.mtu_bytes));
+    for (std::uint32_t i = 0; i < n; ++i) {
+        const Request& r = requests[i];
+        const SendEntry e = entry_of(r);
+        const std::uint32_t index = qp.sq_prod.index();
+        qp.sq_shadow[index] = e;
+        qp.sq_prod.advance();
+        if (failed) continue;
+        encode(detail::WqeBytes(wqes + std::size_t{index} * hsi::wqe::bytes, hsi::wqe::bytes), r);
+        // §5.2.5, §5.4: this WQE's PSNs.
+        const std::uint32_t start = qp.next_psn;
+        qp.next_psn = (start + packets(e.bytes, mtu_log2)) & hsi::psn_mask;
+        detail::encode_psn(std::span<std::byte, hsi::psn_search::entry_bytes>(
+                               psns + std::size_t{index} * hsi::psn_search::entry_bytes, hsi::psn_search::entry_bytes),
+                           type_of(r), start, qp.next_psn, index);
     }
     qp.sq_count = count + n;
     qp.sq_posted.store(count + n, std::memory_order_release);
@@ -201,24 +186,16 @@ std::size_t Qp::post(std::span<const Recv> recvs) {
     const auto n = static_cast<std::uint32_t>(std::min<std::uint64_t>(recvs.size(), room));
     if (n == 0) return 0;
     const bool failed = qp.failed.load(std::memory_order_acquire);
-    const std::span<std::byte> wqes = qp.stage.wqe_bytes;
-    for (std::uint32_t done = 0; done < n;) {
-        const std::uint32_t first = qp.rq_prod.index();
-        const std::uint32_t k = std::min(n - done, stage_wqes);
-        for (std::uint32_t i = 0; i < k; ++i) {
-            const Recv& r = recvs[done + i];
-            const std::uint32_t index = qp.rq_prod.index();
-            qp.rq_shadow[index] = RecvEntry{r.id, static_cast<std::uint32_t>(r.bytes)};
-            qp.rq_prod.advance();
-            if (failed) continue;
-            // §5.3: the tag is the RQ index, returned in the responder CQE.
-            detail::encode_recv(detail::WqeBytes(wqes.data() + std::size_t{i} * hsi::wqe::bytes, hsi::wqe::bytes),
-                                index, sge_of(*r.region, r.offset, r.bytes));
-        }
-        if (!failed)
-            write_runs(qp.rq_ring, wqes, hsi::wqe::bytes, first, k, qp.rq_size,
-                       [](std::uint32_t i) { return std::uint64_t{i} * hsi::wqe::bytes; });
-        done += k;
+    std::byte* const wqes = qp.rq_ring.data();  // mapped: DmaBuffer::allocate
+    for (std::uint32_t i = 0; i < n; ++i) {
+        const Recv& r = recvs[i];
+        const std::uint32_t index = qp.rq_prod.index();
+        qp.rq_shadow[index] = RecvEntry{r.id, static_cast<std::uint32_t>(r.bytes)};
+        qp.rq_prod.advance();
+        if (failed) continue;
+        // §5.3: the tag is the RQ index, returned in the responder CQE.
+        detail::encode_recv(detail::WqeBytes(wqes + std::size_t{index} * hsi::wqe::bytes, hsi::wqe::bytes), index,
+                            sge_of(*r.region, r.offset, r.bytes));
     }
     qp.rq_count = count + n;
     qp.rq_posted.store(count + n, std::memory_order_release);

@@ -153,16 +153,6 @@ struct RecvEntry {
     std::uint32_t bytes = 0;
 };
 
-// Where a post builds the WQEs (and PSN search entries) it then copies into a ring in one
-// write per contiguous run (post.cpp): the poster's, made zeroed with the Qp. Bytes of a
-// staged WQE past its wqe_size slots are don't-care to the NIC (§5.1); they hold what
-// earlier WQEs of the same Qp left, never another's.
-struct PostStage {
-    static constexpr std::uint32_t wqes = 16;
-    std::vector<std::byte> wqe_bytes = std::vector<std::byte>(wqes * hsi::wqe::bytes);
-    std::vector<std::byte> psn_bytes = std::vector<std::byte>(wqes * hsi::psn_search::entry_bytes);
-};
-
 // The queue pairs completing on a Cq, as one immutable list.
 struct QpList {
     std::vector<Qp::State*> qps;
@@ -243,7 +233,6 @@ struct Qp::State {
     std::uint64_t rq_count = 0;
     std::vector<SendEntry> sq_shadow;
     std::vector<RecvEntry> rq_shadow;
-    PostStage stage;
     std::atomic<std::uint64_t> sq_posted{0};
     std::atomic<std::uint64_t> rq_posted{0};
 

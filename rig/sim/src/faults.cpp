@@ -111,6 +111,8 @@ void Faults::throw_in(Operation operation, std::size_t step) {
     state_->injection.armed = true;
 }
 
+void Faults::unmapped_dma() { state_->injection.unmapped_dma = true; }
+
 void Faults::stop(std::string_view bus) { state_->slot(bus).stopped = true; }
 
 void Faults::refuse_bus_master_off(std::string_view bus) { state_->slot(bus).refuse_bus_master_off = true; }

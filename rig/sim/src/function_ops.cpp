@@ -13,6 +13,8 @@
 // of the function finds it inherited until forget(). A release cut by an exception (an
 // injected one, at a chosen give-back) continues where it stopped when called again.
 #include <algorithm>
+#include <atomic>
+#include <cstring>
 
 #include "rig/pci/config.hpp"
 #include "rig/text.hpp"
@@ -23,6 +25,51 @@ namespace rig::sim {
 namespace {
 
 namespace cfg = pci::config;
+
+// Process memory at its address, through the transport's calls (Faults::unmapped_dma): a
+// DMA window as a machine reached over a network hands it out. Width accesses are atomic
+// (sequentially consistent), as a mapped window's ordered accesses are.
+class MemoryTransport final : public pci::Transport {
+public:
+    explicit MemoryTransport(std::shared_ptr<System::State> state) : state_(std::move(state)) {}
+
+    std::uint64_t read(std::uint64_t address, unsigned width) override {
+        if (!state_->call(Operation::Read, {})) return ~std::uint64_t{0};
+        switch (width) {
+        case 1: return std::atomic_ref(*reinterpret_cast<std::uint8_t*>(address)).load();
+        case 2: return std::atomic_ref(*reinterpret_cast<std::uint16_t*>(address)).load();
+        case 4: return std::atomic_ref(*reinterpret_cast<std::uint32_t*>(address)).load();
+        default: return std::atomic_ref(*reinterpret_cast<std::uint64_t*>(address)).load();
+        }
+    }
+    void write(std::uint64_t address, unsigned width, std::uint64_t value) override {
+        if (!state_->call(Operation::Write, {})) return;
+        switch (width) {
+        case 1:
+            std::atomic_ref(*reinterpret_cast<std::uint8_t*>(address)).store(static_cast<std::uint8_t>(value));
+            break;
+        case 2:
+            std::atomic_ref(*reinterpret_cast<std::uint16_t*>(address)).store(static_cast<std::uint16_t>(value));
+            break;
+        case 4:
+            std::atomic_ref(*reinterpret_cast<std::uint32_t*>(address)).store(static_cast<std::uint32_t>(value));
+            break;
+        default: std::atomic_ref(*reinterpret_cast<std::uint64_t*>(address)).store(value); break;
+        }
+    }
+    void read(std::uint64_t address, std::span<std::byte> out) override {
+        if (state_->call(Operation::Read, {}))
+            std::memcpy(out.data(), reinterpret_cast<const void*>(address), out.size());
+        else std::fill(out.begin(), out.end(), std::byte{0xff});
+    }
+    void write(std::uint64_t address, std::span<const std::byte> in) override {
+        if (state_->call(Operation::Write, {})) std::memcpy(reinterpret_cast<void*>(address), in.data(), in.size());
+    }
+    std::optional<std::string> failed() const override { return state_->failed(); }
+
+private:
+    std::shared_ptr<System::State> state_;
+};
 
 class SimFunctionOps final : public pci::FunctionOps {
 public:
@@ -136,7 +183,10 @@ public:
                     return std::optional<pci::Dma>();
                 }
             }
-            dma = pci::Dma{pci::Window::mapped(memory->data(), bytes), state_->runs_of(held)};
+            pci::Window window = state_->injection.unmapped_dma
+                                     ? pci::Window::remote(std::make_shared<MemoryTransport>(state_), host, bytes)
+                                     : pci::Window::mapped(memory->data(), bytes);
+            dma = pci::Dma{std::move(window), state_->runs_of(held)};
             slot_.dmas.push_back(std::move(held));
         }
         state_->step(Operation::AllocDma, 0);  // the machine holds it; Function does not yet
@@ -145,7 +195,8 @@ public:
 
     void free_dma(const pci::Window& window) override {
         call(Operation::FreeDma);
-        const auto address = reinterpret_cast<std::uintptr_t>(window.data());
+        const std::uint64_t address =
+            window.is_mapped() ? reinterpret_cast<std::uintptr_t>(window.data()) : window.address();
         std::lock_guard hold(slot_.holdings_mutex);
         auto it =
             std::find_if(slot_.dmas.begin(), slot_.dmas.end(), [&](const Held& h) { return h.address == address; });

@@ -167,6 +167,7 @@ struct Injection {
     std::string fail_after_why;
     std::optional<std::pair<Operation, std::size_t>> throw_in;
     std::atomic<std::size_t> double_give_backs{0};
+    std::atomic<bool> unmapped_dma{false};  // Faults::unmapped_dma
 };
 
 struct System::State {

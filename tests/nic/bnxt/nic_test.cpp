@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "nic_machine.hpp"
+#include "rig/sim/faults.hpp"
 
 namespace rig::bnxt::test {
 namespace {
@@ -87,6 +88,22 @@ TEST(Nic, OpenBehindAnIommuReachesMemoryThroughIt) {
     EXPECT_EQ(nic->function().addressing(), pci::Addressing::Iommu);
     ASSERT_TRUE(nic->close());
     expect_all_given_back(m);
+}
+
+// The driver writes its queues and reads its completions in place: DMA memory a machine
+// hands out unmapped (reached through a transport) is refused at open, naming the
+// function, and what was taken is given back.
+TEST(Nic, OpenWhereDmaMemoryIsNotMappedIsAnErrorNamingTheFunction) {
+    SimMachine m("sim0");
+    rig::sim::Faults machine_faults(m.system);
+    machine_faults.unmapped_dma();
+    auto nic = m.open();
+    ASSERT_FALSE(nic);
+    EXPECT_NE(nic.error().find(std::string(nic_bus) + ": the machine's DMA memory is not mapped into this process"),
+              std::string::npos)
+        << nic.error();
+    EXPECT_EQ(m.system.holdings(nic_bus), rig::sim::Holdings{});
+    EXPECT_EQ(machine_faults.double_give_backs(), 0u);
 }
 
 TEST(Nic, CloseTwiceIsOk) {
@@ -336,7 +353,7 @@ TEST(Nic, TqmRingsAreAsManyAsTheFirmwareSays) {
 // Linux's MRAV_RESERVATION_SPLIT (bnxt_hwrm_func_backing_store_cfg): with units, the MRs in
 // units in the upper half; the model refuses either form where the other is due.
 TEST(Nic, MravIsSplitWhereTheFirmwareGivesUnits) {
-    for (std::uint16_t units : {0, 1, 4}) {
+    for (std::uint16_t units : std::initializer_list<std::uint16_t>{0, 1, 4}) {
         sim::ModelOptions o;
         o.backing_store.mrav_num_entries_units = units;
         SimMachine m = with(o);

@@ -144,7 +144,8 @@ TEST(BnxtModelHwrm, FuncResetForgetsRingsTheRegistrationAndTheContextMemory) {
 // context memory (RESOURCE_ALLOC_ERROR); what Linux sends before registering is accepted.
 TEST(BnxtModelHwrm, CommandsBeforeVerGetFail) {
     Node n(1, {}, Boot::None);
-    for (std::uint16_t type : {0x0011, 0x0015, 0x0016, 0x001D, 0x0050, 0x00B0, 0x0192}) {
+    for (std::uint16_t type :
+         std::initializer_list<std::uint16_t>{0x0011, 0x0015, 0x0016, 0x001D, 0x0050, 0x00B0, 0x0192}) {
         const Bytes r = n.hwrm(Msg(112).put(0, 2, type).put(16, 2, 0xFFFF));
         ASSERT_EQ(r.size(), 16u) << type;
         EXPECT_EQ(get(r, 0, 2), 0x1u) << type;  // FAIL

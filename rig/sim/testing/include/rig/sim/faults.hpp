@@ -91,6 +91,11 @@ public:
     // and Pin (step ignored), once the machine holds the memory, before returning it.
     void throw_in(Operation operation, std::size_t step = 0);
 
+    // DMA memory allocated from now on is handed out as a remote window, reached through a
+    // transport of the machine's (Read and Write calls), not mapped into the process: as on
+    // a machine reached over a network. The models reach the same memory as before.
+    void unmapped_dma();
+
     // The function at `bus` stops answering. Throws std::invalid_argument if no model
     // sits there.
     void stop(std::string_view bus);
