@@ -277,23 +277,23 @@ Space::Space(std::int64_t base, std::int64_t bytes, std::shared_ptr<detail::Faul
 }
 
 Space::~Space() {
-    if (SpaceState* state = published_.load(std::memory_order_acquire)) detail::drop_owner(*state);
+    if (SpaceState* state = detail::untagged(published_.load(std::memory_order_acquire))) detail::drop_owner(*state);
 }
 
 inline SpaceState& Space::state() {
     if (SpaceState* made = published_.load(std::memory_order_acquire)) [[likely]]
-        return *made;
+        return *detail::untagged(made);
     return make_state();
 }
 
 [[gnu::noinline]] SpaceState& Space::make_state() {
     std::lock_guard lock(creating_);
-    if (SpaceState* made = published_.load(std::memory_order_relaxed)) return *made;
+    if (SpaceState* made = published_.load(std::memory_order_relaxed)) return *detail::untagged(made);
     if (faults_) faults_->at(SpaceStep::allocate);
     const auto [shell, life] =
         detail::make_space_state(static_cast<std::uint64_t>(base_), static_cast<std::uint64_t>(bytes_), faults_);
     life_ = life;
-    published_.store(shell, std::memory_order_release);
+    published_.store(faults_ ? detail::tagged(shell) : shell, std::memory_order_release);
     return *shell;
 }
 
@@ -305,13 +305,14 @@ std::optional<Hold> alloc(Space& space, const Holder& holder, std::int64_t n, st
     const auto bytes = static_cast<std::uint64_t>(n);
     const std::uint64_t aligned_to = std::max(align_bits, std::bit_floor(bytes));
     // The fast path (see Cost): loads and checks, then the step. A space's first alloc, a
-    // holder's first in it, a test's faults or a lock held elsewhere go to Steps::alloc,
-    // which starts over (nothing has been done by then); a pool to grow or an uncommon
-    // carve, to the Steps that go on from there.
+    // holder's first in it, a test's faults (a space with faults publishes its state
+    // tagged, which no membership names: state.hpp) or a lock held elsewhere go to
+    // Steps::alloc, which starts over (nothing has been done by then); a pool to grow or
+    // an uncommon carve, to the Steps that go on from there.
     SpaceState* state = space.published_.load(std::memory_order_acquire);
     Membership* membership = nullptr;
-    if (state != nullptr) membership = holder.state_->member(*state);
-    if (membership == nullptr || state->books->faults || !state->lock.try_lock()) [[unlikely]]
+    if (state != nullptr) membership = holder.state_->member(state);
+    if (membership == nullptr || !state->lock.try_lock()) [[unlikely]]
         return detail::Steps::alloc(space, holder, bytes, aligned_to);
     Books& books = *state->books;
     Block* block = books.fits.find(bytes, aligned_to);

@@ -94,6 +94,17 @@ struct SpaceState {
     alignas(64) std::optional<Books> books;
 };
 
+// A Space with a test's faults publishes its state with the low bit of the pointer set
+// (SpaceState is 64-byte aligned): no membership names that pointer, so alloc's fast path
+// never takes such a space and checks no faults; every other reader untags it.
+inline SpaceState* tagged(SpaceState* state) {
+    return reinterpret_cast<SpaceState*>(reinterpret_cast<std::uintptr_t>(state) | 1u);
+}
+inline SpaceState* untagged(SpaceState* state) {
+    return reinterpret_cast<SpaceState*>(reinterpret_cast<std::uintptr_t>(state) & ~std::uintptr_t{1});
+}
+static_assert(alignof(SpaceState) >= 2);
+
 // A shell for a new space, owned once (by its Space), and its life. May throw
 // std::bad_alloc (the test's allocate fault), making nothing.
 std::pair<SpaceState*, std::uint64_t> make_space_state(std::uint64_t base, std::uint64_t bytes,
@@ -118,13 +129,14 @@ struct HolderState {
     // The membership in `space`, made on first use if the space is still in its life
     // `life`; null if it is not. May throw std::bad_alloc (the test's allocate fault).
     Membership* in(SpaceState& space, std::uint64_t life) {
-        if (Membership* m = member(space)) return m;
+        if (Membership* m = member(&space)) return m;
         return join(space, life);
     }
-    // The membership in `space`, or null if there is none yet.
-    Membership* member(const SpaceState& space) const {
+    // The membership in `space`, or null if there is none yet (nor ever for a tagged
+    // pointer: see tagged).
+    Membership* member(const SpaceState* space) const {
         for (Membership* m = memberships.load(std::memory_order_acquire); m != nullptr; m = m->next)
-            if (m->space == &space) return m;  // it owns the space, so the space lives
+            if (m->space == space) return m;  // it owns the space, so the space lives
         return nullptr;
     }
     Membership* join(SpaceState& space, std::uint64_t life);

@@ -17,7 +17,7 @@ struct SpaceAccess {
     }
 
     static std::vector<testing::Range> free_ranges(const Space& space) {
-        SpaceState* shell = space.published_.load(std::memory_order_acquire);
+        SpaceState* shell = untagged(space.published_.load(std::memory_order_acquire));
         if (shell == nullptr) {
             if (space.length() == 0) return {};
             return {{space.base(), space.length()}};
