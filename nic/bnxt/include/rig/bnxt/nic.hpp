@@ -110,8 +110,10 @@ public:
     // where the function cannot be taken, is no Broadcom network function (then nothing is
     // reset or written), does not answer, is not a P5 RoCE function
     // ("chip 0x1760 is not a P5"), offers no RoCE, has no routable RoCEv2 GID (B19), is
-    // given an Options::address that is no address, or where a firmware command is refused
-    // or not answered; everything taken so far is given back first. Throws
+    // given an Options::address that is no address, where a firmware command is refused
+    // or not answered, or where the machine hands out DMA memory not mapped into this
+    // process (a machine reached through a transport: the driver builds WQEs and reads
+    // CQEs in place); everything taken so far is given back first. Throws
     // std::invalid_argument where `bus` is not a bus address or both Options::address and
     // Options::gids are given.
     static Result<Nic> open(const pci::Machine& machine, std::string_view bus, Options options = {});
