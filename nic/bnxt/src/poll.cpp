@@ -47,7 +47,7 @@ bool holds(const QpList& list, const Qp::State* qp) {
 
 // Reports the send-queue entries before sq_done_until: the signalled ones, and the last
 // with the CQE's status where it failed (§5.5.1). false where `out` filled first.
-bool report_sends(Qp::State& qp, std::span<Completion> out, std::size_t& n) {
+[[gnu::always_inline]] inline bool report_sends(Qp::State& qp, std::span<Completion> out, std::size_t& n) {
     std::uint64_t r = qp.sq_retired.load(std::memory_order_relaxed);
     (void)qp.sq_posted.load(std::memory_order_acquire);  // the poster's shadow entries
     while (r < qp.sq_done_until) {
@@ -59,9 +59,14 @@ bool report_sends(Qp::State& qp, std::span<Completion> out, std::size_t& n) {
                 qp.sq_retired.store(r, std::memory_order_release);
                 return false;
             }
-            out[n++] = Completion{
-                e.id,         e.op,  error ? qp.sq_status : Status::Ok, error ? qp.sq_code : std::uint8_t{0}, e.bytes,
-                std::nullopt, qp.qpn};
+            Completion& c = out[n++];  // field by field: no temporary to copy
+            c.id = e.id;
+            c.op = e.op;
+            c.status = error ? qp.sq_status : Status::Ok;
+            c.code = error ? qp.sq_code : std::uint8_t{0};
+            c.bytes = e.bytes;
+            c.immediate.reset();
+            c.qpn = qp.qpn;
         }
         ++r;
     }
@@ -138,7 +143,9 @@ Took take(Cq::State& cq, const QpList& list, std::span<const std::byte, hsi::cqe
         Qp::State* qp = find(list, c.qp_handle);
         if (qp == nullptr) return Took::All;  // destroyed: its CQEs are dropped
         if (qp->send_cq.get() != &cq) return invalid("a requester CQE for a queue pair whose sends complete elsewhere");
-        const Status status = requester_status(c.status);
+        // OK, the common code, without the table's call.
+        const Status status =
+            c.status == static_cast<std::uint8_t>(hsi::CqeReqStatus::OK) ? Status::Ok : requester_status(c.status);
         if (status == Status::Unknown) return invalid("a requester status no table lists");
         if (qp->failed.load(std::memory_order_relaxed)) return Took::All;  // flushed already
         const auto until = sends_until(*qp, c.sq_cons_idx);
@@ -158,7 +165,8 @@ Took take(Cq::State& cq, const QpList& list, std::span<const std::byte, hsi::cqe
         if (qp == nullptr) return Took::All;
         if (qp->recv_cq.get() != &cq)
             return invalid("a responder CQE for a queue pair whose receives complete elsewhere");
-        const Status status = responder_status(c.status);
+        const Status status =
+            c.status == static_cast<std::uint8_t>(hsi::CqeResStatus::OK) ? Status::Ok : responder_status(c.status);
         if (status == Status::Unknown) return invalid("a responder status no table lists");
         if (hsi::cqe_res_flags::SRQ.of(c.flags) != 0) return invalid("a responder CQE of a shared receive queue");
         if (qp->failed.load(std::memory_order_relaxed)) return Took::All;
