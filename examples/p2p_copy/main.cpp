@@ -185,6 +185,7 @@ int run_apart(const Layout& layout, std::uint64_t gpu_memory_bytes, const std::s
               const std::string& pcap, double loss, bool as_json) {
     using namespace rig::bootstrap;
     const Role role = listen.empty() ? Role::Sender : Role::Receiver;
+    const bool given_port = local_port.has_value();  // --cable LOCAL_PORT
     auto address = parse_address(role == Role::Receiver ? listen : connect);
     const char* flag = role == Role::Receiver ? "--listen" : "--connect";
     if (!address) {
@@ -227,6 +228,12 @@ int run_apart(const Layout& layout, std::uint64_t gpu_memory_bytes, const std::s
     std::cerr << "p2p_copy: machine " << int{index} << ", the " << to_string(role) << ", connected with "
               << stream->peer() << std::endl;
     auto local = open_local(layout, gpu_memory_bytes, index, with_port(stream->local(), *local_port));
+    if (!local && !given_port) {
+        // The TCP port's number may be another socket's UDP port here (the sender's is one the
+        // kernel chose for TCP alone): the kernel chooses the cable's too. The Hello tells
+        // the peer which it is.
+        local = open_local(layout, gpu_memory_bytes, index, with_port(stream->local(), 0));
+    }
     if (!local) {
         std::cerr << "p2p_copy: " << local.error() << "\n";
         return 1;
@@ -291,7 +298,8 @@ int run(int argc, char** argv) {
         "--cable", cable,
         "how the two NICs are cabled: wire (in-process, the default) or udp (a datagram socket each on "
         "127.0.0.1, one Ethernet frame per datagram); with --listen or --connect, LOCAL_PORT: the UDP port of "
-        "this side's datagram cable (default: this side's TCP port)");
+        "this side's datagram cable (default: this side's TCP port, or one the kernel chooses where that "
+        "one is in use for UDP)");
     app.add_option("--pcap", pcap, "write every frame between the two NICs, both ways, to this pcap file");
     double loss = 0;
     app.add_option(

@@ -172,6 +172,26 @@ def mtu(binary: str) -> None:
         check(json_of(p)["path_mtu"] == 4096, f"{p.name}: path_mtu {json_of(p)['path_mtu']}", p.describe())
 
 
+def udp_port_taken(binary: str) -> None:
+    """Without --cable a side's cable takes its TCP port's number for UDP; where another
+    socket holds that UDP port, the kernel chooses the cable's port and the run completes
+    (the Hello tells the peer which port it is)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as taken:
+        taken.bind(("127.0.0.1", 0))
+        port = taken.getsockname()[1]
+        args = ["--size", "1M", "--path", "p2p", "--json"]
+        receiver = Process(binary, ["--listen", f"127.0.0.1:{port}", *args], "receiver")
+        receiver.err_head = receiver.popen.stderr.readline()
+        m = LISTENS.search(receiver.err_head)
+        check(m is not None and int(m.group(1)) == port, f"the receiver listens on TCP {port}", receiver.err_head)
+        sender = Process(binary, ["--connect", f"127.0.0.1:{port}", *args], "sender")
+        finish(sender, 120)
+        finish(receiver, 120)
+        check(sender.status == 0 and receiver.status == 0, "both end 0", sender.describe(), receiver.describe())
+        check_verified(json_of(sender), ["p2p"], 1 << 20, sender)
+        check_verified(json_of(receiver), ["p2p"], 1 << 20, receiver)
+
+
 def cable_and_capture(binary: str) -> None:
     """--cable LOCAL_PORT on each side and --pcap on the receiver: the capture holds the
     frames of both directions between those UDP ports' cables."""
@@ -415,6 +435,8 @@ def main() -> int:
             mtu(binary)
         elif case == "cable-and-capture":
             cable_and_capture(binary)
+        elif case == "udp-port-taken":
+            udp_port_taken(binary)
         elif case == "jobs-differ":
             jobs_differ(binary)
         elif case.startswith("peer-"):
