@@ -126,6 +126,14 @@ void BM_PollEmptyCq(benchmark::State& state) {
 }
 BENCHMARK(BM_PollEmptyCq);
 
+// Every 64 sends posted, untimed: the models run and the completions are taken.
+void quiesce_every_64(benchmark::State& state, Link& link, std::uint64_t posted) {
+    if (posted % 64 != 0) return;
+    state.PauseTiming();
+    link.quiesce();
+    state.ResumeTiming();
+}
+
 // One signalled 64-byte send per iteration; every 64, untimed, the models run and the
 // completions are taken.
 void BM_Post(benchmark::State& state) {
@@ -134,11 +142,7 @@ void BM_Post(benchmark::State& state) {
     std::uint64_t posted = 0;
     for (auto _ : state) {
         if (!measured_post_one(link.qa, link.ra, ++posted)) state.SkipWithError("send queue full");
-        if (posted % 64 == 0) {
-            state.PauseTiming();
-            link.quiesce();
-            state.ResumeTiming();
-        }
+        quiesce_every_64(state, link, posted);
     }
     state.SetItemsProcessed(static_cast<std::int64_t>(posted));
 }
@@ -155,11 +159,7 @@ void BM_Post16(benchmark::State& state) {
     for (auto _ : state) {
         if (!measured_post16(link.qa, sends)) state.SkipWithError("send queue full");
         posted += 16;
-        if (posted % 64 == 0) {
-            state.PauseTiming();
-            link.quiesce();
-            state.ResumeTiming();
-        }
+        quiesce_every_64(state, link, posted);
     }
     state.SetItemsProcessed(static_cast<std::int64_t>(posted));
 }

@@ -12,10 +12,10 @@ Ceiling ceiling(Path path, const std::vector<const Side*>& sides) {
     std::optional<double> lowest;
     for (const Side* side : sides) {
         const rig::pci::Route r =
-            path == Path::P2p ? side->route() : side->machine().host_bridge_route(side->gpu_bus, side->nic_bus);
+            path == Path::P2p ? side->route() : side->machine().host_bridge_route(side->gpu_bus(), side->nic_bus());
         if (r.links.empty()) continue;  // functions on a root bus: no link to bound them
         if (!r.bottleneck) {
-            c.why = side->name + ": a link's status is unread, so the ceiling is unknown";
+            c.why = side->name() + ": a link's status is unread, so the ceiling is unknown";
             c.bytes_per_second.reset();
             return c;
         }
@@ -24,8 +24,8 @@ Ceiling ceiling(Path path, const std::vector<const Side*>& sides) {
                                           [&](const rig::pci::RouteLink& l) { return l.status == r.bottleneck; });
         if (!lowest || bytes < *lowest) {
             lowest = bytes;
-            c.why = fmt::format("{}: {} {} - {}, {}", side->name, rig::pci::to_string(*r.bottleneck), slowest->function,
-                                slowest->port, throughput(bytes));
+            c.why = fmt::format("{}: {} {} - {}, {}", side->name(), rig::pci::to_string(*r.bottleneck),
+                                slowest->function, slowest->port, throughput(bytes));
         }
     }
     c.bytes_per_second = lowest;

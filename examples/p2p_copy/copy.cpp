@@ -34,7 +34,7 @@ Outcome run(const Job& job, Path path, std::string reason, Transfer&& transfer) 
     if (auto r =
             job.pair.two.gpu->fill(job.buffers.destination, 0, size, poison_seed + static_cast<std::uint64_t>(path));
         !r) {
-        o.reason += "; failed: " + job.pair.two.name + ": " + r.error();
+        o.reason += "; failed: " + job.pair.two.name() + ": " + r.error();
         return o;
     }
     const Progress progress = job.progress ? job.progress(path) : Progress{};
@@ -92,14 +92,14 @@ Pipeline fitted(Pipeline p, std::uint64_t size) {
 rig::Result<Report> copy(Pair& pair, const Options& asked, const ProgressFor& progress, const Done& done) {
     Options options = asked;
     options.pipeline = fitted(asked.pipeline, asked.size);
-    Report report{pair.topology, options.size, pair.one.gpu_bus, pair.one.nic_bus, {}, {}};
+    Report report{pair.topology, options.size, pair.one.gpu_bus(), pair.one.nic_bus(), {}, {}};
     auto link = Link::connect(pair, options.pipeline.depth, options.mtu);
     if (!link) return std::unexpected(std::move(link).error());
     if (const auto mtu = link->qp[0]->path_mtu()) report.path_mtu = rig::bnxt::bytes(*mtu);
     auto buffers = Buffers::allocate(pair, options.size);
     if (!buffers) return std::unexpected(std::move(buffers).error());
     if (auto r = pair.one.gpu->fill(buffers->source, options.seed); !r)
-        return rig::fail(pair.one.name, ": ", r.error());
+        return rig::fail(pair.one.name(), ": ", r.error());
     const Job job{pair, *link, *buffers, options, progress, done};
     const Forwarding bus = forwarding(pair);
     switch (options.choice) {

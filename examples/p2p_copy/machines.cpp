@@ -14,15 +14,12 @@ constexpr std::int64_t space_bytes = std::int64_t{1} << 40;
 
 rig::Result<void> open_drivers(Side& side, const rig::sim::Computer& computer) {
     side.computer = &computer;
-    side.name = computer.name;
-    side.gpu_bus = computer.gpu_bus;
-    side.nic_bus = computer.nic_bus;
     side.space = std::make_shared<rig::Space>(space_base, space_bytes);
-    auto gpu = rig::gpu::sim::open(side.machine(), side.gpu_bus, side.space);
-    if (!gpu) return rig::fail(side.name, ": ", gpu.error());
+    auto gpu = rig::gpu::sim::open(side.machine(), side.gpu_bus(), side.space);
+    if (!gpu) return rig::fail(side.name(), ": ", gpu.error());
     side.gpu = std::move(*gpu);
-    auto nic = rig::bnxt::Nic::open(side.machine(), side.nic_bus);
-    if (!nic) return rig::fail(side.name, ": ", nic.error());
+    auto nic = rig::bnxt::Nic::open(side.machine(), side.nic_bus());
+    if (!nic) return rig::fail(side.name(), ": ", nic.error());
     side.nic = std::move(*nic);
     return {};
 }

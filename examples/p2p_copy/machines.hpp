@@ -35,15 +35,17 @@ namespace p2p_copy {
 // opened on it.
 struct Side {
     const rig::sim::Computer* computer = nullptr;  // the Pair's or the Local's
-    std::string name;                              // the computer's: "machine 1"
-    std::string gpu_bus, nic_bus;                  // the computer's: "0000:03:00.0", "0000:04:00.0"
     std::shared_ptr<rig::Space> space;             // the GPU vendor's, one per machine
     std::optional<rig::gpu::Gpu> gpu;
     std::optional<rig::bnxt::Nic> nic;
 
+    // The computer's name ("machine 1"), machine, and its GPU's and NIC's bus addresses.
+    const std::string& name() const { return computer->name; }
     const rig::pci::Machine& machine() const { return computer->machine(); }
+    const std::string& gpu_bus() const { return computer->gpu_bus; }
+    const std::string& nic_bus() const { return computer->nic_bus; }
     // Whether the NIC reaches the GPU's BAR: forwards(provider = GPU, client = NIC), explained.
-    rig::pci::Route route() const { return machine().route(gpu_bus, nic_bus); }
+    rig::pci::Route route() const { return machine().route(gpu_bus(), nic_bus()); }
 };
 
 // The two machines, running and cabled (rig::sim::Pair), and the drivers opened on them.

@@ -68,7 +68,7 @@ public:
     void moved() { last_ = Clock::now(); }
     rig::Result<void> check(const Side& side, std::uint64_t done, std::uint64_t bytes) const {
         if (Clock::now() - last_ < stall_after) return {};
-        return rig::fail(side.name, ": no completion for ", std::to_string(stall_after.count()), " s with ",
+        return rig::fail(side.name(), ": no completion for ", std::to_string(stall_after.count()), " s with ",
                          rig::text::bytes(done), " of ", rig::text::bytes(bytes), " arrived");
     }
 
@@ -121,7 +121,7 @@ rig::Result<void> stream(Pair& pair, Link& link, Hooks& h, const Chunks& chunks,
                 got = cq->poll(out);
             } else {
                 auto waited = cq->wait(out, wait_slice, notify);
-                if (!waited) return rig::fail((cq == &sent_cq ? pair.one : pair.two).name, ": ", waited.error());
+                if (!waited) return rig::fail((cq == &sent_cq ? pair.one : pair.two).name(), ": ", waited.error());
                 got = *waited;
             }
             for (std::size_t k = 0; k < got; ++k) {
@@ -168,7 +168,7 @@ rig::Result<void> read_all(Pair& pair, Link& link, Hooks& h, const Chunks& chunk
             moved = true;
         }
         auto got = moved ? rig::Result<std::size_t>(cq.poll(out)) : cq.wait(out, wait_slice);
-        if (!got) return rig::fail(pair.two.name, ": ", got.error());
+        if (!got) return rig::fail(pair.two.name(), ": ", got.error());
         for (std::size_t k = 0; k < *got; ++k) {
             if (auto r = check_completion(out[k], pair.two, "read", chunks, true); !r) return r;
             if (h.after_receive)
@@ -203,11 +203,11 @@ std::string redirects_of(const rig::pci::Route& route) {
 rig::Result<void> check_completion(const Completion& c, const Side& side, const char* what, const Chunks& chunks,
                                    bool exact_bytes) {
     if (!c.ok())
-        return rig::fail(side.name, ": the ", describe(what, c.id, chunks), " completed with ",
+        return rig::fail(side.name(), ": the ", describe(what, c.id, chunks), " completed with ",
                          std::string(to_string(c.status)), " (CQE status ", rig::text::hex(c.code, 2), ")");
     if (exact_bytes && c.bytes != chunks.length(c.id))
-        return rig::fail(side.name, ": the ", describe(what, c.id, chunks), " completed with ", std::to_string(c.bytes),
-                         " bytes");
+        return rig::fail(side.name(), ": the ", describe(what, c.id, chunks), " completed with ",
+                         std::to_string(c.bytes), " bytes");
     return {};
 }
 
@@ -251,17 +251,17 @@ rig::Result<Link> Link::connect(Pair& pair, std::uint32_t depth, std::optional<r
     Side* sides[2] = {&pair.one, &pair.two};
     for (int i = 0; i < 2; ++i) {
         auto cq = rig::bnxt::Cq::create(*sides[i]->nic, 2 * depth);
-        if (!cq) return rig::fail(sides[i]->name, ": ", cq.error());
+        if (!cq) return rig::fail(sides[i]->name(), ": ", cq.error());
         link.cq[i] = std::move(*cq);
         auto qp = rig::bnxt::Qp::create(*sides[i]->nic, *link.cq[i], *link.cq[i], {depth, depth});
-        if (!qp) return rig::fail(sides[i]->name, ": ", qp.error());
+        if (!qp) return rig::fail(sides[i]->name(), ": ", qp.error());
         link.qp[i] = std::move(*qp);
     }
     rig::bnxt::Path path;
     path.mtu = mtu;
     for (int i = 0; i < 2; ++i)
         if (auto r = link.qp[i]->connect(link.qp[1 - i]->endpoint(), {}, path); !r)
-            return rig::fail(sides[i]->name, ": ", r.error());
+            return rig::fail(sides[i]->name(), ": ", r.error());
     link.read_depth = std::max<std::uint32_t>(
         1, std::min<std::uint32_t>(pair.two.nic->limits().max_qp_init_rd_atom, pair.one.nic->limits().max_qp_rd_atom));
     return link;
@@ -272,7 +272,7 @@ Forwarding forwarding(const Pair& pair) {
     for (const Side* side : {&pair.one, &pair.two}) {
         const auto route = side->route();
         f.both = f.both && route.forwards();
-        f.reason += (f.reason.empty() ? "" : "; ") + side->name + ": " +
+        f.reason += (f.reason.empty() ? "" : "; ") + side->name() + ": " +
                     summary(route, side->nic->function().addressing()) + group_note(*side, route);
     }
     return f;
@@ -280,9 +280,9 @@ Forwarding forwarding(const Pair& pair) {
 
 rig::Result<Buffers> Buffers::allocate(Pair& pair, std::uint64_t bytes) {
     auto source = pair.one.gpu->alloc(bytes);
-    if (!source) return rig::fail(pair.one.name, ": ", source.error());
+    if (!source) return rig::fail(pair.one.name(), ": ", source.error());
     auto destination = pair.two.gpu->alloc(bytes);
-    if (!destination) return rig::fail(pair.two.name, ": ", destination.error());
+    if (!destination) return rig::fail(pair.two.name(), ": ", destination.error());
     return Buffers{std::move(*source), std::move(*destination), bytes};
 }
 
@@ -293,9 +293,9 @@ rig::Result<PeerToPeer> PeerToPeer::open(Pair& pair, Link& link, const Buffers& 
     const rig::gpu::Memory* memory[2] = {&buffers.source, &buffers.destination};
     for (int i = 0; i < 2; ++i) {
         auto runs = memory[i]->runs();
-        if (!runs) return rig::fail(sides[i]->name, ": ", runs.error());
+        if (!runs) return rig::fail(sides[i]->name(), ": ", runs.error());
         auto region = Region::device(*sides[i]->nic, runs->runs);
-        if (!region) return rig::fail(sides[i]->name, ": ", region.error());
+        if (!region) return rig::fail(sides[i]->name(), ": ", region.error());
         regions[i] = std::move(*region);
         offsets[i] = runs->offset;
     }
@@ -327,7 +327,7 @@ rig::Result<std::unique_ptr<Bounce>> Bounce::open(Pair& pair, Link& link, const 
         s.nic = &*sides[i]->nic;
         const bool behind_iommu = s.nic->function().addressing() == rig::pci::Addressing::Iommu;
         auto r = behind_iommu ? s.take_gpu_host_memory(*sides[i]->gpu, bytes) : s.take_nic_dma_memory(bytes);
-        if (!r) return rig::fail(sides[i]->name, ": ", r.error());
+        if (!r) return rig::fail(sides[i]->name(), ": ", r.error());
     }
     return path;
 }
@@ -368,7 +368,7 @@ std::string Bounce::memory(const std::string& one, std::string_view one_whose, c
 }
 
 std::string Bounce::memory() const {
-    return memory(pair_->one.name, staging_[0].whose, pair_->two.name, staging_[1].whose);
+    return memory(pair_->one.name(), staging_[0].whose, pair_->two.name(), staging_[1].whose);
 }
 
 void Bounce::Staging::release() {
@@ -396,13 +396,13 @@ rig::Result<void> Bounce::run(std::uint64_t bytes, const Progress& progress) {
                 [&](std::uint64_t i) -> rig::Result<void> {
                     auto r = sender.copy_to_host(buffers_.source, chunks.offset(i), staging_[0].host, slot(i),
                                                  chunks.length(i));
-                    if (!r) return rig::fail(pair_->one.name, ": ", r.error());
+                    if (!r) return rig::fail(pair_->one.name(), ": ", r.error());
                     return {};
                 },
                 [&](std::uint64_t i) -> rig::Result<void> {
                     auto r = receiver.copy_from_host(staging_[1].host, slot(i), buffers_.destination, chunks.offset(i),
                                                      chunks.length(i));
-                    if (!r) return rig::fail(pair_->two.name, ": ", r.error());
+                    if (!r) return rig::fail(pair_->two.name(), ": ", r.error());
                     return {};
                 }};
     return transfer(*pair_, *link_, mode_, hooks, chunks, pipeline_.depth, progress);
@@ -410,9 +410,9 @@ rig::Result<void> Bounce::run(std::uint64_t bytes, const Progress& progress) {
 
 rig::Result<Checksums> checksums(Pair& pair, const Buffers& buffers, std::uint64_t bytes) {
     auto source = pair.one.gpu->checksum(buffers.source, 0, bytes);
-    if (!source) return rig::fail(pair.one.name, ": ", source.error());
+    if (!source) return rig::fail(pair.one.name(), ": ", source.error());
     auto destination = pair.two.gpu->checksum(buffers.destination, 0, bytes);
-    if (!destination) return rig::fail(pair.two.name, ": ", destination.error());
+    if (!destination) return rig::fail(pair.two.name(), ": ", destination.error());
     return Checksums{*source, *destination};
 }
 

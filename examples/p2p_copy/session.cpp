@@ -51,7 +51,7 @@ rig::Result<T> exchange(Session& s, const bs::Message& mine, Role first = Role::
 rig::Result<void> hello(Session& s) {
     const bs::Job job = job_of(s.options);
     auto port = bs::parse_address(s.local.cable->local());
-    if (!port) return rig::fail(s.side().name, ": the cable's address: ", port.error());
+    if (!port) return rig::fail(s.side().name(), ": the cable's address: ", port.error());
     const bs::Hello mine{s.role, job, port->port};
     if (s.role == Role::Sender)
         if (auto r = s.peer.send(mine); !r) return std::unexpected(std::move(r).error());
@@ -74,17 +74,17 @@ rig::Result<void> hello(Session& s) {
     if (!at) return rig::fail(s.peer_name(), ": ", at.error());
     const std::string remote = bs::to_string(bs::Address{at->host, theirs->cable_port.value_or(at->port)});
     if (auto r = s.local.cable->connect(remote); !r)
-        return give_up(s.peer, s.side().name + ": the cable to " + s.peer_name() + ": " + r.error());
+        return give_up(s.peer, s.side().name() + ": the cable to " + s.peer_name() + ": " + r.error());
     return {};
 }
 
 rig::Result<void> connect_queue_pair(Session& s) {
     const rig::bnxt::Nic& nic = *s.side().nic;
     auto cq = rig::bnxt::Cq::create(nic, 2 * s.depth());
-    if (!cq) return give_up(s.peer, s.side().name + ": " + cq.error());
+    if (!cq) return give_up(s.peer, s.side().name() + ": " + cq.error());
     s.cq = std::move(*cq);
     auto qp = rig::bnxt::Qp::create(nic, *s.cq, *s.cq, {s.depth(), s.depth()});
-    if (!qp) return give_up(s.peer, s.side().name + ": " + qp.error());
+    if (!qp) return give_up(s.peer, s.side().name() + ": " + qp.error());
     s.qp = std::move(*qp);
     const auto& limits = nic.limits();
     // The endpoint says the capped MTU, so that both sides' path MTUs agree (the smaller
@@ -106,18 +106,18 @@ rig::Result<void> connect_queue_pair(Session& s) {
     rig::bnxt::Path path;
     path.mtu = s.options.mtu;
     if (auto r = s.qp->connect(theirs->endpoint, s.retries, path); !r)
-        return give_up(s.peer, fmt::format("{}: connecting to {}'s queue pair {}: {}", s.side().name, s.peer_name(),
+        return give_up(s.peer, fmt::format("{}: connecting to {}'s queue pair {}: {}", s.side().name(), s.peer_name(),
                                            rig::text::hex(theirs->endpoint.qpn, 6), r.error()));
     return {};
 }
 
 rig::Result<void> allocate(Session& s) {
     auto memory = s.side().gpu->alloc(s.options.size);
-    if (!memory) return give_up(s.peer, s.side().name + ": " + memory.error());
+    if (!memory) return give_up(s.peer, s.side().name() + ": " + memory.error());
     s.buffer = std::move(*memory);
     if (s.role == Role::Sender)
         if (auto r = s.side().gpu->fill(*s.buffer, s.options.seed); !r)
-            return give_up(s.peer, s.side().name + ": " + r.error());
+            return give_up(s.peer, s.side().name() + ": " + r.error());
     return {};
 }
 
@@ -128,16 +128,16 @@ void open(Session& s, Path path, Opened& o) {
     Side& side = s.side();
     if (path == Path::P2p) {
         const auto route = side.route();
-        o.reason = side.name + ": " + summary(route, side.nic->function().addressing()) + group_note(side, route);
+        o.reason = side.name() + ": " + summary(route, side.nic->function().addressing()) + group_note(side, route);
         if (!route.forwards()) return;
         auto runs = s.buffer->runs();
         if (!runs) {
-            o.reason += "; but " + side.name + ": " + runs.error();
+            o.reason += "; but " + side.name() + ": " + runs.error();
             return;
         }
         auto region = rig::bnxt::Region::device(*side.nic, runs->runs);
         if (!region) {
-            o.reason += "; but " + side.name + ": " + region.error();
+            o.reason += "; but " + side.name() + ": " + region.error();
             return;
         }
         o.device = std::move(*region);
@@ -151,7 +151,7 @@ void open(Session& s, Path path, Opened& o) {
     const bool behind_iommu = side.nic->function().addressing() == rig::pci::Addressing::Iommu;
     auto r = behind_iommu ? o.staging->take_gpu_host_memory(*side.gpu, bytes) : o.staging->take_nic_dma_memory(bytes);
     if (!r) {
-        o.reason = side.name + ": " + r.error();
+        o.reason = side.name() + ": " + r.error();
         return;
     }
     o.reason = std::string(o.staging->whose);
@@ -161,7 +161,7 @@ void open(Session& s, Path path, Opened& o) {
 // The checksum of this side's buffer, on its GPU.
 rig::Result<std::uint64_t> checksum(Session& s) {
     auto sum = s.side().gpu->checksum(*s.buffer, 0, s.options.size);
-    if (!sum) return rig::fail(s.side().name, ": ", sum.error());
+    if (!sum) return rig::fail(s.side().name(), ": ", sum.error());
     return *sum;
 }
 
@@ -230,7 +230,7 @@ rig::Result<Outcome> run_path(Session& s, Path path, const ProgressFor& progress
     if (!sender)
         if (auto r = s.side().gpu->fill(*s.buffer, 0, s.options.size, poison_seed + static_cast<std::uint64_t>(path));
             !r)
-            return give_up(s.peer, s.side().name + ": " + r.error());
+            return give_up(s.peer, s.side().name() + ": " + r.error());
     const Progress p = progress ? progress(path) : Progress{};
     rig::Result<Moved> moved = !read ? (sender ? push_send(s, mine, p) : push_receive(s, mine, p))
                                      : (sender ? pull_serve(s, mine, p) : pull_read(s, mine, *theirs, p));
@@ -262,8 +262,8 @@ rig::Result<Report> run_side(Local& local, bs::Peer& peer, Role role, const Opti
     Options options = asked;
     options.pipeline = fitted(asked.pipeline, asked.size);
     Session s{local, peer, role, options, retries, {}, {}, 1, {}, {}};
-    Report report{local.topology, options.size, local.side.gpu_bus, local.side.nic_bus, {}, {}};
-    report.side = fmt::format("this process: {}, the {}, with {} (queue pairs retry: {})", local.side.name,
+    Report report{local.topology, options.size, local.side.gpu_bus(), local.side.nic_bus(), {}, {}};
+    report.side = fmt::format("this process: {}, the {}, with {} (queue pairs retry: {})", local.side.name(),
                               to_string(role), peer.address(), retry_words(retries));
     if (auto r = hello(s); !r) return std::unexpected(std::move(r).error());
     if (auto r = connect_queue_pair(s); !r) return std::unexpected(std::move(r).error());

@@ -120,7 +120,7 @@ std::string no_verdict(const Session& s, const Watch& w, std::string far, std::u
 }
 
 std::string stalled(const Session& s, const std::string& far) {
-    return fmt::format("{}: no progress for {} s with {} still connected, {}", s.local.side.name, stall_after.count(),
+    return fmt::format("{}: no progress for {} s with {} still connected, {}", s.local.side.name(), stall_after.count(),
                        s.peer_name(), far);
 }
 
@@ -170,7 +170,7 @@ rig::Result<Moved> push_send(Session& s, Opened& mine, const Progress& progress)
             if (mine.path == Path::Bounce) {
                 auto r = gpu.copy_to_host(*s.buffer, chunks.offset(sent), mine.staging->host, mine.at(sent, s),
                                           chunks.length(sent));
-                if (!r) return rig::fail(s.side().name, ": ", r.error());
+                if (!r) return rig::fail(s.side().name(), ": ", r.error());
             }
             if (!s.qp->post(rig::bnxt::Send{
                     .region = &mine.region(), .offset = mine.at(sent, s), .bytes = chunks.length(sent), .id = sent}))
@@ -179,7 +179,7 @@ rig::Result<Moved> push_send(Session& s, Opened& mine, const Progress& progress)
             moved = true;
         }
         auto got = moved ? rig::Result<std::size_t>(s.cq->poll(out)) : s.cq->wait(out, wait_slice);
-        if (!got) return rig::fail(s.side().name, ": ", got.error());
+        if (!got) return rig::fail(s.side().name(), ": ", got.error());
         for (std::size_t k = 0; k < *got; ++k) {
             if (auto r = check_completion(out[k], s.side(), "send", chunks, true); !r)
                 return std::unexpected(requester_error(s, std::move(r).error(), out[k], w));
@@ -225,7 +225,7 @@ rig::Result<Moved> push_receive(Session& s, Opened& mine, const Progress& progre
     const auto start = Clock::now();
     while (done < n) {
         auto got = s.cq->wait(out, wait_slice);
-        if (!got) return rig::fail(s.side().name, ": ", got.error());
+        if (!got) return rig::fail(s.side().name(), ": ", got.error());
         for (std::size_t k = 0; k < *got; ++k) {
             if (auto r = check_completion(out[k], s.side(), "receive", chunks, true); !r)
                 return std::unexpected(r.error() + " (peer " + s.peer_name() + ")");
@@ -233,7 +233,7 @@ rig::Result<Moved> push_receive(Session& s, Opened& mine, const Progress& progre
             if (mine.path == Path::Bounce) {
                 auto r = gpu.copy_from_host(mine.staging->host, mine.at(i, s), *s.buffer, chunks.offset(i),
                                             chunks.length(i));
-                if (!r) return rig::fail(s.side().name, ": ", r.error());
+                if (!r) return rig::fail(s.side().name(), ": ", r.error());
             }
             ++done;
             bytes += out[k].bytes;
@@ -268,7 +268,7 @@ rig::Result<Moved> pull_serve(Session& s, Opened& mine, const Progress& progress
             for (; staged < n && staged < consumed + s.depth(); ++staged) {
                 auto r = gpu.copy_to_host(*s.buffer, chunks.offset(staged), mine.staging->host, mine.at(staged, s),
                                           chunks.length(staged));
-                if (!r) return rig::fail(s.side().name, ": ", r.error());
+                if (!r) return rig::fail(s.side().name(), ": ", r.error());
             }
             if (auto r = w.send(bs::Staged{wire_path(mine.path), staged}); !r)
                 return std::unexpected(std::move(r).error());
@@ -329,7 +329,7 @@ rig::Result<Moved> pull_read(Session& s, Opened& mine, const bs::PathOpen& their
             got = s.cq->poll(out);
         } else if (posted > done) {
             auto waited = s.cq->wait(out, wait_slice);
-            if (!waited) return rig::fail(s.side().name, ": ", waited.error());
+            if (!waited) return rig::fail(s.side().name(), ": ", waited.error());
             got = *waited;
         }
         for (std::size_t k = 0; k < got; ++k) {
@@ -339,7 +339,7 @@ rig::Result<Moved> pull_read(Session& s, Opened& mine, const bs::PathOpen& their
             if (bounce) {
                 auto r = gpu.copy_from_host(mine.staging->host, mine.at(i, s), *s.buffer, chunks.offset(i),
                                             chunks.length(i));
-                if (!r) return rig::fail(s.side().name, ": ", r.error());
+                if (!r) return rig::fail(s.side().name(), ": ", r.error());
             }
             ++done;
             bytes += out[k].bytes;

@@ -11,7 +11,6 @@
 // Error nothing reaches the NIC: the entries are queued for the poller to flush (§5.2.5
 // step 1). No allocation, lock or string on the way that queues.
 #include <algorithm>
-#include <bit>
 #include <stdexcept>
 #include <string>
 
@@ -35,14 +34,6 @@ namespace {
 const Region::State* region_state(const Region& region) { return Handles::of(region).get(); }
 
 constexpr std::uint64_t max_message_bytes = std::uint64_t{1} << 31;  // RoCE's 2 GiB
-
-// hsi::npkts for a path MTU of 2^mtu_log2 bytes (every path MTU is a power of two): a
-// shift where npkts divides.
-constexpr std::uint32_t packets(std::uint32_t bytes, unsigned mtu_log2) {
-    return bytes == 0 ? 1 : ((bytes - 1) >> mtu_log2) + 1;
-}
-static_assert(packets(0, 10) == hsi::npkts(0, 1024) && packets(1024, 10) == hsi::npkts(1024, 1024) &&
-              packets(1025, 10) == hsi::npkts(1025, 1024) && packets(0xFFFFFFFF, 12) == hsi::npkts(0xFFFFFFFF, 4096));
 
 Qp::State& live_qp(const std::shared_ptr<Qp::State>& s) {
     if (!s || !s->live.load(std::memory_order_relaxed)) refuse("the queue pair was destroyed or its NIC closed");
@@ -140,7 +131,6 @@ std::size_t post_send(Qp::State& qp, std::span<const Request> requests) {
     const bool failed = qp.failed.load(std::memory_order_acquire);
     std::byte* const wqes = qp.sq_ring.data();  // mapped: DmaBuffer::allocate
     std::byte* const psns = wqes + hsi::psn_search_offset(qp.sq_size, 0);
-    const unsigned mtu_log2 = static_cast<unsigned>(std::countr_zero(qp.mtu_bytes));
     for (std::uint32_t i = 0; i < n; ++i) {
         const Request& r = requests[i];
         const SendEntry e = entry_of(r);
@@ -151,7 +141,7 @@ std::size_t post_send(Qp::State& qp, std::span<const Request> requests) {
         encode(detail::WqeBytes(wqes + std::size_t{index} * hsi::wqe::bytes, hsi::wqe::bytes), r);
         // §5.2.5, §5.4: this WQE's PSNs.
         const std::uint32_t start = qp.next_psn;
-        qp.next_psn = (start + packets(e.bytes, mtu_log2)) & hsi::psn_mask;
+        qp.next_psn = (start + hsi::npkts(e.bytes, qp.mtu_bytes)) & hsi::psn_mask;
         detail::encode_psn(std::span<std::byte, hsi::psn_search::entry_bytes>(
                                psns + std::size_t{index} * hsi::psn_search::entry_bytes, hsi::psn_search::entry_bytes),
                            type_of(r), start, qp.next_psn, index);

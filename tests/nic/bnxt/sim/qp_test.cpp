@@ -174,26 +174,13 @@ TEST_F(QpTest, NetworkTypeContradictingTheSgidIsRefused) {
     EXPECT_EQ(init_to_rtr(a, aqp, b, bqp, 0, with_v6(2)), 5);  // IPv4 with fd00::1
     ASSERT_EQ(init_to_rtr(a, aqp, b, bqp, 0, with_v6(3)), 0);
     // From then on every state write carries the type the SGID needs.
-    EXPECT_EQ(a.modify(aqp, 0x000AE001, 3,
-                       [&](Msg& m) {
-                           m.put(24, 1, 3 | (2u << 6))
-                               .put(64, 1, 14)
-                               .put(65, 1, 7)
-                               .put(66, 1, 7)
-                               .put(72, 4, aqp.psn)
-                               .put(76, 1, 2);
-                       }),
-              5);
-    EXPECT_EQ(a.modify(aqp, 0x000AE001, 3,
-                       [&](Msg& m) {
-                           m.put(24, 1, 3 | (3u << 6))
-                               .put(64, 1, 14)
-                               .put(65, 1, 7)
-                               .put(66, 1, 7)
-                               .put(72, 4, aqp.psn)
-                               .put(76, 1, 2);
-                       }),
-              0);
+    auto to_rts_with = [&](unsigned t) {
+        return a.modify(aqp, 0x000AE001, 3, [&](Msg& m) {
+            m.put(24, 1, 3 | (t << 6)).put(64, 1, 14).put(65, 1, 7).put(66, 1, 7).put(72, 4, aqp.psn).put(76, 1, 2);
+        });
+    };
+    EXPECT_EQ(to_rts_with(2), 5);
+    EXPECT_EQ(to_rts_with(3), 0);
 }
 
 TEST_F(QpTest, RtrToRtsRefusesTheFieldsLinuxRemoves) {

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <array>
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <type_traits>
@@ -162,10 +163,12 @@ constexpr std::uint64_t psn_search_offset(std::uint32_t sq_size, std::uint32_t k
 }
 static_assert(psn_search_offset(64, 0) == 8192 && psn_search_offset(64, 3) == 8192 + 48);
 
-// §5.2.5: packets of a message: ceil(length / path MTU), at least 1.
+// §5.2.5: packets of a message: ceil(length / path MTU), at least 1. Every path MTU is a
+// power of two (256 to 4096, IBA 9.7.2), so the division is a shift (a post counts these).
 constexpr std::uint32_t npkts(std::uint64_t length, std::uint32_t path_mtu_bytes) {
-    return length == 0 ? 1 : static_cast<std::uint32_t>((length + path_mtu_bytes - 1) / path_mtu_bytes);
+    return length == 0 ? 1 : static_cast<std::uint32_t>(((length - 1) >> std::countr_zero(path_mtu_bytes)) + 1);
 }
-static_assert(npkts(0, 1024) == 1 && npkts(1024, 1024) == 1 && npkts(1025, 1024) == 2);
+static_assert(npkts(0, 1024) == 1 && npkts(1024, 1024) == 1 && npkts(1025, 1024) == 2 && npkts(1, 256) == 1 &&
+              npkts(0xFFFFFFFF, 4096) == 0x100000);
 
 }  // namespace rig::bnxt::hsi
